@@ -1,0 +1,115 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+    name: "herald",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "HeraldWire", targets: ["HeraldWire"]),
+        .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
+        .executable(name: "herald", targets: ["herald"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    ],
+    targets: [
+        // Every wire format. Portable: Foundation only.
+        .target(name: "HeraldWire", swiftSettings: swiftSettings),
+        // Talking to APNs, FCM and the local development provider.
+        .target(
+            name: "HeraldPush",
+            dependencies: [
+                "HeraldWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Durable state: devices, aliases, the outbox. SQLite through GRDB.
+        .target(
+            name: "HeraldStore",
+            dependencies: [
+                "HeraldWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Hummingbird application, the outbox dispatcher, metrics.
+        .target(
+            name: "HeraldServer",
+            dependencies: [
+                "HeraldWire", "HeraldPush", "HeraldStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The device plugin: runs inside an iOS Notification Service Extension or Android service.
+        .target(name: "HeraldDevice", dependencies: ["HeraldWire"], swiftSettings: swiftSettings),
+        // Apple-only glue over HeraldDevice; its sources compile to nothing where UserNotifications is missing.
+        .target(name: "HeraldExtension", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
+        // What an extension would carry: the plugin alone, run on one push or against a local NDS.
+        .executableTarget(name: "herald-device", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "herald",
+            dependencies: [
+                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Local look-alikes of APNs, Google's OAuth token endpoint and FCM, for tests and the bench.
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HeraldPushTests",
+            dependencies: ["HeraldPush", "HeraldTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HeraldServerTests",
+            dependencies: [
+                "HeraldServer", "HeraldTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "HeraldDeviceTests", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,96 @@
+import Foundation
+import HeraldWire
+
+/// What a push asks the device to do, decoded from its data keys.
+public enum DeviceNotification: Sendable, Hashable {
+    /// `swap_updated`: let the wallet progress a swap (seed 000).
+    case swapUpdated(SwapUpdate)
+    /// `invoice_request`: answer a BOLT12 invoice request.
+    case invoiceRequest(InvoiceRequestPayload)
+    /// `lnurlpay_info`: answer LNURL-pay limits and metadata.
+    case lnurlPayInfo(LnurlPayInfoRequest)
+    /// `lnurlpay_invoice`: answer an invoice for an amount.
+    case lnurlPayInvoice(LnurlPayInvoiceRequest)
+    /// `lnurlpay_verify`: answer whether a payment settled (LUD-21).
+    case lnurlPayVerify(LnurlPayVerifyRequest)
+    /// A wallet backend's event (seed 002), routed by its `action`.
+    case backendEvent(BackendEvent)
+    /// An LSP's wake push (seed 004): a payment or channel waits for the app.
+    case wake(WakeEvent)
+    /// Any other `notification_type`, for the app's custom handlers.
+    case custom(CustomPush)
+    /// A push the plugin cannot read; it still gets sensible content.
+    case undecodable(type: NotificationType?, reason: String)
+
+    /// The routing name, for logs, the record and the content catalogue.
+    public var typeName: String {
+        switch self {
+        case .swapUpdated: return NotificationType.swapUpdated.rawValue
+        case .invoiceRequest: return NotificationType.invoiceRequest.rawValue
+        case .lnurlPayInfo: return NotificationType.lnurlpayInfo.rawValue
+        case .lnurlPayInvoice: return NotificationType.lnurlpayInvoice.rawValue
+        case .lnurlPayVerify: return NotificationType.lnurlpayVerify.rawValue
+        case .backendEvent(let event): return event.action.rawValue
+        case .wake(let event): return event.kind.rawValue
+        case .custom(let push): return push.type.rawValue
+        case .undecodable(let type, _): return type?.rawValue ?? "unknown"
+        }
+    }
+}
+
+/// A wallet backend's push data (seed 002): `action`, campaign fields and string custom keys.
+public struct BackendEvent: Sendable, Hashable {
+    public var action: BackendAction
+    public var campaignID: String?
+    public var campaignName: String?
+    /// Every other data key, as the backend sent it (`transaction_id`, `amount`, `asset`, …).
+    public var fields: [String: String]
+
+    public init(action: BackendAction, campaignID: String? = nil, campaignName: String? = nil, fields: [String: String] = [:]) {
+        self.action = action
+        self.campaignID = campaignID
+        self.campaignName = campaignName
+        self.fields = fields
+    }
+
+    public var transactionID: String? { fields["transaction_id"] }
+    /// A decimal string (`"100.00"`), never a float, as the backend sends it.
+    public var amount: String? { fields["amount"] }
+    public var asset: String? { fields["asset"] }
+    public var network: String? { fields["network"] }
+    public var destination: String? { fields["destination"] }
+    public var status: String? { fields["status"] }
+}
+
+/// An LSP's wake push (seed 004): what waits and, where the LSP said, for how much.
+public struct WakeEvent: Sendable, Hashable {
+    public var kind: WakeKind
+    public var paymentHash: String?
+    public var amountMsat: UInt64?
+    /// A background (content-available) push, which shows nothing by itself.
+    public var silent: Bool
+
+    public init(kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil, silent: Bool = false) {
+        self.kind = kind
+        self.paymentHash = paymentHash
+        self.amountMsat = amountMsat
+        self.silent = silent
+    }
+}
+
+/// A push of a type the plugin does not know, handed whole to an app's handler.
+public struct CustomPush: Sendable, Hashable {
+    public var type: NotificationType
+    /// `notification_payload` as it arrived (a JSON string in the Breez form).
+    public var payload: String
+    public var appData: String?
+
+    public init(type: NotificationType, payload: String, appData: String?) {
+        self.type = type
+        self.payload = payload
+        self.appData = appData
+    }
+
+    /// The payload parsed as JSON, or `nil` if it is not JSON.
+    public var payloadJSON: JSONValue? { try? WireJSON.decode(JSONValue.self, from: Data(payload.utf8)) }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import HeraldWire
+
+/// One push as the extension or service receives it, decoded into a typed notification.
+///
+/// Accepts the APNs `userInfo` (data keys beside `aps`), the flat FCM data map (every value a
+/// string), and either of those wrapped as `{"data": {…}}`.
+public struct IncomingPush: Sendable, Hashable {
+    public var notification: DeviceNotification
+    /// `app_data` as the webhook caller gave it.
+    public var appData: String?
+    /// The alert the sender put on the push, if any (APNs `aps.alert`, or a backend's `notification`).
+    public var alert: Alert?
+
+    public struct Alert: Sendable, Hashable {
+        public var title: String?
+        public var body: String?
+        public init(title: String?, body: String?) {
+            self.title = title
+            self.body = body
+        }
+    }
+
+    public init(notification: DeviceNotification, appData: String? = nil, alert: Alert? = nil) {
+        self.notification = notification
+        self.appData = appData
+        self.alert = alert
+    }
+
+    /// Decodes a push from its JSON bytes; anything unreadable becomes `.undecodable`, never an error,
+    /// because the extension must show something for every push.
+    public init(json: Data) {
+        guard let object = try? WireJSON.decode(JSONValue.self, from: json).objectValue else {
+            self.init(notification: .undecodable(type: nil, reason: "the push is not a JSON object"))
+            return
+        }
+        self.init(userInfo: object)
+    }
+
+    /// Decodes a push from its top-level keys.
+    public init(userInfo: [String: JSONValue]) {
+        var keys = userInfo
+        // A whole FCM message or a `{"data": …}` wrapper: the routing keys live under `data`.
+        if !Self.hasRoutingKey(keys), let data = keys["data"]?.objectValue, Self.hasRoutingKey(data) {
+            keys = data.merging(keys.filter { $0.key != "data" }) { inner, _ in inner }
+        }
+        let alert = Self.alert(in: keys)
+        let appData = keys[PushKey.appData]?.stringValue
+        self.init(notification: Self.notification(from: keys, appData: appData), appData: appData, alert: alert)
+    }
+
+    static func hasRoutingKey(_ keys: [String: JSONValue]) -> Bool {
+        keys[PushKey.notificationType] != nil || keys[PushKey.action] != nil || keys[PushKey.wakeType] != nil
+    }
+
+    static func alert(in keys: [String: JSONValue]) -> Alert? {
+        if let alert = keys["aps"]?["alert"] {
+            if let body = alert.stringValue { return Alert(title: nil, body: body) }
+            if alert.objectValue != nil {
+                return Alert(title: alert["title"]?.stringValue, body: alert["body"]?.stringValue)
+            }
+        }
+        if let notification = keys["notification"]?.objectValue {
+            return Alert(title: notification["title"]?.stringValue, body: notification["body"]?.stringValue)
+        }
+        return nil
+    }
+
+    static func notification(from keys: [String: JSONValue], appData: String?) -> DeviceNotification {
+        if let type = keys[PushKey.notificationType]?.stringValue {
+            return breezNotification(type: NotificationType(rawValue: type), payload: keys[PushKey.payload], appData: appData)
+        }
+        if let action = keys[PushKey.action]?.stringValue {
+            return .backendEvent(backendEvent(action: BackendAction(rawValue: action), keys: keys))
+        }
+        if let type = keys[PushKey.wakeType]?.stringValue, let kind = WakeKind(pushType: type) {
+            return .wake(wakeEvent(kind: kind, fields: keys, silent: type == WakeKind.silentIncomingHtlcType))
+        }
+        if keys[PushKey.notificationType] != nil {
+            return .undecodable(type: nil, reason: "notification_type is not a string")
+        }
+        return .undecodable(type: nil, reason: "the push has no notification_type, action or type key")
+    }
+
+    static func breezNotification(type: NotificationType, payload: JSONValue?, appData: String?) -> DeviceNotification {
+        // The payload is a JSON string on the wire; an object is tolerated for hand-written pushes.
+        let payloadText: String
+        switch payload {
+        case .string(let text): payloadText = text
+        case .object: payloadText = (try? WireJSON.encodeString(payload)) ?? "{}"
+        case nil, .null: payloadText = "{}"
+        default: return .undecodable(type: type, reason: "notification_payload is neither a JSON string nor an object")
+        }
+        let bytes = Data(payloadText.utf8)
+        do {
+            switch type {
+            case .swapUpdated: return .swapUpdated(try WireJSON.decode(SwapUpdate.self, from: bytes))
+            case .invoiceRequest: return .invoiceRequest(try WireJSON.decode(InvoiceRequestPayload.self, from: bytes))
+            case .lnurlpayInfo: return .lnurlPayInfo(try WireJSON.decode(LnurlPayInfoRequest.self, from: bytes))
+            case .lnurlpayInvoice: return .lnurlPayInvoice(try WireJSON.decode(LnurlPayInvoiceRequest.self, from: bytes))
+            case .lnurlpayVerify: return .lnurlPayVerify(try WireJSON.decode(LnurlPayVerifyRequest.self, from: bytes))
+            default:
+                if let kind = WakeKind(pushType: type.rawValue) {
+                    let fields = (try? WireJSON.decode(JSONValue.self, from: bytes).objectValue) ?? [:]
+                    return .wake(wakeEvent(kind: kind, fields: fields, silent: false))
+                }
+                return .custom(CustomPush(type: type, payload: payloadText, appData: appData))
+            }
+        } catch {
+            return .undecodable(type: type, reason: "notification_payload does not match \(type.rawValue): \(error)")
+        }
+    }
+
+    static func backendEvent(action: BackendAction, keys: [String: JSONValue]) -> BackendEvent {
+        var fields: [String: String] = [:]
+        for (key, value) in keys where !PushKey.backendEnvelope.contains(key) {
+            switch value {
+            case .string(let s): fields[key] = s
+            case .int(let i): fields[key] = String(i)
+            case .bool(let b): fields[key] = String(b)
+            default: continue  // Nested values are not part of the seed's flat data map.
+            }
+        }
+        return BackendEvent(
+            action: action,
+            campaignID: keys["campaign_id"]?.stringValue,
+            campaignName: keys["campaign_name"]?.stringValue,
+            fields: fields
+        )
+    }
+
+    static func wakeEvent(kind: WakeKind, fields: [String: JSONValue], silent: Bool) -> WakeEvent {
+        let amount = fields["amount_msat"]?.int64Value.flatMap { $0 >= 0 ? UInt64($0) : nil }
+        return WakeEvent(kind: kind, paymentHash: fields["payment_hash"]?.stringValue, amountMsat: amount, silent: silent)
+    }
+}
+
+/// The data keys the decoder routes on.
+enum PushKey {
+    static let notificationType = "notification_type"
+    static let payload = "notification_payload"
+    static let appData = "app_data"
+    static let action = "action"
+    /// Blocktank's routing key for LSP wake pushes (seed 004).
+    static let wakeType = "type"
+    static let backendEnvelope: Set<String> = ["action", "campaign_id", "campaign_name", "aps", "notification", "gcm.message_id", "google.c.a.e"]
+}
+
+extension WakeKind {
+    /// The `type` Blocktank puts on its silent HTLC push (seed 004 §1.6).
+    static let silentIncomingHtlcType = "incoming_htlc_wake"
+
+    /// The wake kinds Herald knows, for routing a `type` or `notification_type` value.
+    public static let known: [WakeKind] = [.incomingHtlc, .cjitPaymentArrived, .orderPaymentConfirmed, .mutualClose]
+
+    init?(pushType: String) {
+        if pushType == Self.silentIncomingHtlcType {
+            self = .incomingHtlc
+        } else if let kind = Self.known.first(where: { $0.rawValue == pushType }) {
+            self = kind
+        } else {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,3 @@
+#if canImport(UserNotifications)
+import HeraldDevice
+#endif

@@ -1,0 +1,144 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldWire
+import Logging
+import NIOCore
+
+/// Sends pushes to APNs over HTTP/2 with token-based (`.p8`) authentication.
+///
+/// Every send shares one provider token, signed on first use and replaced after
+/// ``APNsConfiguration/tokenRefreshInterval`` or when APNs rejects it. The `HTTPClient` is the
+/// caller's (see ``PushHTTPClient``): its pool keeps one HTTP/2 connection to APNs and
+/// multiplexes concurrent sends over it.
+public struct APNsProvider: PushProvider {
+    public var name: String { "apns" }
+
+    public let configuration: APNsConfiguration
+    private let httpClient: HTTPClient
+    private let tokens: BearerTokenCache
+    private let now: @Sendable () -> Date
+
+    /// - Parameters:
+    ///   - now: The clock for token age and `apns-expiration`; tests inject one to jump ahead.
+    /// - Throws: ``PushConfigurationError`` when the signing key does not parse.
+    public init(
+        configuration: APNsConfiguration,
+        httpClient: HTTPClient,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(PushConfigurationError) {
+        let signer = try APNsProviderTokenSigner(configuration: configuration)
+        let refreshInterval = TimeInterval(configuration.tokenRefreshInterval.components.seconds)
+        self.configuration = configuration
+        self.httpClient = httpClient
+        self.now = now
+        self.tokens = BearerTokenCache(now: now) {
+            let signed = try await signer.sign(now: now())
+            return .init(value: signed.token, refreshAt: signed.issuedAt.addingTimeInterval(refreshInterval))
+        }
+    }
+
+    public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
+        guard target.platform == .ios else {
+            throw PushValidationError(code: "invalid_message", message: "APNs delivers to iOS devices only")
+        }
+        try APNsPayload.validateDeviceToken(target.token)
+        try APNsPayload.validate(message)
+    }
+
+    public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
+        var logger = logger
+        logger[metadataKey: "push.service"] = "apns"
+        logger[metadataKey: "push.token"] = "\(target.redactedToken)"
+
+        let body: Data
+        do {
+            try validate(message, for: target)
+            body = try APNsPayload.render(message)
+        } catch {
+            logger.warning("apns push refused before sending", metadata: ["error": "\(error)"])
+            return PushOutcome(kind: .permanent, reason: "invalid_message")
+        }
+
+        let token: String
+        do {
+            token = try await tokens.token()
+        } catch {
+            // Signing with a key that parsed cannot fail for a reason a retry would fix.
+            logger.error("apns provider token could not be signed", metadata: ["error.type": "\(type(of: error))"])
+            return PushOutcome(kind: .permanent, reason: "provider_token_signing_failed")
+        }
+
+        let request = makeRequest(message, token: target.token, providerToken: token, body: body)
+        let outcome: PushOutcome
+        do {
+            let response = try await httpClient.execute(
+                request,
+                deadline: .now() + TimeAmount(configuration.requestTimeout),
+                logger: logger
+            )
+            // APNs error bodies are a few dozen bytes; the cap only guards against a broken peer.
+            let responseBody = try await response.body.collect(upTo: 16 * 1024)
+            let reason = try? JSONDecoder().decode(APNsErrorBody.self, from: Data(responseBody.readableBytesView)).reason
+            outcome = APNsResponse.outcome(
+                status: Int(response.status.code),
+                reason: reason,
+                retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after"), now: now()),
+                apnsID: response.headers.first(name: "apns-id")
+            )
+            if response.status.code == 403, let reason, APNsResponse.providerTokenReasons.contains(reason) {
+                await tokens.invalidate(token)
+            }
+        } catch {
+            TransportFailure.log(error, service: name, logger: logger)
+            return TransportFailure.outcome(for: error)
+        }
+
+        log(outcome, logger: logger)
+        return outcome
+    }
+
+    private func makeRequest(
+        _ message: PushMessage,
+        token deviceToken: String,
+        providerToken: String,
+        body: Data
+    ) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: "\(configuration.environment.baseURL)/3/device/\(deviceToken)")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "bearer \(providerToken)")
+        request.headers.add(name: "apns-topic", value: configuration.topic)
+        switch message.kind {
+        case .wake, .alert:
+            request.headers.add(name: "apns-push-type", value: "alert")
+            request.headers.add(name: "apns-priority", value: "10")
+        case .background:
+            // Apple rejects priority 10 for background pushes and throttles them anyway.
+            request.headers.add(name: "apns-push-type", value: "background")
+            request.headers.add(name: "apns-priority", value: "5")
+        }
+        // 0 means "deliver now or never": without an expiry APNs does not store the push.
+        let expiration = message.expiresAt.map { max(0, Int64($0.timeIntervalSince1970.rounded(.down))) } ?? 0
+        request.headers.add(name: "apns-expiration", value: String(expiration))
+        if let collapseID = message.collapseID {
+            request.headers.add(name: "apns-collapse-id", value: collapseID)
+        }
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        return request
+    }
+
+    private func log(_ outcome: PushOutcome, logger: Logger) {
+        let metadata: Logger.Metadata = [
+            "push.outcome": "\(outcome.kind.rawValue)",
+            "push.status": "\(outcome.status.map(String.init) ?? "-")",
+            "push.reason": "\(outcome.reason ?? "-")",
+        ]
+        switch outcome.kind {
+        case .permanent:
+            // A permanent APNs error is a configuration or payload fault worth an operator's eye.
+            logger.warning("apns push failed permanently", metadata: metadata)
+        default:
+            logger.debug("apns push answered", metadata: metadata)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HeraldWire
+
+/// One notification to one device, independent of the push service that carries it.
+///
+/// The providers render it to their own wire format: APNs puts `data` beside `aps`, FCM puts it
+/// under `message.data` (every value a string).
+public struct PushMessage: Codable, Hashable, Sendable {
+    /// How the push should behave on the device.
+    public enum Kind: String, Codable, Hashable, Sendable {
+        /// A visible alert with `mutable-content: 1`, so the iOS extension runs and may rewrite it.
+        /// APNs push type `alert`, priority 10; FCM `android.priority: HIGH`.
+        case wake
+        /// `content-available: 1` only: best-effort background delivery.
+        /// APNs push type `background`, priority 5; FCM `android.priority: NORMAL`.
+        case background
+        /// A plain visible alert (a wallet backend's message), not rewritten by an extension.
+        case alert
+    }
+
+    public struct Alert: Codable, Hashable, Sendable {
+        public var title: String
+        public var body: String
+        /// An image URL (FCM `notification.image`).
+        public var image: String?
+        public init(title: String, body: String, image: String? = nil) {
+            self.title = title
+            self.body = body
+            self.image = image
+        }
+    }
+
+    /// Android `notification` options (seed 002).
+    public struct AndroidNotification: Codable, Hashable, Sendable {
+        public var channelID: String?
+        public var sound: String?
+        public var color: String?
+        public var icon: String?
+        public init(channelID: String? = nil, sound: String? = nil, color: String? = nil, icon: String? = nil) {
+            self.channelID = channelID
+            self.sound = sound
+            self.color = color
+            self.icon = icon
+        }
+    }
+
+    public var kind: Kind
+    /// The data keys (for Herald's webhook pushes: `notification_type`, `notification_payload`, `app_data`).
+    public var data: [String: String]
+    /// The visible text. Wake pushes always carry one (the extension replaces it);
+    /// background pushes never do.
+    public var alert: Alert?
+    public var sound: String?
+    public var badge: Int?
+    /// APNs `category` (notification actions).
+    public var category: String?
+    /// APNs `interruption-level` (`time-sensitive` …).
+    public var interruptionLevel: String?
+    /// Pushes with the same collapse id replace each other on the device.
+    public var collapseID: String?
+    /// After this moment the push service should stop trying to deliver.
+    public var expiresAt: Date?
+    public var android: AndroidNotification?
+
+    public init(
+        kind: Kind,
+        data: [String: String],
+        alert: Alert? = nil,
+        sound: String? = nil,
+        badge: Int? = nil,
+        category: String? = nil,
+        interruptionLevel: String? = nil,
+        collapseID: String? = nil,
+        expiresAt: Date? = nil,
+        android: AndroidNotification? = nil
+    ) {
+        self.kind = kind
+        self.data = data
+        self.alert = alert
+        self.sound = sound
+        self.badge = badge
+        self.category = category
+        self.interruptionLevel = interruptionLevel
+        self.collapseID = collapseID
+        self.expiresAt = expiresAt
+        self.android = android
+    }
+
+    /// The generic text a wake push shows when no extension rewrites it (an old app version,
+    /// an extension that crashed): the user still learns there is something to open.
+    public static let genericWakeAlert = Alert(title: "Wallet activity", body: "Open your wallet to continue.")
+
+    /// The push for a Breez-style webhook event.
+    public static func wake(_ pushData: PushData, collapseID: String? = nil, expiresAt: Date? = nil) -> PushMessage {
+        PushMessage(
+            kind: .wake,
+            data: pushData.dataMap,
+            alert: genericWakeAlert,
+            collapseID: collapseID,
+            expiresAt: expiresAt
+        )
+    }
+}
+
+/// The address of one device at one push service.
+public struct PushTarget: Codable, Hashable, Sendable {
+    public var platform: Platform
+    public var token: String
+    public init(platform: Platform, token: String) {
+        self.platform = platform
+        self.token = token
+    }
+
+    /// The token shortened for logs: enough to correlate, never enough to push.
+    public var redactedToken: String { redact(token) }
+}
+
+/// Shortens a secret for logs and errors.
+public func redact(_ secret: String) -> String {
+    secret.count <= 8 ? "…" : String(secret.prefix(6)) + "…"
+}

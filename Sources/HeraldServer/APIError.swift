@@ -1,0 +1,87 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// An error a client sees: a status and `{"error": "<code>", "message": "…"}`.
+public struct APIError: HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    /// Stable, machine-readable code (`invalid_json`, `token_unregistered` …).
+    public var code: String
+    public var message: String
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    struct Body: Codable {
+        var error: String
+        var message: String
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = try JSONResponse.make(Body(error: code, message: message), status: status)
+        response.headers.append(contentsOf: headers)
+        return response
+    }
+}
+
+extension APIError {
+    static func badRequest(_ code: String, _ message: String) -> APIError { APIError(.badRequest, code, message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
+    static func unauthorized(_ message: String) -> APIError {
+        APIError(.unauthorized, "unauthorized", message, headers: [.wwwAuthenticate: "Bearer"])
+    }
+}
+
+/// JSON responses in Herald's one encoding.
+enum JSONResponse {
+    static func make<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try WireJSONEncoding.encode(value)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}
+
+import HeraldWire
+
+typealias WireJSONEncoding = WireJSON
+
+/// Turns every error that escapes a route into the JSON error shape, so a client never sees an
+/// empty 500 or an HTML page: unknown routes, body limits, and bugs alike.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            throw APIError(.contentTooLarge, "body_too_large", "the request body is over the limit")
+        } catch let error as HTTPError {
+            throw APIError(error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
+        } catch {
+            context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
+            throw APIError(.internalServerError, "internal", "the server failed to handle the request")
+        }
+    }
+
+    static func code(for status: HTTPResponse.Status) -> String {
+        switch status {
+        case .notFound: return "not_found"
+        case .methodNotAllowed: return "method_not_allowed"
+        case .contentTooLarge: return "body_too_large"
+        case .badRequest: return "bad_request"
+        default: return status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import HTTPTypes
+import HeraldStore
+import HeraldWire
+import Hummingbird
+import NIOCore
+
+/// App registration: the app trades its push token for an alias webhook URL, so third-party
+/// services never see the real token, and a device secret to rotate or delete it later.
+struct DeviceRoutes: Sendable {
+    let devices: any DeviceStore
+    let localPushes: any LocalPushStore
+    let settings: ServerSettings
+    let limiter: RateLimiter
+    let now: @Sendable () -> Date
+
+    struct RegisterBody: Decodable {
+        var platform: String
+        var pushToken: String
+        enum CodingKeys: String, CodingKey {
+            case platform
+            case pushToken = "push_token"
+        }
+    }
+
+    struct UpdateBody: Decodable {
+        var platform: String?
+        var pushToken: String
+        enum CodingKeys: String, CodingKey {
+            case platform
+            case pushToken = "push_token"
+        }
+    }
+
+    struct Registered: Encodable {
+        var deviceID: String
+        var deviceSecret: String?
+        var alias: String
+        var webhookURL: String
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id"
+            case deviceSecret = "device_secret"
+            case alias
+            case webhookURL = "webhook_url"
+        }
+    }
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("devices") { request, context in try await create(request, context: context) }
+        router.put("devices/:id") { request, context in try await update(request, context: context) }
+        router.delete("devices/:id") { request, context in try await delete(request, context: context) }
+        if settings.localProvider {
+            router.get("devices/:id/pushes") { request, context in try await pushes(request, context: context) }
+        }
+    }
+
+    func create(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        if let wait = limiter.acquire(context.clientAddress) {
+            throw APIError(
+                .tooManyRequests, "rate_limited", "too many registrations from this address",
+                headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"]
+            )
+        }
+        var request = request
+        let body = try await decode(RegisterBody.self, from: &request)
+        let platform = try parsePlatform(body.platform)
+        try checkToken(body.pushToken)
+        let registration = try await devices.registerDevice(platform: platform, token: body.pushToken, now: now())
+        return try JSONResponse.make(
+            Registered(
+                deviceID: registration.device.id,
+                deviceSecret: registration.secret,
+                alias: registration.device.alias,
+                webhookURL: webhookURL(registration.device)
+            ),
+            status: .created
+        )
+    }
+
+    func update(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context: context)
+        var request = request
+        let body = try await decode(UpdateBody.self, from: &request)
+        let platform = try body.platform.map(parsePlatform) ?? device.platform
+        try checkToken(body.pushToken)
+        try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
+        var updated = device
+        updated.platform = platform
+        return try JSONResponse.make(
+            Registered(deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated))
+        )
+    }
+
+    func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context: context)
+        try await devices.deleteDevice(id: device.id)
+        return Response(status: .noContent)
+    }
+
+    struct FeedItem: Encodable {
+        var seq: Int64
+        var platform: Platform
+        var payload: JSONValue
+    }
+
+    struct Feed: Encodable {
+        var pushes: [FeedItem]
+        var next: Int64
+    }
+
+    /// The local development provider's pushes for this device, long-polled: a development
+    /// phone (`herald-device listen`) reads them as a real one would receive them.
+    func pushes(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context: context)
+        let query = request.uri.queryParameters
+        let after = query.get("after").flatMap { Int64($0) } ?? 0
+        let wait = min(max(query.get("wait").flatMap { Double($0) } ?? 0, 0), 30)
+        let deadline = ContinuousClock.now + .seconds(wait)
+        while true {
+            let found = try await localPushes.localPushes(platform: device.platform, token: device.token, after: after, limit: 100)
+            if !found.isEmpty || ContinuousClock.now >= deadline {
+                let items = found.map { push in
+                    FeedItem(
+                        seq: push.seq,
+                        platform: push.platform,
+                        payload: (try? WireJSON.decode(JSONValue.self, from: push.payload)) ?? .null
+                    )
+                }
+                return try JSONResponse.make(Feed(pushes: items, next: found.last?.seq ?? after))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    // MARK: Helpers
+
+    func webhookURL(_ device: Device) -> String {
+        "\(settings.publicURL)/api/v1/notify?platform=\(device.platform.rawValue)&token=\(device.alias)"
+    }
+
+    /// The device whose secret the bearer header carries; a wrong id and a wrong secret look
+    /// the same from outside.
+    func authenticate(_ request: Request, context: HeraldRequestContext) async throws -> Device {
+        guard let id = context.parameters.get("id") else { throw APIError.notFound("no device id") }
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+            throw APIError.unauthorized("send the device secret as 'Authorization: Bearer <device_secret>'")
+        }
+        let secret = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        guard let device = try await devices.device(id: id, secret: secret) else {
+            throw APIError.unauthorized("unknown device or wrong device secret")
+        }
+        return device
+    }
+
+    func parsePlatform(_ text: String) throws -> Platform {
+        guard let platform = Platform(rawValue: text.lowercased()) else {
+            throw APIError.badRequest("unknown_platform", "platform must be 'ios' or 'android'")
+        }
+        return platform
+    }
+
+    func checkToken(_ token: String) throws {
+        guard !token.isEmpty, token.utf8.count <= 4096 else {
+            throw APIError.badRequest("invalid_token", "push_token must be 1 to 4096 bytes")
+        }
+    }
+}
+
+/// Decodes a small JSON body with the JSON error shape for every failure.
+func decode<T: Decodable>(_ type: T.Type, from request: inout Request, limit: Int = 16 * 1024) async throws -> T {
+    let body: ByteBuffer
+    do {
+        body = try await request.collectBody(upTo: limit)
+    } catch is NIOTooManyBytesError {
+        throw APIError(.contentTooLarge, "body_too_large", "the body is over \(limit) bytes")
+    }
+    let data = Data(buffer: body)
+    guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+        throw APIError.badRequest("invalid_json", "the body is not a JSON object")
+    }
+    do {
+        return try JSONDecoder().decode(T.self, from: data)
+    } catch {
+        throw APIError(.unprocessableContent, "invalid_body", "the body does not match the expected fields: \(error.localizedDescription)")
+    }
+}

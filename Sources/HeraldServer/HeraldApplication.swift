@@ -1,0 +1,93 @@
+import Foundation
+import HeraldPush
+import HeraldStore
+import Hummingbird
+import Logging
+
+/// Everything `herald serve` runs: the HTTP server, the intake writer and the dispatcher.
+public struct HeraldServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var settings: ServerSettings
+    public var dispatcher: DispatcherConfiguration
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        settings: ServerSettings,
+        dispatcher: DispatcherConfiguration = .init()
+    ) {
+        self.host = host
+        self.port = port
+        self.settings = settings
+        self.dispatcher = dispatcher
+    }
+}
+
+/// Builds the NDS application. Dependencies come in; nothing is reached for globally.
+public func buildApplication(
+    configuration: HeraldServerConfiguration,
+    store: SQLiteStore,
+    providers: PushRouter,
+    metrics: HeraldMetrics = HeraldMetrics(),
+    now: @escaping @Sendable () -> Date = { Date() },
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let dispatcher = OutboxDispatcher(
+        store: store,
+        providers: providers,
+        metrics: metrics,
+        configuration: configuration.dispatcher,
+        now: now,
+        logger: logger.with(component: "dispatcher")
+    )
+    let intake = OutboxIntake(
+        store: store,
+        dispatcher: dispatcher,
+        lease: configuration.dispatcher.lease,
+        now: now,
+        logger: logger.with(component: "intake")
+    )
+
+    let router = Router(context: HeraldRequestContext.self)
+    router.add(middleware: JSONErrorMiddleware())
+    let api = router.group("api/v1")
+    WebhookRoutes(
+        intake: intake,
+        devices: store,
+        tokens: store,
+        providers: providers,
+        metrics: metrics,
+        settings: configuration.settings,
+        now: now
+    ).register(on: api)
+    DeviceRoutes(
+        devices: store,
+        localPushes: store,
+        settings: configuration.settings,
+        limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
+        now: now
+    ).register(on: api)
+    OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
+
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+        logger: logger
+    )
+    // Order matters for shutdown, which runs in reverse: the HTTP server stops first (and
+    // finishes its requests), then intake commits what they submitted, then the dispatcher
+    // finishes its sends.
+    app.addServices(dispatcher, intake)
+    return app
+}
+
+extension Logger {
+    func with(component: String) -> Logger {
+        var logger = self
+        logger[metadataKey: "component"] = "\(component)"
+        return logger
+    }
+}

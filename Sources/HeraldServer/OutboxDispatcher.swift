@@ -1,0 +1,265 @@
+import Foundation
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// How the dispatcher paces itself.
+public struct DispatcherConfiguration: Sendable {
+    /// Sends in flight at once, across providers. HTTP/2 multiplexes them over few connections.
+    public var maxConcurrentSends: Int = 256
+    /// How often due retries and recovered jobs are looked for.
+    public var pollInterval: Duration = .milliseconds(500)
+    /// How long a claimed job stays leased before another claim may take it.
+    public var lease: Duration = .seconds(300)
+    /// Attempts before a job is dead-lettered even within its TTL.
+    public var maxAttempts: Int = 25
+    public var backoff = Backoff()
+    /// Completions written per transaction at most.
+    public var completionBatch: Int = 1024
+    /// How long finished jobs are kept (idempotency keys live as long).
+    public var deliveredRetention: Duration = .seconds(7 * 86400)
+    public var deadLetterRetention: Duration = .seconds(30 * 86400)
+    public var housekeepingInterval: Duration = .seconds(5)
+    /// Free every lease at start: right for the single-process SQLite store.
+    public var releaseLeasesAtStart = true
+
+    public init() {}
+}
+
+/// Drains the outbox: sends each job through its platform's provider, with bounded
+/// concurrency, and records what happened.
+///
+/// Jobs arrive two ways: straight from intake after their commit (no polling delay), and from
+/// a poll of the store for due retries and jobs left by a previous run.
+public final class OutboxDispatcher: Service, Sendable {
+    typealias Store = OutboxStore & TokenStore
+
+    let store: any Store
+    let providers: PushRouter
+    let metrics: HeraldMetrics
+    let configuration: DispatcherConfiguration
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    private let incoming = SignalledBuffer<OutboxJob>()
+    private let completions = SignalledBuffer<JobCompletion>()
+    /// Tokens found dead during this run: jobs already in memory for them are not sent.
+    private let deadTokens = NIOLockedValueBox(Set<String>())
+    private let random = NIOLockedValueBox(SystemRandomNumberGenerator())
+
+    public init(
+        store: some OutboxStore & TokenStore,
+        providers: PushRouter,
+        metrics: HeraldMetrics,
+        configuration: DispatcherConfiguration = .init(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger
+    ) {
+        self.store = store
+        self.providers = providers
+        self.metrics = metrics
+        self.configuration = configuration
+        self.now = now
+        self.logger = logger
+    }
+
+    /// Hands committed jobs over for sending. Returns false once the dispatcher is shutting
+    /// down; the jobs stay in the store and the next run sends them.
+    @discardableResult
+    public func accept(_ jobs: [OutboxJob]) -> Bool {
+        incoming.append(contentsOf: jobs)
+    }
+
+    public func run() async throws {
+        if configuration.releaseLeasesAtStart {
+            try await store.releaseAllLeases()
+        }
+        let dispatcher = self
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await dispatcher.recordCompletions() }
+            group.addTask {
+                await withTaskGroup(of: Void.self) { senders in
+                    senders.addTask { await dispatcher.sendLoop() }
+                    senders.addTask {
+                        await cancelWhenGracefulShutdown { await dispatcher.pollLoop() }
+                        // Intake has stopped before us (the server shuts down first):
+                        // nothing new arrives, so the send loop may finish.
+                        dispatcher.incoming.close()
+                    }
+                    senders.addTask {
+                        try? await cancelWhenGracefulShutdown { try await dispatcher.housekeepingLoop() }
+                    }
+                }
+                dispatcher.completions.close()
+            }
+        }
+        logger.info("outbox dispatcher stopped")
+    }
+
+    // MARK: Sending
+
+    private func sendLoop() async {
+        let limit = configuration.maxConcurrentSends
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            await incoming.drain(limit: limit) { batch in
+                if isShuttingDown {
+                    // Not started yet: give them back rather than delay shutdown.
+                    let ids = batch.map(\.id)
+                    do { try await store.release(jobIDs: ids) } catch {
+                        logger.error("could not release jobs at shutdown", metadata: ["error": "\(error)"])
+                    }
+                    return
+                }
+                for job in batch {
+                    if running >= limit {
+                        await group.next()
+                        running -= 1
+                    }
+                    group.addTask { await self.process(job) }
+                    running += 1
+                }
+            }
+            await group.waitForAll()
+        }
+    }
+
+    private var isShuttingDown: Bool {
+        // The poll loop closes `incoming` only on graceful shutdown; after that the drain hands
+        // over what was buffered, which we release instead of sending.
+        incomingClosed.withLockedValue { $0 }
+    }
+
+    private let incomingClosed = NIOLockedValueBox(false)
+
+    func process(_ job: OutboxJob) async {
+        let resolution = await resolve(job)
+        completions.append(JobCompletion(job: job, resolution: resolution))
+    }
+
+    private func resolve(_ job: OutboxJob) async -> JobResolution {
+        let target = PushTarget(platform: job.platform, token: job.token)
+        var logger = self.logger
+        logger[metadataKey: "job-id"] = "\(job.id)"
+        logger[metadataKey: "platform"] = "\(job.platform.rawValue)"
+        logger[metadataKey: "token"] = "\(target.redactedToken)"
+
+        if now() >= job.expiresAt {
+            return deadLetter("ttl_expired", logger: logger)
+        }
+        if deadTokens.withLockedValue({ $0.contains(Self.key(target)) }) {
+            return deadLetter("token_unregistered", logger: logger)
+        }
+        guard let message = try? WireJSON.decode(PushMessage.self, from: job.payload) else {
+            return deadLetter("undecodable_payload", logger: logger)
+        }
+
+        let started = ContinuousClock.now
+        let outcome = await providers.send(message, to: target, logger: logger)
+        metrics.sendLatency.record(ContinuousClock.now - started)
+        metrics.sent(provider: providers.name(for: job.platform), outcome: outcome.kind.rawValue)
+
+        switch outcome.kind {
+        case .delivered:
+            logger.debug("push delivered")
+            return .delivered
+        case .tokenDead:
+            deadTokens.withLockedValue { _ = $0.insert(Self.key(target)) }
+            metrics.deadLettered(reason: "token_dead")
+            logger.info("push token is dead", metadata: ["reason": "\(outcome.reason ?? "-")"])
+            return .tokenDead(reason: "token_unregistered: \(outcome.reason ?? "unregistered")")
+        case .permanent:
+            return deadLetter("permanent: \(outcome)", metricReason: "permanent", logger: logger)
+        case .retry:
+            let attempts = job.attempts + 1
+            if attempts >= configuration.maxAttempts {
+                return deadLetter("max_attempts: \(outcome)", metricReason: "max_attempts", logger: logger)
+            }
+            let delay = random.withLockedValue { generator in
+                configuration.backoff.delay(afterAttempts: attempts, retryAfter: outcome.retryAfter, using: &generator)
+            }
+            let next = now().addingTimeInterval(delay.timeInterval)
+            if next >= job.expiresAt {
+                return deadLetter("ttl_expired: \(outcome)", metricReason: "ttl_expired", logger: logger)
+            }
+            metrics.retries.increment()
+            logger.debug("push will be retried", metadata: ["outcome": "\(outcome)", "delay": "\(delay)"])
+            return .retry(at: next, error: outcome.description)
+        }
+    }
+
+    private func deadLetter(_ reason: String, metricReason: String? = nil, logger: Logger) -> JobResolution {
+        metrics.deadLettered(reason: metricReason ?? reason)
+        logger.notice("push dead-lettered", metadata: ["reason": "\(reason)"])
+        return .deadLetter(reason: reason)
+    }
+
+    static func key(_ target: PushTarget) -> String { "\(target.platform.rawValue):\(target.token)" }
+
+    // MARK: Recording
+
+    private func recordCompletions() async {
+        await completions.drain(limit: configuration.completionBatch) { batch in
+            // A failed write must not lose the outcome: keep trying; the leases keep the jobs
+            // from being claimed again meanwhile.
+            var attempt = 0
+            while true {
+                do {
+                    try await store.complete(batch, now: now())
+                    return
+                } catch {
+                    attempt += 1
+                    logger.error("could not record send outcomes", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
+                    if attempt >= 20 { return }
+                    try? await Task.sleep(for: .milliseconds(100 * attempt))
+                }
+            }
+        }
+    }
+
+    // MARK: Polling and housekeeping
+
+    private func pollLoop() async {
+        while !Task.isCancelled {
+            // Only claim when the in-memory queue is short, so claimed jobs are sent well
+            // within their lease.
+            if incoming.count < configuration.maxConcurrentSends {
+                do {
+                    let due = try await store.claimDue(
+                        now: now(),
+                        leaseUntil: now().addingTimeInterval(configuration.lease.timeInterval),
+                        limit: configuration.maxConcurrentSends
+                    )
+                    if !due.isEmpty {
+                        logger.debug("claimed due jobs", metadata: ["count": "\(due.count)"])
+                        incoming.append(contentsOf: due)
+                        if due.count == configuration.maxConcurrentSends { continue }
+                    }
+                } catch {
+                    logger.error("could not claim due jobs", metadata: ["error": "\(error)"])
+                }
+            }
+            try? await Task.sleep(for: configuration.pollInterval)
+        }
+        incomingClosed.withLockedValue { $0 = true }
+    }
+
+    private func housekeepingLoop() async throws {
+        while !Task.isCancelled {
+            do {
+                metrics.queueDepth.set(Int64(try await store.counts().pending))
+                let purged = try await store.purgeFinished(
+                    deliveredBefore: now().addingTimeInterval(-configuration.deliveredRetention.timeInterval),
+                    deadBefore: now().addingTimeInterval(-configuration.deadLetterRetention.timeInterval)
+                )
+                if purged > 0 { logger.debug("purged finished jobs", metadata: ["count": "\(purged)"]) }
+            } catch {
+                logger.error("outbox housekeeping failed", metadata: ["error": "\(error)"])
+            }
+            try await Task.sleep(for: configuration.housekeepingInterval)
+        }
+    }
+}

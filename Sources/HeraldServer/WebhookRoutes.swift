@@ -1,0 +1,153 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Hummingbird
+import NIOCore
+
+/// `POST /api/v1/notify`: the Breez-compatible webhook that swap services, LNURL services and
+/// LSPs call. Acknowledged with the job id only after the job is committed.
+struct WebhookRoutes: Sendable {
+    let intake: OutboxIntake
+    let devices: any DeviceStore
+    let tokens: any TokenStore
+    let providers: PushRouter
+    let metrics: HeraldMetrics
+    let settings: ServerSettings
+    let now: @Sendable () -> Date
+
+    static let maxBodyBytes = 64 * 1024
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    static let replayed = HTTPField.Name("Idempotent-Replayed")!
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("notify") { request, context in try await notify(request, context: context) }
+    }
+
+    func notify(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        var request = request
+        let target = try await resolveTarget(request)
+        let webhook = try await decodeBody(&request)
+        try webhook.validate()
+
+        let appData = request.uri.queryParameters.get("app_data")
+        let pushData = try webhook.pushData(appData: appData)
+        let expiresAt = now().addingTimeInterval(settings.jobTTL.timeInterval)
+        let message = PushMessage.wake(pushData, collapseID: collapseID(for: webhook), expiresAt: expiresAt)
+        do throws(PushValidationError) {
+            try providers.validate(message, for: target)
+        } catch {
+            let status: HTTPResponse.Status = error.code == "platform_not_configured" ? .badRequest : .unprocessableContent
+            throw APIError(status, error.code, error.message)
+        }
+
+        let job = NewJob(
+            platform: target.platform,
+            token: target.token,
+            notificationType: pushData.notificationType.rawValue,
+            payload: try WireJSON.encode(message),
+            idempotencyKey: try idempotencyKey(request.headers, target: target),
+            expiresAt: expiresAt
+        )
+        let result: EnqueueResult
+        do {
+            result = try await intake.submit(job)
+        } catch is OutboxIntake.Unavailable {
+            throw APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
+        } catch {
+            throw APIError(.serviceUnavailable, "store_unavailable", "the event could not be stored; retry")
+        }
+        if !result.duplicate { metrics.received(type: pushData.notificationType.rawValue) }
+        var response = try JSONResponse.make(["id": result.id])
+        if result.duplicate { response.headers[Self.replayed] = "true" }
+        return response
+    }
+
+    /// Finds the push token behind the `token` parameter: a registered alias, or (when the
+    /// operator allows it) a raw push token, as Breez-style integrations send.
+    func resolveTarget(_ request: Request) async throws -> PushTarget {
+        let query = request.uri.queryParameters
+        guard let token = query.get("token"), !token.isEmpty else {
+            throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
+        }
+        guard token.utf8.count <= 4096 else {
+            throw APIError.badRequest("invalid_token", "the token is longer than 4096 bytes")
+        }
+        let platformParameter = query.get("platform")
+        var platform: Platform?
+        if let platformParameter {
+            guard let parsed = Platform(rawValue: platformParameter.lowercased()) else {
+                throw APIError.badRequest(
+                    "unknown_platform",
+                    "platform must be 'ios' or 'android', not '\(platformParameter.prefix(32))'"
+                )
+            }
+            platform = parsed
+        }
+        let target: PushTarget
+        if let device = try await devices.device(alias: token) {
+            target = PushTarget(platform: device.platform, token: device.token)
+        } else if settings.acceptRawTokens {
+            guard let platform else {
+                throw APIError.badRequest("missing_platform", "the query parameter 'platform' is required")
+            }
+            target = PushTarget(platform: platform, token: token)
+        } else {
+            throw APIError(.notFound, "unknown_token", "no device is registered under this token")
+        }
+        if try await tokens.isDead(platform: target.platform, token: target.token) {
+            throw APIError(.gone, "token_unregistered", "the push service reported this device token as unregistered")
+        }
+        return target
+    }
+
+    func decodeBody(_ request: inout Request) async throws -> WebhookRequest {
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: Self.maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw APIError(.contentTooLarge, "body_too_large", "the body is over \(Self.maxBodyBytes) bytes")
+        }
+        guard body.readableBytes > 0 else {
+            throw APIError.badRequest("invalid_json", "the body is empty; expected a JSON object")
+        }
+        let data = Data(buffer: body)
+        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) is [String: Any] else {
+            throw APIError.badRequest("invalid_json", "the body is not a JSON object")
+        }
+        do {
+            return try WireJSON.decode(WebhookRequest.self, from: data)
+        } catch {
+            throw APIError.badRequest(
+                "unknown_body_shape",
+                "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}"
+            )
+        }
+    }
+
+    /// Swap updates for one swap replace each other on a device that was offline: only the
+    /// latest status matters. Request/response events must each arrive, so they never collapse.
+    func collapseID(for webhook: WebhookRequest) -> String? {
+        guard webhook.notificationType == .swapUpdated, let id = webhook.data["id"]?.stringValue else { return nil }
+        let collapse = "swap:" + id
+        return collapse.utf8.count <= 64 ? collapse : nil
+    }
+
+    func idempotencyKey(_ headers: HTTPFields, target: PushTarget) throws -> String? {
+        guard let key = headers[Self.idempotencyKey] else { return nil }
+        guard !key.isEmpty, key.utf8.count <= 255 else {
+            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes")
+        }
+        // Scoped to the target so one caller's key never matches another device's event.
+        return "\(target.platform.rawValue):\(target.token):\(key)"
+    }
+}
+
+extension WebhookRequestError: HTTPResponseError {
+    public var status: HTTPResponse.Status { .unprocessableContent }
+    public var headers: HTTPFields { [:] }
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try APIError(status, code, message).response(from: request, context: context)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import HeraldWire
+
+/// A push to enqueue. `payload` is the provider-independent message, opaque to the store.
+public struct NewJob: Sendable, Hashable {
+    public var id: String
+    public var platform: Platform
+    public var token: String
+    public var notificationType: String
+    public var payload: Data
+    /// Scoped by the caller to its target, so two callers' keys never collide.
+    public var idempotencyKey: String?
+    public var expiresAt: Date
+
+    public init(
+        id: String = UUID().uuidString.lowercased(),
+        platform: Platform,
+        token: String,
+        notificationType: String,
+        payload: Data,
+        idempotencyKey: String?,
+        expiresAt: Date
+    ) {
+        self.id = id
+        self.platform = platform
+        self.token = token
+        self.notificationType = notificationType
+        self.payload = payload
+        self.idempotencyKey = idempotencyKey
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The answer to an enqueue: the job's id, and whether an earlier job with the same idempotency
+/// key was found instead (nothing new is sent then).
+public struct EnqueueResult: Sendable, Hashable {
+    public var id: String
+    public var duplicate: Bool
+    public init(id: String, duplicate: Bool) {
+        self.id = id
+        self.duplicate = duplicate
+    }
+}
+
+/// A job claimed for sending.
+public struct OutboxJob: Sendable, Hashable {
+    public var id: String
+    public var platform: Platform
+    public var token: String
+    public var notificationType: String
+    public var payload: Data
+    /// Sends already attempted before this one.
+    public var attempts: Int
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(
+        id: String,
+        platform: Platform,
+        token: String,
+        notificationType: String,
+        payload: Data,
+        attempts: Int,
+        createdAt: Date,
+        expiresAt: Date
+    ) {
+        self.id = id
+        self.platform = platform
+        self.token = token
+        self.notificationType = notificationType
+        self.payload = payload
+        self.attempts = attempts
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    public init(_ new: NewJob, createdAt: Date) {
+        self.init(
+            id: new.id,
+            platform: new.platform,
+            token: new.token,
+            notificationType: new.notificationType,
+            payload: new.payload,
+            attempts: 0,
+            createdAt: createdAt,
+            expiresAt: new.expiresAt
+        )
+    }
+}
+
+/// What became of one send attempt.
+public enum JobResolution: Sendable, Hashable {
+    case delivered
+    /// Try again at the given time.
+    case retry(at: Date, error: String)
+    /// Never deliverable: dead letter with the reason.
+    case deadLetter(reason: String)
+    /// The token is gone: the job is dead-lettered, the token is marked dead and every other
+    /// pending job for it is dead-lettered too.
+    case tokenDead(reason: String)
+}
+
+public struct JobCompletion: Sendable, Hashable {
+    public var job: OutboxJob
+    public var resolution: JobResolution
+    public init(job: OutboxJob, resolution: JobResolution) {
+        self.job = job
+        self.resolution = resolution
+    }
+}
+
+/// The state of one job, as an operator or a test reads it.
+public struct JobStatus: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable {
+        case pending, delivered, dead
+    }
+    public var id: String
+    public var state: State
+    public var attempts: Int
+    public var lastError: String?
+    public var nextAttemptAt: Date
+}
+
+/// How many jobs are in each state.
+public struct QueueCounts: Sendable, Hashable {
+    public var pending: Int
+    public var delivered: Int
+    public var dead: Int
+}

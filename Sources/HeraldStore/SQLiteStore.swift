@@ -1,0 +1,351 @@
+import Foundation
+import GRDB
+import HeraldWire
+import Logging
+
+/// The embedded store: one SQLite file in WAL mode, written by one process.
+///
+/// Writes come in batches (the server's intake groups many webhooks into one transaction), so
+/// `synchronous = FULL` costs one fsync per batch, not per event.
+public final class SQLiteStore: Sendable {
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the database file and migrates it.
+    public init(path: String) throws {
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        pool = try DatabasePool(path: path, configuration: config)
+        try Schema.migrator.migrate(pool)
+    }
+
+    /// The file's path, for logs.
+    public var path: String { pool.path }
+
+    /// Runs a trivial query: the health check.
+    public func ping() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+}
+
+// MARK: - Outbox
+
+extension SQLiteStore: OutboxStore {
+    public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult] {
+        guard !jobs.isEmpty else { return [] }
+        let nowValue = now.timeIntervalSince1970
+        let lease = leaseUntil.timeIntervalSince1970
+        return try await pool.write { db in
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
+                                     attempts, next_attempt_at, lease_until, created_at, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
+                    ON CONFLICT (idempotency_key) DO NOTHING
+                    """
+            )
+            var results: [EnqueueResult] = []
+            results.reserveCapacity(jobs.count)
+            for job in jobs {
+                try insert.execute(arguments: [
+                    job.id, job.platform.rawValue, job.token, job.notificationType, job.payload,
+                    job.idempotencyKey, nowValue, lease, nowValue, job.expiresAt.timeIntervalSince1970,
+                ])
+                if db.changesCount == 0, let key = job.idempotencyKey {
+                    let existing = try String.fetchOne(
+                        db,
+                        sql: "SELECT id FROM job WHERE idempotency_key = ?",
+                        arguments: [key]
+                    )
+                    results.append(EnqueueResult(id: existing ?? job.id, duplicate: true))
+                } else {
+                    results.append(EnqueueResult(id: job.id, duplicate: false))
+                }
+            }
+            return results
+        }
+    }
+
+    public func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxJob] {
+        let nowValue = now.timeIntervalSince1970
+        return try await pool.write { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    UPDATE job SET lease_until = ?
+                    WHERE id IN (
+                        SELECT id FROM job
+                        WHERE state = 'pending' AND next_attempt_at <= ?
+                          AND (lease_until IS NULL OR lease_until < ?)
+                        ORDER BY next_attempt_at LIMIT ?)
+                    RETURNING id, platform, token, notification_type, payload, attempts, created_at, expires_at
+                    """,
+                arguments: [leaseUntil.timeIntervalSince1970, nowValue, nowValue, limit]
+            )
+            return rows.compactMap(Self.job(from:))
+        }
+    }
+
+    static func job(from row: Row) -> OutboxJob? {
+        guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+        return OutboxJob(
+            id: row["id"],
+            platform: platform,
+            token: row["token"],
+            notificationType: row["notification_type"],
+            payload: row["payload"],
+            attempts: row["attempts"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            expiresAt: Date(timeIntervalSince1970: row["expires_at"])
+        )
+    }
+
+    public func complete(_ completions: [JobCompletion], now: Date) async throws {
+        guard !completions.isEmpty else { return }
+        let nowValue = now.timeIntervalSince1970
+        try await pool.write { db in
+            let delivered = try db.cachedStatement(
+                sql: """
+                    UPDATE job SET state = 'delivered', attempts = attempts + 1, lease_until = NULL,
+                                   finished_at = ?, last_error = NULL
+                    WHERE id = ? AND state = 'pending'
+                    """
+            )
+            let retry = try db.cachedStatement(
+                sql: """
+                    UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ?, last_error = ?
+                    WHERE id = ? AND state = 'pending'
+                    """
+            )
+            let dead = try db.cachedStatement(
+                sql: """
+                    UPDATE job SET state = 'dead', attempts = attempts + 1, lease_until = NULL,
+                                   finished_at = ?, last_error = ?
+                    WHERE id = ? AND state = 'pending'
+                    """
+            )
+            for completion in completions {
+                let id = completion.job.id
+                switch completion.resolution {
+                case .delivered:
+                    try delivered.execute(arguments: [nowValue, id])
+                case .retry(let at, let error):
+                    try retry.execute(arguments: [at.timeIntervalSince1970, error, id])
+                case .deadLetter(let reason):
+                    try dead.execute(arguments: [nowValue, reason, id])
+                case .tokenDead(let reason):
+                    try dead.execute(arguments: [nowValue, reason, id])
+                    try Self.markDead(
+                        db,
+                        platform: completion.job.platform,
+                        token: completion.job.token,
+                        reason: reason,
+                        now: nowValue
+                    )
+                }
+            }
+        }
+    }
+
+    public func release(jobIDs: [String]) async throws {
+        guard !jobIDs.isEmpty else { return }
+        try await pool.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE job SET lease_until = NULL WHERE id = ?")
+            for id in jobIDs { try statement.execute(arguments: [id]) }
+        }
+    }
+
+    public func releaseAllLeases() async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE job SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL")
+        }
+    }
+
+    public func status(jobID: String) async throws -> JobStatus? {
+        try await pool.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT id, state, attempts, last_error, next_attempt_at FROM job WHERE id = ?",
+                    arguments: [jobID]
+                ), let state = JobStatus.State(rawValue: row["state"])
+            else { return nil }
+            return JobStatus(
+                id: row["id"],
+                state: state,
+                attempts: row["attempts"],
+                lastError: row["last_error"],
+                nextAttemptAt: Date(timeIntervalSince1970: row["next_attempt_at"])
+            )
+        }
+    }
+
+    public func counts() async throws -> QueueCounts {
+        try await pool.read { db in
+            var counts = QueueCounts(pending: 0, delivered: 0, dead: 0)
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM job GROUP BY state") {
+                let n: Int = row["n"]
+                switch row["state"] as String {
+                case "pending": counts.pending = n
+                case "delivered": counts.delivered = n
+                case "dead": counts.dead = n
+                default: break
+                }
+            }
+            return counts
+        }
+    }
+
+    public func purgeFinished(deliveredBefore: Date, deadBefore: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM job WHERE (state = 'delivered' AND finished_at < ?)
+                                       OR (state = 'dead' AND finished_at < ?)
+                    """,
+                arguments: [deliveredBefore.timeIntervalSince1970, deadBefore.timeIntervalSince1970]
+            )
+            return db.changesCount
+        }
+    }
+}
+
+// MARK: - Dead tokens
+
+extension SQLiteStore: TokenStore {
+    public func isDead(platform: Platform, token: String) async throws -> Bool {
+        try await pool.read { db in
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)",
+                arguments: [platform.rawValue, token]
+            ) ?? false
+        }
+    }
+
+    public func markDead(platform: Platform, token: String, reason: String, now: Date) async throws {
+        try await pool.write { db in
+            try Self.markDead(db, platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970)
+        }
+    }
+
+    /// Marks the token dead and dead-letters every job still waiting for it: no further sends.
+    static func markDead(_ db: Database, platform: Platform, token: String, reason: String, now: Double) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO dead_token (platform, token, reason, marked_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (platform, token) DO NOTHING
+                """,
+            arguments: [platform.rawValue, token, reason, now]
+        )
+        try db.execute(
+            sql: """
+                UPDATE job SET state = 'dead', lease_until = NULL, finished_at = ?, last_error = 'token_unregistered'
+                WHERE platform = ? AND token = ? AND state = 'pending'
+                """,
+            arguments: [now, platform.rawValue, token]
+        )
+    }
+}
+
+// MARK: - Devices
+
+extension SQLiteStore: DeviceStore {
+    public func registerDevice(platform: Platform, token: String, now: Date) async throws -> DeviceRegistration {
+        let device = Device(
+            id: UUID().uuidString.lowercased(),
+            platform: platform,
+            token: token,
+            alias: Secrets.random(bytes: 18)
+        )
+        let secret = Secrets.random(bytes: 32)
+        let nowValue = now.timeIntervalSince1970
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO device (id, platform, token, alias, secret_hash, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    device.id, platform.rawValue, token, device.alias, Secrets.hash(secret), nowValue, nowValue,
+                ]
+            )
+        }
+        return DeviceRegistration(device: device, secret: secret)
+    }
+
+    public func device(alias: String) async throws -> Device? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?", arguments: [alias])
+                .flatMap(Self.device(from:))
+        }
+    }
+
+    public func device(id: String, secret: String) async throws -> Device? {
+        let row = try await pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT id, platform, token, alias, secret_hash FROM device WHERE id = ?",
+                arguments: [id]
+            )
+        }
+        guard let row, Secrets.constantTimeEqual(row["secret_hash"], Secrets.hash(secret)) else { return nil }
+        return Self.device(from: row)
+    }
+
+    static func device(from row: Row) -> Device? {
+        guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+        return Device(id: row["id"], platform: platform, token: row["token"], alias: row["alias"])
+    }
+
+    public func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE device SET platform = ?, token = ?, updated_at = ? WHERE id = ?",
+                arguments: [platform.rawValue, token, now.timeIntervalSince1970, deviceID]
+            )
+        }
+    }
+
+    public func deleteDevice(id: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+        }
+    }
+}
+
+// MARK: - Local development pushes
+
+extension SQLiteStore: LocalPushStore {
+    public func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO local_push (platform, token, payload, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [platform.rawValue, token, payload, now.timeIntervalSince1970]
+            )
+        }
+    }
+
+    public func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT seq, platform, payload, created_at FROM local_push
+                    WHERE platform = ? AND token = ? AND seq > ? ORDER BY seq LIMIT ?
+                    """,
+                arguments: [platform.rawValue, token, after, limit]
+            ).compactMap { row in
+                guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+                return LocalPush(
+                    seq: row["seq"],
+                    platform: platform,
+                    payload: row["payload"],
+                    createdAt: Date(timeIntervalSince1970: row["created_at"])
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import GRDB
+
+/// The SQLite schema. Migrations are append-only: never edit a shipped one, add the next.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-outbox-devices") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE job (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        platform TEXT NOT NULL,
+                        token TEXT NOT NULL,
+                        notification_type TEXT NOT NULL,
+                        payload BLOB NOT NULL,
+                        idempotency_key TEXT UNIQUE,
+                        state TEXT NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_at REAL NOT NULL,
+                        lease_until REAL,
+                        created_at REAL NOT NULL,
+                        expires_at REAL NOT NULL,
+                        finished_at REAL,
+                        last_error TEXT
+                    );
+                    CREATE INDEX job_due ON job(next_attempt_at) WHERE state = 'pending';
+                    CREATE INDEX job_token ON job(platform, token) WHERE state = 'pending';
+                    CREATE INDEX job_finished ON job(finished_at) WHERE state != 'pending';
+
+                    CREATE TABLE dead_token (
+                        platform TEXT NOT NULL,
+                        token TEXT NOT NULL,
+                        reason TEXT NOT NULL,
+                        marked_at REAL NOT NULL,
+                        PRIMARY KEY (platform, token)
+                    ) WITHOUT ROWID;
+
+                    CREATE TABLE device (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        platform TEXT NOT NULL,
+                        token TEXT NOT NULL,
+                        alias TEXT NOT NULL UNIQUE,
+                        secret_hash BLOB NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE INDEX device_token ON device(platform, token);
+
+                    CREATE TABLE local_push (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        platform TEXT NOT NULL,
+                        token TEXT NOT NULL,
+                        payload BLOB NOT NULL,
+                        created_at REAL NOT NULL
+                    );
+                    CREATE INDEX local_push_token ON local_push(platform, token, seq);
+                    """
+            )
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HeraldWire
+
+/// The durable outbox: at-least-once delivery of pushes.
+public protocol OutboxStore: Sendable {
+    /// Commits jobs in one transaction and returns one result per job, in order. Jobs start
+    /// leased until `leaseUntil` because the caller hands them straight to its dispatcher.
+    func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult]
+    /// Leases up to `limit` due jobs whose lease is free or expired.
+    func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxJob]
+    /// Records send outcomes in one transaction.
+    func complete(_ completions: [JobCompletion], now: Date) async throws
+    /// Gives jobs back without counting an attempt (shutdown).
+    func release(jobIDs: [String]) async throws
+    /// Frees every lease: a single-process store calls it at start-up, when no other process can hold one.
+    func releaseAllLeases() async throws
+    func status(jobID: String) async throws -> JobStatus?
+    func counts() async throws -> QueueCounts
+    /// Deletes finished jobs older than the given moments; returns how many.
+    func purgeFinished(deliveredBefore: Date, deadBefore: Date) async throws -> Int
+}
+
+/// Tokens a push service said will never work again.
+public protocol TokenStore: Sendable {
+    func isDead(platform: Platform, token: String) async throws -> Bool
+    func markDead(platform: Platform, token: String, reason: String, now: Date) async throws
+}
+
+/// Devices registered by apps: the real push token behind an unguessable alias.
+public protocol DeviceStore: Sendable {
+    func registerDevice(platform: Platform, token: String, now: Date) async throws -> DeviceRegistration
+    /// The device a webhook alias points at.
+    func device(alias: String) async throws -> Device?
+    /// The device, if the secret opens it.
+    func device(id: String, secret: String) async throws -> Device?
+    func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws
+    func deleteDevice(id: String) async throws
+}
+
+/// Pushes the local development provider recorded, for the device they were addressed to.
+public protocol LocalPushStore: Sendable {
+    func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws
+    func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush]
+}
+
+public struct Device: Sendable, Hashable {
+    public var id: String
+    public var platform: Platform
+    public var token: String
+    public var alias: String
+}
+
+/// A new device: the secret is returned once and only its hash is kept.
+public struct DeviceRegistration: Sendable, Hashable {
+    public var device: Device
+    public var secret: String
+}
+
+public struct LocalPush: Sendable, Hashable {
+    public var seq: Int64
+    public var platform: Platform
+    public var payload: Data
+    public var createdAt: Date
+}

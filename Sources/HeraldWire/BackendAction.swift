@@ -1,0 +1,39 @@
+/// The `action` routing key of a wallet backend's push (seed 002). An open set.
+public struct BackendAction: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+
+    public static let none: BackendAction = "NONE"
+    public static let depositReceived: BackendAction = "DEPOSIT_RECEIVED"
+    public static let depositConfirmed: BackendAction = "DEPOSIT_CONFIRMED"
+    public static let withdrawalInitiated: BackendAction = "WITHDRAWAL_INITIATED"
+    public static let withdrawalProcessed: BackendAction = "WITHDRAWAL_PROCESSED"
+}
+
+/// What an LSP's wake push is about (seed 004): the extension cannot settle a payment itself
+/// within its limits, so it tells the user to open the app.
+public struct WakeKind: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+
+    public static let incomingHtlc: WakeKind = "incomingHtlc"
+    public static let cjitPaymentArrived: WakeKind = "cjitPaymentArrived"
+    public static let orderPaymentConfirmed: WakeKind = "orderPaymentConfirmed"
+    public static let mutualClose: WakeKind = "mutualClose"
+}

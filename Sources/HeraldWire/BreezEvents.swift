@@ -1,0 +1,95 @@
+// The typed `data` of the Breez webhook events and templates (seed 000), as the NDS receives them.
+
+/// `swap.update`: a swap changed status; the device should let its SDK progress it.
+public struct SwapUpdate: Codable, Hashable, Sendable {
+    /// The hashed id of the swap.
+    public var id: String
+    public var status: String
+    public init(id: String, status: String) {
+        self.id = id
+        self.status = status
+    }
+}
+
+/// `invoice.request`: a payer asked a BOLT12 offer for an invoice.
+public struct InvoiceRequestEvent: Codable, Hashable, Sendable {
+    public var offer: String
+    public var invoiceRequest: String
+    public init(offer: String, invoiceRequest: String) {
+        self.offer = offer
+        self.invoiceRequest = invoiceRequest
+    }
+}
+
+/// What the device receives for an `invoice.request` (seed 000): the request renamed to
+/// `invoice_request` and the URL to answer on.
+public struct InvoiceRequestPayload: Codable, Hashable, Sendable {
+    public var offer: String
+    public var invoiceRequest: String
+    public var replyURL: String?
+    public init(offer: String, invoiceRequest: String, replyURL: String?) {
+        self.offer = offer
+        self.invoiceRequest = invoiceRequest
+        self.replyURL = replyURL
+    }
+    enum CodingKeys: String, CodingKey {
+        case offer
+        case invoiceRequest = "invoice_request"
+        case replyURL = "reply_url"
+    }
+}
+
+/// `lnurlpay_info`: a payer fetched the LNURL-pay parameters.
+public struct LnurlPayInfoRequest: Codable, Hashable, Sendable {
+    public var callbackURL: String
+    public var replyURL: String
+    /// The Lightning address (`alice@example.com`), for the `text/identifier` metadata entry.
+    public var identifier: String?
+    public init(callbackURL: String, replyURL: String, identifier: String? = nil) {
+        self.callbackURL = callbackURL
+        self.replyURL = replyURL
+        self.identifier = identifier
+    }
+    enum CodingKeys: String, CodingKey {
+        case callbackURL = "callback_url"
+        case replyURL = "reply_url"
+        case identifier
+    }
+}
+
+/// `lnurlpay_invoice`: a payer chose an amount and wants an invoice.
+public struct LnurlPayInvoiceRequest: Codable, Hashable, Sendable {
+    /// Millisatoshis, within the limits the device gave.
+    public var amount: UInt64
+    public var replyURL: String
+    /// LUD-21 verify URL holding the literal `{payment_hash}` placeholder.
+    public var verifyURL: String?
+    /// LUD-12 comment from the payer.
+    public var comment: String?
+    public init(amount: UInt64, replyURL: String, verifyURL: String? = nil, comment: String? = nil) {
+        self.amount = amount
+        self.replyURL = replyURL
+        self.verifyURL = verifyURL
+        self.comment = comment
+    }
+    enum CodingKeys: String, CodingKey {
+        case amount
+        case replyURL = "reply_url"
+        case verifyURL = "verify_url"
+        case comment
+    }
+}
+
+/// `lnurlpay_verify`: a payer asks whether its payment settled (LUD-21).
+public struct LnurlPayVerifyRequest: Codable, Hashable, Sendable {
+    public var paymentHash: String
+    public var replyURL: String
+    public init(paymentHash: String, replyURL: String) {
+        self.paymentHash = paymentHash
+        self.replyURL = replyURL
+    }
+    enum CodingKeys: String, CodingKey {
+        case paymentHash = "payment_hash"
+        case replyURL = "reply_url"
+    }
+}

@@ -1,0 +1,140 @@
+/// The body a swap service, LNURL service or LSP POSTs to the webhook:
+/// `{"event": "swap.update", "data": {…}}` or `{"template": "lnurlpay_info", "data": {…}}`.
+public struct WebhookRequest: Sendable, Hashable {
+    public enum Form: String, Sendable, Hashable {
+        case event
+        case template
+    }
+
+    public var form: Form
+    /// The event or template name as the caller sent it.
+    public var name: String
+    /// The `data` object, kept whole so unknown fields pass through to the device.
+    public var data: [String: JSONValue]
+
+    public init(form: Form, name: String, data: [String: JSONValue]) {
+        self.form = form
+        self.name = name
+        self.data = data
+    }
+
+    /// The Breez event names that map to a different notification type.
+    public static let swapUpdateEvent = "swap.update"
+    public static let invoiceRequestEvent = "invoice.request"
+
+    /// The `notification_type` the device sees for this request.
+    public var notificationType: NotificationType {
+        switch (form, name) {
+        case (.event, Self.swapUpdateEvent): return .swapUpdated
+        case (.event, Self.invoiceRequestEvent): return .invoiceRequest
+        default: return NotificationType(rawValue: name)
+        }
+    }
+
+    /// Checks the fields the known types need, so a malformed event is refused at intake
+    /// rather than failing on the phone.
+    public func validate() throws(WebhookRequestError) {
+        switch notificationType {
+        case .swapUpdated: _ = try decodeData(SwapUpdate.self)
+        case .invoiceRequest: _ = try decodeData(InvoiceRequestEvent.self)
+        case .lnurlpayInfo: _ = try decodeData(LnurlPayInfoRequest.self)
+        case .lnurlpayInvoice: _ = try decodeData(LnurlPayInvoiceRequest.self)
+        case .lnurlpayVerify: _ = try decodeData(LnurlPayVerifyRequest.self)
+        default: break
+        }
+    }
+
+    /// The object the device receives as `notification_payload`.
+    ///
+    /// Everything passes through as sent except a BOLT12 invoice request, whose
+    /// `invoiceRequest` the Breez plugin reads as `invoice_request`.
+    public var devicePayload: [String: JSONValue] {
+        guard notificationType == .invoiceRequest else { return data }
+        var payload = data
+        if let request = payload.removeValue(forKey: "invoiceRequest") {
+            payload["invoice_request"] = request
+        }
+        return payload
+    }
+
+    /// The push data keys for this request.
+    public func pushData(appData: String?) throws -> PushData {
+        PushData(
+            notificationType: notificationType,
+            notificationPayload: try WireJSON.encodeString(devicePayload),
+            appData: appData
+        )
+    }
+
+    /// Decodes `data` as one of the typed payloads.
+    public func decodeData<T: Decodable>(_ type: T.Type) throws(WebhookRequestError) -> T {
+        do {
+            return try WireJSON.decode(type, from: WireJSON.encode(data))
+        } catch {
+            throw WebhookRequestError(
+                code: "invalid_data",
+                message: "the data of \(form.rawValue) '\(name)' does not match its schema: \(describe(error))"
+            )
+        }
+    }
+}
+
+/// Why a webhook body was refused, with a machine-readable code.
+public struct WebhookRequestError: Error, Sendable, Hashable {
+    public var code: String
+    public var message: String
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+extension WebhookRequest: Codable {
+    enum CodingKeys: String, CodingKey {
+        case event, template, data
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let event = try c.decodeIfPresent(String.self, forKey: .event)
+        let template = try c.decodeIfPresent(String.self, forKey: .template)
+        switch (event, template) {
+        case (let name?, nil):
+            form = .event
+            self.name = name
+        case (nil, let name?):
+            form = .template
+            self.name = name
+        default:
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "exactly one of \"event\" or \"template\" is required")
+            )
+        }
+        guard !name.isEmpty, name.count <= 128 else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "the event or template name must be 1 to 128 characters")
+            )
+        }
+        data = try c.decodeIfPresent([String: JSONValue].self, forKey: .data) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch form {
+        case .event: try c.encode(name, forKey: .event)
+        case .template: try c.encode(name, forKey: .template)
+        }
+        try c.encode(data, forKey: .data)
+    }
+}
+
+func describe(_ error: any Error) -> String {
+    switch error {
+    case DecodingError.keyNotFound(let key, _): return "missing \"\(key.stringValue)\""
+    case DecodingError.typeMismatch(_, let ctx), DecodingError.valueNotFound(_, let ctx):
+        let path = ctx.codingPath.map(\.stringValue).joined(separator: ".")
+        return "wrong type at \"\(path)\""
+    case DecodingError.dataCorrupted(let ctx): return ctx.debugDescription
+    default: return "\(error)"
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+import Testing
+
+/// The store against a real SQLite file in a temporary folder.
+@Suite("SQLite store")
+struct SQLiteStoreTests {
+    let folder: URL
+    let store: SQLiteStore
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        store = try SQLiteStore(path: folder.appendingPathComponent("herald.sqlite").path)
+    }
+
+    func job(_ token: String = "tok", key: String? = nil, ttl: TimeInterval = 3600) -> NewJob {
+        NewJob(
+            platform: .ios,
+            token: token,
+            notificationType: "swap_updated",
+            payload: Data("{}".utf8),
+            idempotencyKey: key,
+            expiresAt: t0.addingTimeInterval(ttl)
+        )
+    }
+
+    @Test("an idempotency key returns the first job and stores one row")
+    func idempotency() async throws {
+        let first = job(key: "k1")
+        let results = try await store.enqueue([first, job(key: "k1")], now: t0, leaseUntil: t0)
+        #expect(results == [EnqueueResult(id: first.id, duplicate: false), EnqueueResult(id: first.id, duplicate: true)])
+        let again = try await store.enqueue([job(key: "k1")], now: t0, leaseUntil: t0)
+        #expect(again == [EnqueueResult(id: first.id, duplicate: true)])
+        #expect(try await store.counts().pending == 1)
+    }
+
+    @Test("a leased job is not claimed until its lease ends or leases are released")
+    func leases() async throws {
+        let new = job()
+        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(60))
+        #expect(try await store.claimDue(now: t0.addingTimeInterval(1), leaseUntil: t0.addingTimeInterval(61), limit: 10).isEmpty)
+        let late = try await store.claimDue(now: t0.addingTimeInterval(61), leaseUntil: t0.addingTimeInterval(121), limit: 10)
+        #expect(late.map(\.id) == [new.id])
+        try await store.releaseAllLeases()
+        let again = try await store.claimDue(now: t0.addingTimeInterval(62), leaseUntil: t0.addingTimeInterval(122), limit: 10)
+        #expect(again.map(\.id) == [new.id])
+    }
+
+    @Test("a retry is claimed again only when it is due, with the attempt counted")
+    func retry() async throws {
+        let new = job()
+        _ = try await store.enqueue([new], now: t0, leaseUntil: t0)
+        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+        try await store.complete(
+            [JobCompletion(job: claimed[0], resolution: .retry(at: t0.addingTimeInterval(30), error: "retry 503"))],
+            now: t0
+        )
+        #expect(try await store.claimDue(now: t0.addingTimeInterval(29), leaseUntil: t0.addingTimeInterval(90), limit: 10).isEmpty)
+        let due = try await store.claimDue(now: t0.addingTimeInterval(30), leaseUntil: t0.addingTimeInterval(90), limit: 10)
+        #expect(due.first?.attempts == 1)
+        let status = try await store.status(jobID: new.id)
+        #expect(status?.lastError == "retry 503")
+    }
+
+    @Test("a dead token dead-letters its other pending jobs and is remembered")
+    func deadToken() async throws {
+        let a = job("dead-token"), b = job("dead-token"), c = job("live-token")
+        _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0)
+        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 1)
+        try await store.complete([JobCompletion(job: claimed[0], resolution: .tokenDead(reason: "Unregistered"))], now: t0)
+        #expect(try await store.isDead(platform: .ios, token: "dead-token"))
+        #expect(try await store.isDead(platform: .ios, token: "live-token") == false)
+        #expect(try await store.isDead(platform: .android, token: "dead-token") == false)
+        #expect(try await store.status(jobID: b.id)?.state == .dead)
+        #expect(try await store.status(jobID: c.id)?.state == .pending)
+    }
+
+    @Test("devices: the secret opens the device, the alias finds it, rotation moves the token")
+    func devices() async throws {
+        let registration = try await store.registerDevice(platform: .android, token: "fcm-1", now: t0)
+        #expect(registration.device.alias.count >= 22)  // ≥ 128 bits of base64url
+        #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-1")
+        #expect(try await store.device(id: registration.device.id, secret: "wrong") == nil)
+        #expect(try await store.device(id: registration.device.id, secret: registration.secret) != nil)
+        try await store.updateToken(deviceID: registration.device.id, platform: .android, token: "fcm-2", now: t0)
+        #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-2")
+        try await store.deleteDevice(id: registration.device.id)
+        #expect(try await store.device(alias: registration.device.alias) == nil)
+    }
+
+    @Test("jobs survive reopening the file")
+    func reopen() async throws {
+        let new = job()
+        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(600))
+        let reopened = try SQLiteStore(path: store.path)
+        try await reopened.releaseAllLeases()
+        let claimed = try await reopened.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+        #expect(claimed.map(\.id) == [new.id])
+    }
+
+    @Test("finished jobs are purged after their retention")
+    func purge() async throws {
+        let new = job()
+        _ = try await store.enqueue([new], now: t0, leaseUntil: t0)
+        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+        try await store.complete([JobCompletion(job: claimed[0], resolution: .delivered)], now: t0)
+        #expect(try await store.purgeFinished(deliveredBefore: t0, deadBefore: t0) == 0)
+        #expect(try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0) == 1)
+    }
+}
