@@ -1,8 +1,11 @@
 import HeraldWire
 import Logging
 
-/// One provider per platform; routes each message to the provider of its target's platform.
-public struct PushRouter: Sendable {
+/// The provider for each platform, chosen by the target: APNs (or local) for iOS, FCM (or
+/// local) for Android. A platform without a provider refuses its messages.
+public struct PushRouter: PushProvider {
+    public var name: String { "router" }
+
     public let ios: (any PushProvider)?
     public let android: (any PushProvider)?
 
@@ -11,16 +14,16 @@ public struct PushRouter: Sendable {
         self.android = android
     }
 
-    public func provider(for platform: Platform) -> (any PushProvider)? {
-        switch platform {
-        case .ios: return ios
-        case .android: return android
-        }
+    /// One provider for both platforms (the local development provider).
+    public init(both provider: any PushProvider) {
+        self.init(ios: provider, android: provider)
     }
 
-    /// The provider's name for metrics, or `none`.
-    public func name(for platform: Platform) -> String {
-        provider(for: platform)?.name ?? "none"
+    public func provider(for platform: Platform) -> (any PushProvider)? {
+        switch platform {
+        case .ios: ios
+        case .android: android
+        }
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {

@@ -1,0 +1,188 @@
+import Foundation
+import HeraldWire
+
+/// The body of an FCM HTTP v1 send: `{"message": {…}}`.
+public struct FCMSendRequest: Codable, Sendable, Hashable {
+    public var message: FCMMessage
+    public init(message: FCMMessage) { self.message = message }
+}
+
+/// One FCM v1 `Message` (the fields Herald uses).
+public struct FCMMessage: Codable, Sendable, Hashable {
+    /// `android.priority`. HIGH wakes a dozing device at once; NORMAL may wait for a
+    /// maintenance window.
+    public enum AndroidPriority: String, Codable, Sendable, Hashable {
+        case high = "HIGH"
+        case normal = "NORMAL"
+    }
+
+    public struct Notification: Codable, Sendable, Hashable {
+        public var title: String?
+        public var body: String?
+        public var image: String?
+        public init(title: String? = nil, body: String? = nil, image: String? = nil) {
+            self.title = title
+            self.body = body
+            self.image = image
+        }
+    }
+
+    public struct AndroidNotification: Codable, Sendable, Hashable {
+        public var channelID: String?
+        public var sound: String?
+        public var color: String?
+        public var icon: String?
+        public init(channelID: String? = nil, sound: String? = nil, color: String? = nil, icon: String? = nil) {
+            self.channelID = channelID
+            self.sound = sound
+            self.color = color
+            self.icon = icon
+        }
+        enum CodingKeys: String, CodingKey {
+            case channelID = "channel_id"
+            case sound, color, icon
+        }
+    }
+
+    public struct AndroidConfig: Codable, Sendable, Hashable {
+        public var priority: AndroidPriority
+        /// Seconds with an `s` suffix (`"3600s"`), a protobuf Duration.
+        public var ttl: String?
+        public var collapseKey: String?
+        public var notification: AndroidNotification?
+        public init(
+            priority: AndroidPriority,
+            ttl: String? = nil,
+            collapseKey: String? = nil,
+            notification: AndroidNotification? = nil
+        ) {
+            self.priority = priority
+            self.ttl = ttl
+            self.collapseKey = collapseKey
+            self.notification = notification
+        }
+        enum CodingKeys: String, CodingKey {
+            case priority, ttl, notification
+            case collapseKey = "collapse_key"
+        }
+    }
+
+    /// What FCM forwards to APNs when the token belongs to an iOS app.
+    public struct APNsConfig: Codable, Sendable, Hashable {
+        public struct Payload: Codable, Sendable, Hashable {
+            public var aps: APNsPayload.APS
+            public init(aps: APNsPayload.APS) { self.aps = aps }
+        }
+        public var payload: Payload
+        public init(payload: Payload) { self.payload = payload }
+    }
+
+    /// The registration token; absent only when measuring the payload.
+    public var token: String?
+    /// Every value a string: FCM rejects anything else.
+    public var data: [String: String]?
+    public var notification: Notification?
+    public var android: AndroidConfig?
+    public var apns: APNsConfig?
+
+    public init(
+        token: String?,
+        data: [String: String]?,
+        notification: Notification? = nil,
+        android: AndroidConfig? = nil,
+        apns: APNsConfig? = nil
+    ) {
+        self.token = token
+        self.data = data
+        self.notification = notification
+        self.android = android
+        self.apns = apns
+    }
+
+    /// The FCM message for a push.
+    ///
+    /// - `wake` and `background` are **data-only**: no `notification`, so Android always hands
+    ///   the data to the app's `FirebaseMessagingService` (a notification message would be
+    ///   shown by the system and skip the service while the app is in the background).
+    ///   `wake` is HIGH priority, `background` NORMAL.
+    /// - `alert` adds `notification` (title, body, image) and `android.notification`
+    ///   (channel, sound, colour, icon), HIGH priority.
+    /// - `apns.payload.aps` carries sound, badge and `mutable-content: 1` when a sound or
+    ///   badge is set (seed 002's shape, for iOS apps that use FCM).
+    /// - `expiresAt` becomes `android.ttl`, `collapseID` `android.collapse_key`.
+    public init(_ message: PushMessage, token: String?, now: Date) {
+        let isAlert = message.kind == .alert
+        var ttl: String?
+        if let expiresAt = message.expiresAt {
+            ttl = "\(max(0, Int(expiresAt.timeIntervalSince(now).rounded(.down))))s"
+        }
+        let androidNotification = message.android.map {
+            AndroidNotification(channelID: $0.channelID, sound: $0.sound, color: $0.color, icon: $0.icon)
+        }
+        self.init(
+            token: token,
+            data: message.data.isEmpty ? nil : message.data,
+            notification: isAlert
+                ? message.alert.map { Notification(title: $0.title, body: $0.body, image: $0.image) } : nil,
+            android: AndroidConfig(
+                priority: message.kind == .background ? .normal : .high,
+                ttl: ttl,
+                collapseKey: message.collapseID,
+                notification: isAlert ? androidNotification : nil
+            ),
+            apns: message.sound != nil || message.badge != nil
+                ? APNsConfig(
+                    payload: .init(aps: .init(sound: message.sound, badge: message.badge, mutableContent: 1))
+                ) : nil
+        )
+    }
+}
+
+/// Renders and checks FCM request bodies.
+public enum FCMPayload {
+    /// FCM's limit for a message's payload, in bytes.
+    public static let maximumSize = 4096
+
+    /// Keys FCM reserves in `data` and refuses with `INVALID_ARGUMENT`.
+    static let reservedDataKeys: Set<String> = ["from", "notification", "message_type"]
+
+    /// The request body for sending a message to `token`, in Herald's deterministic JSON.
+    public static func render(_ message: PushMessage, token: String, now: Date) throws -> Data {
+        try WireJSON.encode(FCMSendRequest(message: FCMMessage(message, token: token, now: now)))
+    }
+
+    /// What an Android `FirebaseMessagingService` receives as `RemoteMessage.data`: the flat
+    /// string map, as JSON.
+    public static func renderData(_ message: PushMessage) throws -> Data {
+        try WireJSON.encode(message.data)
+    }
+
+    /// Refuses a message FCM would refuse: a reserved data key, or a rendered message (without
+    /// the token) over 4096 bytes.
+    public static func validate(_ message: PushMessage, now: Date) throws(PushValidationError) {
+        for key in message.data.keys
+        where reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.") {
+            throw PushValidationError(code: "invalid_message", message: "FCM reserves the data key \"\(key)\"")
+        }
+        let size: Int
+        do {
+            size = try WireJSON.encode(FCMMessage(message, token: nil, now: now)).count
+        } catch {
+            throw PushValidationError(code: "invalid_message", message: "the payload cannot be encoded as JSON")
+        }
+        if size > maximumSize {
+            throw PushValidationError(
+                code: "payload_too_large",
+                message: "the FCM message is \(size) bytes; FCM allows \(maximumSize)"
+            )
+        }
+    }
+
+    /// Refuses a string that cannot be a registration token: empty, very long, or with
+    /// whitespace (a copy-paste accident).
+    public static func validateRegistrationToken(_ token: String) throws(PushValidationError) {
+        guard !token.isEmpty, token.utf8.count <= 4096, !token.contains(where: \.isWhitespace) else {
+            throw PushValidationError(code: "invalid_message", message: "an FCM registration token is a non-empty string without spaces")
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldWire
+import Logging
+import NIOCore
+
+/// Sends pushes through FCM HTTP v1 with a service account.
+///
+/// One OAuth2 access token is shared by every send: fetched on first use (concurrent sends
+/// wait for that one fetch), reused until ``FCMConfiguration/accessTokenRefreshMargin`` before
+/// it expires, and dropped when FCM answers 401.
+public struct FCMProvider: PushProvider {
+    public var name: String { "fcm" }
+
+    public let configuration: FCMConfiguration
+    private let httpClient: HTTPClient
+    private let tokens: BearerTokenCache
+    private let now: @Sendable () -> Date
+
+    /// - Parameters:
+    ///   - now: The clock for token expiry and `android.ttl`; tests inject one to jump ahead.
+    /// - Throws: ``PushConfigurationError`` when the service account's key does not parse.
+    public init(
+        configuration: FCMConfiguration,
+        httpClient: HTTPClient,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(PushConfigurationError) {
+        let source = try GoogleAccessTokenSource(configuration: configuration, httpClient: httpClient, now: now)
+        self.configuration = configuration
+        self.httpClient = httpClient
+        self.now = now
+        self.tokens = BearerTokenCache(now: now) { try await source.fetch() }
+    }
+
+    public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
+        guard target.platform == .android else {
+            throw PushValidationError(code: "invalid_message", message: "Herald sends FCM pushes to Android devices only")
+        }
+        try FCMPayload.validateRegistrationToken(target.token)
+        try FCMPayload.validate(message, now: now())
+    }
+
+    public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
+        var logger = logger
+        logger[metadataKey: "push.service"] = "fcm"
+        logger[metadataKey: "push.token"] = "\(target.redactedToken)"
+
+        let body: Data
+        do {
+            try validate(message, for: target)
+            body = try FCMPayload.render(message, token: target.token, now: now())
+        } catch {
+            logger.warning("fcm push refused before sending", metadata: ["error": "\(error)"])
+            return PushOutcome(kind: .permanent, reason: "invalid_message")
+        }
+
+        let accessToken: String
+        do {
+            accessToken = try await tokens.token()
+        } catch let error as AccessTokenError {
+            let outcome = error.outcome
+            logger.warning(
+                "fcm access token refused",
+                metadata: ["push.status": "\(error.status)", "push.reason": "\(outcome.reason ?? "-")"]
+            )
+            return outcome
+        } catch {
+            TransportFailure.log(error, service: "oauth", logger: logger)
+            return TransportFailure.outcome(for: error)
+        }
+
+        var request = HTTPClientRequest(url: configuration.sendURL)
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
+        request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        request.body = .bytes(ByteBuffer(bytes: body))
+
+        let mapped: FCMResponse.Mapped
+        do {
+            let response = try await httpClient.execute(
+                request,
+                deadline: .now() + TimeAmount(configuration.requestTimeout),
+                logger: logger
+            )
+            let responseBody = try await response.body.collect(upTo: 64 * 1024)
+            mapped = FCMResponse.map(
+                status: Int(response.status.code),
+                body: Data(responseBody.readableBytesView),
+                retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after"), now: now())
+            )
+        } catch {
+            TransportFailure.log(error, service: name, logger: logger)
+            return TransportFailure.outcome(for: error)
+        }
+        if mapped.dropAccessToken {
+            await tokens.invalidate(accessToken)
+        }
+
+        let outcome = mapped.outcome
+        let metadata: Logger.Metadata = [
+            "push.outcome": "\(outcome.kind.rawValue)",
+            "push.status": "\(outcome.status.map(String.init) ?? "-")",
+            "push.reason": "\(outcome.reason ?? "-")",
+        ]
+        if outcome.kind == .permanent {
+            logger.warning("fcm push failed permanently", metadata: metadata)
+        } else {
+            logger.debug("fcm push answered", metadata: metadata)
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HeraldWire
+import Logging
+
+/// One push the local development provider "sent": what the device would have received.
+public struct RecordedPush: Sendable, Hashable {
+    public var target: PushTarget
+    /// The JSON the app would see. iOS: the APNs body, `aps` beside the data keys (an
+    /// extension's `userInfo`). Android: the flat `data` string map (`RemoteMessage.data`).
+    public var payload: Data
+    public var message: PushMessage
+
+    public init(target: PushTarget, payload: Data, message: PushMessage) {
+        self.target = target
+        self.payload = payload
+        self.message = message
+    }
+}
+
+/// A provider for running with no APNs or FCM credentials: renders each push exactly as the
+/// real provider for its platform would, and hands it to a recorder (the server stores it so
+/// `herald device` can pick it up) instead of a push service.
+public struct LocalDevelopmentProvider: PushProvider {
+    /// Keeps a rendered push. Throwing makes the send a retry, as a push service outage would.
+    public typealias Recorder = @Sendable (RecordedPush) async throws -> Void
+
+    public var name: String { "local" }
+
+    private let recorder: Recorder
+    private let now: @Sendable () -> Date
+
+    public init(now: @escaping @Sendable () -> Date = { Date() }, recorder: @escaping Recorder) {
+        self.recorder = recorder
+        self.now = now
+    }
+
+    /// The real providers' payload rules (size, reserved keys). Tokens only need to be
+    /// non-empty: a simulated device names itself.
+    public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
+        guard !target.token.isEmpty, target.token.utf8.count <= 4096 else {
+            throw PushValidationError(code: "invalid_message", message: "a device token must be 1 to 4096 bytes")
+        }
+        switch target.platform {
+        case .ios: try APNsPayload.validate(message)
+        case .android: try FCMPayload.validate(message, now: now())
+        }
+    }
+
+    /// The body the device would receive for `message`.
+    public func render(_ message: PushMessage, for platform: Platform) throws -> Data {
+        switch platform {
+        case .ios: try APNsPayload.render(message)
+        case .android: try FCMPayload.renderData(message)
+        }
+    }
+
+    public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
+        let payload: Data
+        do {
+            try validate(message, for: target)
+            payload = try render(message, for: target.platform)
+        } catch {
+            logger.warning("local push refused", metadata: ["error": "\(error)"])
+            return PushOutcome(kind: .permanent, reason: "invalid_message")
+        }
+        do {
+            try await recorder(RecordedPush(target: target, payload: payload, message: message))
+        } catch {
+            logger.warning("local push could not be recorded", metadata: ["error.type": "\(type(of: error))"])
+            return PushOutcome(kind: .retry, reason: "recorder_failed")
+        }
+        logger.info(
+            "local push",
+            metadata: [
+                "platform": "\(target.platform.rawValue)",
+                "push.token": "\(target.redactedToken)",
+                "notification_type": "\(message.data["notification_type"] ?? "-")",
+            ]
+        )
+        return .delivered(id: UUID().uuidString)
+    }
+}

@@ -1,0 +1,103 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldPush
+import HeraldWire
+import Logging
+
+/// Push credentials, read from `HERALD_*` environment variables only: secrets come from files
+/// named in the environment, never from flags (flags show up in `ps`).
+///
+/// | variable | meaning |
+/// |---|---|
+/// | `HERALD_APNS_KEY_FILE` | path of the `.p8` token-signing key |
+/// | `HERALD_APNS_KEY_ID`, `HERALD_APNS_TEAM_ID`, `HERALD_APNS_TOPIC` | key id, team id, app bundle id |
+/// | `HERALD_APNS_ENVIRONMENT` | `production` (default) or `sandbox` |
+/// | `HERALD_APNS_URL` | overrides the APNs base URL (proxies, tests) |
+/// | `HERALD_FCM_SERVICE_ACCOUNT_FILE` | Google service-account JSON; its `token_uri` is the OAuth endpoint |
+/// | `HERALD_FCM_URL` | overrides `https://fcm.googleapis.com` |
+/// | `HERALD_TLS_CA_FILE` | PEM of extra trust roots for outgoing TLS |
+struct ProviderSettings {
+    var apns: APNsConfiguration?
+    var fcm: FCMConfiguration?
+    var extraTrustRootsFile: String?
+
+    /// True when neither platform has credentials: the local development provider is used.
+    var isLocal: Bool { apns == nil && fcm == nil }
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static let apnsKeys = ["HERALD_APNS_KEY_FILE", "HERALD_APNS_KEY_ID", "HERALD_APNS_TEAM_ID", "HERALD_APNS_TOPIC"]
+
+    /// Reads the settings. A platform with some but not all of its variables is an error that
+    /// names what is missing: a half-configured platform must not silently fall back.
+    init(environment: [String: String]) throws {
+        func value(_ key: String) -> String? {
+            guard let v = environment[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            return v
+        }
+        extraTrustRootsFile = value("HERALD_TLS_CA_FILE")
+
+        let apnsOptional = ["HERALD_APNS_ENVIRONMENT", "HERALD_APNS_URL"]
+        let present = Self.apnsKeys.filter { value($0) != nil }
+        if !present.isEmpty || apnsOptional.contains(where: { value($0) != nil }) {
+            let missing = Self.apnsKeys.filter { value($0) == nil }
+            guard missing.isEmpty else {
+                throw Missing(description: "APNs is partly configured: set \(missing.joined(separator: ", "))")
+            }
+            let keyFile = value("HERALD_APNS_KEY_FILE")!
+            let pem: String
+            do {
+                pem = try String(contentsOfFile: keyFile, encoding: .utf8)
+            } catch {
+                throw Missing(description: "HERALD_APNS_KEY_FILE: cannot read '\(keyFile)'")
+            }
+            let environmentName = value("HERALD_APNS_ENVIRONMENT") ?? "production"
+            var apnsEnvironment: APNsConfiguration.Environment
+            switch environmentName {
+            case "production": apnsEnvironment = .production
+            case "sandbox", "development": apnsEnvironment = .sandbox
+            default:
+                throw Missing(
+                    description: "HERALD_APNS_ENVIRONMENT must be 'production' or 'sandbox', not '\(environmentName)'"
+                )
+            }
+            if let url = value("HERALD_APNS_URL") { apnsEnvironment = .custom(url) }
+            apns = APNsConfiguration(
+                signingKeyPEM: pem,
+                keyID: value("HERALD_APNS_KEY_ID")!,
+                teamID: value("HERALD_APNS_TEAM_ID")!,
+                topic: value("HERALD_APNS_TOPIC")!,
+                environment: apnsEnvironment
+            )
+        }
+
+        if let file = value("HERALD_FCM_SERVICE_ACCOUNT_FILE") {
+            let account: ServiceAccount
+            do {
+                account = try ServiceAccount(json: Data(contentsOf: URL(fileURLWithPath: file)))
+            } catch {
+                throw Missing(description: "HERALD_FCM_SERVICE_ACCOUNT_FILE: '\(file)' is not a readable service-account JSON")
+            }
+            fcm = FCMConfiguration(serviceAccount: account, baseURL: value("HERALD_FCM_URL") ?? FCMConfiguration.defaultBaseURL)
+        } else if value("HERALD_FCM_URL") != nil {
+            throw Missing(description: "FCM is partly configured: set HERALD_FCM_SERVICE_ACCOUNT_FILE")
+        }
+    }
+
+    /// The providers for these settings; `recordLocal` stores what the local provider sends.
+    func makeRouter(
+        httpClient: HTTPClient,
+        recordLocal: @escaping @Sendable (RecordedPush) async throws -> Void,
+        logger: Logger
+    ) throws -> PushRouter {
+        if isLocal {
+            let local = LocalDevelopmentProvider(recorder: recordLocal, logger: logger)
+            return PushRouter(ios: local, android: local)
+        }
+        let ios: (any PushProvider)? = try apns.map { try APNsProvider(configuration: $0, httpClient: httpClient) }
+        let android: (any PushProvider)? = try fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient) }
+        return PushRouter(ios: ios, android: android)
+    }
+}

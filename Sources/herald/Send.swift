@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import HeraldPush
+import HeraldWire
+import Logging
+
+/// `herald send`: one push by hand, through the same providers `serve` uses.
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send one notification by hand through the configured provider.",
+        discussion: """
+            Uses the same HERALD_APNS_* / HERALD_FCM_* settings as serve. With none set, the local
+            development provider prints the payload it would send.
+            """
+    )
+
+    @Option(help: "ios or android.")
+    var platform: String
+
+    @Option(help: "The device's push token.")
+    var token: String
+
+    @Option(help: "notification_type, e.g. swap_updated.")
+    var type: String = NotificationType.swapUpdated.rawValue
+
+    @Option(help: "notification_payload as a JSON object.")
+    var payload: String = "{}"
+
+    @Option(help: "app_data to pass along.")
+    var appData: String?
+
+    func run() async throws {
+        guard let platform = Platform(rawValue: platform) else {
+            throw ValidationError("--platform must be ios or android")
+        }
+        guard (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) is [String: Any] else {
+            throw ValidationError("--payload must be a JSON object")
+        }
+        var logger = Logger(label: "herald")
+        logger.logLevel = .info
+        let settings: ProviderSettings
+        do {
+            settings = try ProviderSettings(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: settings.extraTrustRootsFile)
+        let outcome: PushOutcome
+        do {
+            let router = try settings.makeRouter(
+                httpClient: httpClient,
+                recordLocal: { push in print(String(decoding: push.payload, as: UTF8.self)) },
+                logger: logger
+            )
+            let message = PushMessage.wake(
+                PushData(notificationType: NotificationType(rawValue: type), notificationPayload: payload, appData: appData)
+            )
+            let target = PushTarget(platform: platform, token: token)
+            do {
+                try router.validate(message, for: target)
+            } catch {
+                throw ValidationError("\(error.code): \(error.message)")
+            }
+            outcome = await router.send(message, to: target, logger: logger)
+        } catch {
+            try? await httpClient.shutdown()
+            throw error
+        }
+        try await httpClient.shutdown()
+        print("\(outcome)")
+        if outcome.kind != .delivered { throw ExitCode(1) }
+    }
+}

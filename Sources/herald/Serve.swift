@@ -1,0 +1,146 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import HeraldPush
+import HeraldServer
+import HeraldStore
+import Hummingbird
+import Logging
+
+/// `herald serve`: runs the Notification Delivery Service.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the Notification Delivery Service.",
+        discussion: """
+            Every option can also be set with its environment variable (shown in brackets); a flag wins.
+            Push credentials come from HERALD_APNS_* and HERALD_FCM_* variables only (see README).
+            With none set, a local development provider records pushes in the database.
+            """
+    )
+
+    @Option(help: "Address to listen on [HERALD_HOST, default 127.0.0.1].")
+    var host: String?
+
+    @Option(help: "Port to listen on [HERALD_PORT, default 8080].")
+    var port: Int?
+
+    @Option(help: "SQLite database file [HERALD_DATABASE, default ./herald.sqlite].")
+    var database: String?
+
+    @Option(help: "Base URL others reach this server at [HERALD_PUBLIC_URL, default http://HOST:PORT].")
+    var publicURL: String?
+
+    @Option(help: "Accept raw push tokens on the webhook, not only aliases [HERALD_ACCEPT_RAW_TOKENS, default true].")
+    var acceptRawTokens: Bool?
+
+    @Option(help: "Seconds a webhook's push is worth delivering [HERALD_JOB_TTL, default 3600].")
+    var jobTTL: Int?
+
+    @Option(help: "Sends in flight at once [HERALD_MAX_CONCURRENT_SENDS, default 256].")
+    var maxConcurrentSends: Int?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
+    var logLevel: String?
+
+    func run() async throws {
+        let env = ProcessInfo.processInfo.environment
+        let settings = try ServeSettings(
+            host: host, port: port, database: database, publicURL: publicURL,
+            acceptRawTokens: acceptRawTokens, jobTTL: jobTTL, maxConcurrentSends: maxConcurrentSends,
+            logLevel: logLevel, environment: env
+        )
+        var logger = Logger(label: "herald")
+        logger.logLevel = settings.logLevel
+
+        let providerSettings: ProviderSettings
+        do {
+            providerSettings = try ProviderSettings(environment: env)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let store = try SQLiteStore(path: settings.database)
+        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: providerSettings.extraTrustRootsFile)
+        do {
+            let providers = try providerSettings.makeRouter(
+                httpClient: httpClient,
+                recordLocal: { push in
+                    try await store.recordLocalPush(
+                        platform: push.target.platform, token: push.target.token, payload: push.payload, now: Date()
+                    )
+                },
+                logger: logger
+            )
+            logger.info(
+                "starting herald",
+                metadata: [
+                    "database": "\(store.path)",
+                    "ios": "\(providers.name(for: .ios))",
+                    "android": "\(providers.name(for: .android))",
+                    "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
+                ]
+            )
+            let app = buildApplication(
+                configuration: settings.server,
+                store: store,
+                providers: providers,
+                logger: logger
+            )
+            try await app.runService()
+        } catch {
+            try? await httpClient.shutdown()
+            throw error
+        }
+        try await httpClient.shutdown()
+    }
+}
+
+/// `serve`'s settings: flag, else `HERALD_*` variable, else default.
+struct ServeSettings {
+    var database: String
+    var logLevel: Logger.Level
+    var server: HeraldServerConfiguration
+
+    init(
+        host: String?, port: Int?, database: String?, publicURL: String?, acceptRawTokens: Bool?,
+        jobTTL: Int?, maxConcurrentSends: Int?, logLevel: String?, environment env: [String: String]
+    ) throws {
+        func int(_ key: String) throws -> Int? {
+            guard let text = env[key], !text.isEmpty else { return nil }
+            guard let value = Int(text), value > 0 else { throw ValidationError("\(key) must be a positive integer") }
+            return value
+        }
+        func bool(_ key: String) throws -> Bool? {
+            guard let text = env[key]?.lowercased(), !text.isEmpty else { return nil }
+            switch text {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw ValidationError("\(key) must be true or false")
+            }
+        }
+        let host = host ?? env["HERALD_HOST"] ?? "127.0.0.1"
+        let port = try port ?? int("HERALD_PORT") ?? 8080
+        self.database = database ?? env["HERALD_DATABASE"] ?? "./herald.sqlite"
+        let levelText = logLevel ?? env["HERALD_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw ValidationError("log level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        self.logLevel = level
+        let publicURL = publicURL ?? env["HERALD_PUBLIC_URL"] ?? "http://\(host):\(port)"
+        let isLocal = (try? ProviderSettings(environment: env))?.isLocal ?? false
+        var dispatcher = DispatcherConfiguration()
+        if let sends = try maxConcurrentSends ?? int("HERALD_MAX_CONCURRENT_SENDS") {
+            dispatcher.maxConcurrentSends = sends
+        }
+        server = HeraldServerConfiguration(
+            host: host,
+            port: port,
+            settings: ServerSettings(
+                publicURL: publicURL,
+                acceptRawTokens: try acceptRawTokens ?? bool("HERALD_ACCEPT_RAW_TOKENS") ?? true,
+                jobTTL: .seconds(try jobTTL ?? int("HERALD_JOB_TTL") ?? 3600),
+                localProvider: isLocal
+            ),
+            dispatcher: dispatcher
+        )
+    }
+}

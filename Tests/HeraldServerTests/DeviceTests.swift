@@ -1,0 +1,137 @@
+import Foundation
+import HeraldStore
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Device registration and aliases")
+struct DeviceTests {
+    @Test("an app registers, gets an alias webhook URL, and a push to the alias reaches the real token")
+    func registerAndNotify() async throws {
+        let nds = try TestNDS(acceptRawTokens: false)
+        try await nds.app().test(.live) { client in
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"real-apns-token"}"#)
+            #expect(created.status == .created)
+            let webhook = try #require(created.json["webhook_url"] as? String)
+            let alias = try #require(created.json["alias"] as? String)
+            #expect(webhook == "http://nds.test/api/v1/notify?platform=ios&token=\(alias)")
+            #expect(!webhook.contains("real-apns-token"))
+            #expect((created.json["device_secret"] as? String)?.count ?? 0 >= 40)
+
+            let path = String(webhook.dropFirst("http://nds.test".count))
+            let sent = try await client.post(path, json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#)
+            #expect(sent.status == .ok)
+            #expect(
+                try await nds.eventually {
+                    try await nds.store.localPushes(platform: .ios, token: "real-apns-token", after: 0, limit: 1).count == 1
+                }
+            )
+
+            // Alias-only mode: a raw token is refused.
+            let raw = try await client.post(
+                "/api/v1/notify?platform=ios&token=real-apns-token", json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
+            )
+            #expect(raw.status == .notFound)
+            #expect(raw.json["error"] as? String == "unknown_token")
+        }
+    }
+
+    @Test("the device secret rotates the token and deletes the device; the alias alone cannot")
+    func rotateAndDelete() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.router) { client in
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"android","push_token":"old"}"#)
+            let id = try #require(created.json["device_id"] as? String)
+            let secret = try #require(created.json["device_secret"] as? String)
+            let alias = try #require(created.json["alias"] as? String)
+
+            let noAuth = try await client.execute(
+                uri: "/api/v1/devices/\(id)", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"push_token":"new"}"#)
+            )
+            #expect(noAuth.status == .unauthorized)
+            let withAlias = try await client.execute(
+                uri: "/api/v1/devices/\(id)", method: .put,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(alias)"],
+                body: ByteBuffer(string: #"{"push_token":"new"}"#)
+            )
+            #expect(withAlias.status == .unauthorized)
+            #expect(withAlias.json["error"] as? String == "unauthorized")
+
+            let rotated = try await client.execute(
+                uri: "/api/v1/devices/\(id)", method: .put,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(secret)"],
+                body: ByteBuffer(string: #"{"push_token":"new"}"#)
+            )
+            #expect(rotated.status == .ok)
+            #expect(try await nds.store.device(alias: alias)?.token == "new")
+
+            let deleted = try await client.execute(
+                uri: "/api/v1/devices/\(id)", method: .delete, headers: [.authorization: "Bearer \(secret)"]
+            )
+            #expect(deleted.status == .noContent)
+            #expect(try await nds.store.device(alias: alias) == nil)
+        }
+    }
+
+    @Test("registration is rate-limited per client address")
+    func rateLimit() async throws {
+        let nds = try TestNDS()  // 5 a minute
+        try await nds.app().test(.live) { client in
+            for _ in 0..<5 {
+                let ok = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"t"}"#)
+                #expect(ok.status == .created)
+            }
+            let limited = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"t"}"#)
+            #expect(limited.status == .tooManyRequests)
+            #expect(limited.json["error"] as? String == "rate_limited")
+            #expect(limited.headers[.retryAfter] != nil)
+        }
+    }
+
+    @Test("registration refuses bad bodies with the JSON error shape")
+    func badRegistration() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.router) { client in
+            let notJSON = try await client.post("/api/v1/devices", json: "nope")
+            #expect(notJSON.status == .badRequest)
+            #expect(notJSON.json["error"] as? String == "invalid_json")
+            let platform = try await client.post("/api/v1/devices", json: #"{"platform":"symbian","push_token":"t"}"#)
+            #expect(platform.json["error"] as? String == "unknown_platform")
+            let missing = try await client.post("/api/v1/devices", json: #"{"platform":"ios"}"#)
+            #expect(missing.status == .unprocessableContent)
+            #expect(missing.json["error"] as? String == "invalid_body")
+        }
+    }
+
+    @Test("the push feed opens only with the device's secret and long-polls for new pushes")
+    func pushFeed() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.live) { client in
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"feed-token"}"#)
+            let id = try #require(created.json["device_id"] as? String)
+            let secret = try #require(created.json["device_secret"] as? String)
+            let alias = try #require(created.json["alias"] as? String)
+
+            let denied = try await client.execute(uri: "/api/v1/devices/\(id)/pushes", method: .get, headers: [.authorization: "Bearer \(alias)"])
+            #expect(denied.status == .unauthorized)
+
+            _ = try await client.post(
+                "/api/v1/notify?platform=ios&token=\(alias)", json: #"{"event":"swap.update","data":{"id":"f","status":"x"}}"#
+            )
+            let feed = try await client.execute(
+                uri: "/api/v1/devices/\(id)/pushes?after=0&wait=5", method: .get, headers: [.authorization: "Bearer \(secret)"]
+            )
+            #expect(feed.status == .ok)
+            let pushes = try #require(feed.json["pushes"] as? [[String: Any]])
+            #expect(pushes.count == 1)
+            let payload = try #require(pushes.first?["payload"] as? [String: Any])
+            #expect(payload["notification_type"] as? String == "swap_updated")
+            let next = try #require(feed.json["next"] as? Int)
+            let empty = try await client.execute(
+                uri: "/api/v1/devices/\(id)/pushes?after=\(next)&wait=0.2", method: .get, headers: [.authorization: "Bearer \(secret)"]
+            )
+            #expect((empty.json["pushes"] as? [Any])?.isEmpty == true)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldPush
+import HeraldServer
+import HeraldStore
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+
+/// An NDS under test: a real SQLite file in a temporary folder and real providers.
+struct TestNDS {
+    let folder: URL
+    let store: SQLiteStore
+    var settings: ServerSettings
+    var dispatcher: DispatcherConfiguration
+    let logger: Logger
+
+    init(acceptRawTokens: Bool = true, jobTTL: Duration = .seconds(3600), folder: URL? = nil) throws {
+        let folder =
+            folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("herald-nds-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        self.folder = folder
+        store = try SQLiteStore(path: folder.appendingPathComponent("herald.sqlite").path)
+        settings = ServerSettings(
+            publicURL: "http://nds.test",
+            acceptRawTokens: acceptRawTokens,
+            jobTTL: jobTTL,
+            registrationsPerMinute: 5,
+            localProvider: true
+        )
+        dispatcher = DispatcherConfiguration()
+        dispatcher.pollInterval = .milliseconds(50)
+        dispatcher.backoff = Backoff(base: .milliseconds(50), cap: .milliseconds(200))
+        var logger = Logger(label: "herald-test")
+        logger.logLevel = .warning
+        self.logger = logger
+    }
+
+    /// The local development provider, recording into this NDS's store.
+    func localRouter() -> PushRouter {
+        let store = self.store
+        let local = LocalDevelopmentProvider(
+            recorder: { push in
+                try await store.recordLocalPush(
+                    platform: push.target.platform, token: push.target.token, payload: push.payload, now: Date()
+                )
+            },
+            logger: logger
+        )
+        return PushRouter(ios: local, android: local)
+    }
+
+    func app(providers: PushRouter? = nil, metrics: HeraldMetrics = HeraldMetrics()) -> some ApplicationProtocol {
+        buildApplication(
+            configuration: HeraldServerConfiguration(host: "127.0.0.1", port: 0, settings: settings, dispatcher: dispatcher),
+            store: store,
+            providers: providers ?? localRouter(),
+            metrics: metrics,
+            logger: logger
+        )
+    }
+
+    /// Waits until `condition` holds, polling the real store; fails after `timeout`.
+    func eventually(
+        timeout: Duration = .seconds(10),
+        _ condition: () async throws -> Bool
+    ) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+}
+
+extension TestClientProtocol {
+    func post(_ uri: String, json: String, headers: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: json))
+    }
+}
+
+extension TestResponse {
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+    }
+    var text: String { String(buffer: body) }
+}

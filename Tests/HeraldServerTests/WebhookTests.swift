@@ -1,0 +1,161 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Webhook intake and the local development provider")
+struct WebhookTests {
+    @Test("a swap.update webhook becomes the Breez push data, recorded by the local provider")
+    func swapUpdate() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.live) { client in
+            let response = try await client.post(
+                "/api/v1/notify?platform=ios&token=abcdef0123&app_data=wallet-7",
+                json: #"{"event":"swap.update","data":{"id":"swap-1","status":"transaction.mempool"}}"#
+            )
+            #expect(response.status == .ok)
+            let id = try #require(response.json["id"] as? String)
+            #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .delivered })
+
+            let pushes = try await nds.store.localPushes(platform: .ios, token: "abcdef0123", after: 0, limit: 10)
+            #expect(pushes.count == 1)
+            let payload = try #require(try JSONSerialization.jsonObject(with: pushes[0].payload) as? [String: Any])
+            #expect(payload["notification_type"] as? String == "swap_updated")
+            #expect(payload["notification_payload"] as? String == #"{"id":"swap-1","status":"transaction.mempool"}"#)
+            #expect(payload["app_data"] as? String == "wallet-7")
+            let aps = try #require(payload["aps"] as? [String: Any])
+            #expect(aps["mutable-content"] as? Int == 1)
+            #expect(aps["alert"] is [String: Any])
+        }
+    }
+
+    @Test("an Android webhook is recorded as the FCM data map, every value a string")
+    func android() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.live) { client in
+            let response = try await client.post(
+                "/api/v1/notify?platform=android&token=fcm:token-1",
+                json: #"{"event":"invoice.request","data":{"offer":"lno1","invoiceRequest":"lnr1"}}"#
+            )
+            #expect(response.status == .ok)
+            #expect(
+                try await nds.eventually {
+                    try await !nds.store.localPushes(platform: .android, token: "fcm:token-1", after: 0, limit: 1).isEmpty
+                }
+            )
+            let push = try await nds.store.localPushes(platform: .android, token: "fcm:token-1", after: 0, limit: 1)[0]
+            let map = try JSONDecoder().decode([String: String].self, from: push.payload)
+            #expect(map["notification_type"] == "invoice_request")
+            #expect(map["notification_payload"] == #"{"invoice_request":"lnr1","offer":"lno1"}"#)
+        }
+    }
+
+    @Test("a repeated Idempotency-Key returns the first job's id and pushes once")
+    func idempotency() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.live) { client in
+            let body = #"{"event":"swap.update","data":{"id":"s","status":"swap.expired"}}"#
+            let first = try await client.post("/api/v1/notify?platform=ios&token=aa11", json: body, headers: [.init("Idempotency-Key")!: "evt-1"])
+            let second = try await client.post("/api/v1/notify?platform=ios&token=aa11", json: body, headers: [.init("Idempotency-Key")!: "evt-1"])
+            #expect(first.status == .ok)
+            #expect(second.status == .ok)
+            #expect(first.json["id"] as? String == second.json["id"] as? String)
+            #expect(second.headers[.init("Idempotent-Replayed")!] == "true")
+            let id = try #require(first.json["id"] as? String)
+            #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .delivered })
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await nds.store.localPushes(platform: .ios, token: "aa11", after: 0, limit: 10).count == 1)
+            #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0))
+        }
+    }
+
+    struct BadInput: Sendable, CustomTestStringConvertible {
+        var uri: String
+        var body: String
+        var status: HTTPResponse.Status
+        var code: String
+        var testDescription: String { code }
+    }
+
+    static let badInputs: [BadInput] = [
+        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: "{not json", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: "", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: "[1,2]", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=windows&token=t", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "unknown_platform"),
+        BadInput(uri: "/api/v1/notify?platform=ios", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_token"),
+        BadInput(uri: "/api/v1/notify?token=t", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_platform"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"hello":"world"}"#, status: .badRequest, code: "unknown_body_shape"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"event":"swap.update","data":{"id":"x"}}"#, status: .unprocessableContent, code: "invalid_data"),
+        BadInput(
+            uri: "/api/v1/notify?platform=ios&token=t",
+            body: #"{"event":"big","data":{"blob":""# + String(repeating: "x", count: 70 * 1024) + #""}}"#,
+            status: .contentTooLarge, code: "body_too_large"
+        ),
+        BadInput(
+            uri: "/api/v1/notify?platform=ios&token=t",
+            body: #"{"event":"big","data":{"blob":""# + String(repeating: "x", count: 5000) + #""}}"#,
+            status: .unprocessableContent, code: "payload_too_large"
+        ),
+    ]
+
+    @Test("bad input gets a 4xx with a machine-readable error and stores nothing", arguments: badInputs)
+    func badInput(_ input: BadInput) async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.router) { client in
+            let response = try await client.post(input.uri, json: input.body)
+            #expect(response.status == input.status)
+            #expect(response.json["error"] as? String == input.code)
+            #expect((response.json["message"] as? String)?.isEmpty == false)
+            #expect(response.headers[.contentType] == "application/json")
+        }
+        #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 0, dead: 0))
+    }
+
+    @Test("an unknown route answers in the same JSON error shape")
+    func unknownRoute() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.router) { client in
+            let response = try await client.execute(uri: "/api/v1/nope", method: .get)
+            #expect(response.status == .notFound)
+            #expect(response.json["error"] as? String == "not_found")
+        }
+    }
+
+    @Test("a job older than its TTL is dead-lettered, not sent")
+    func ttl() async throws {
+        var nds = try TestNDS(jobTTL: .milliseconds(1))
+        nds.dispatcher.pollInterval = .milliseconds(20)
+        try await nds.app().test(.live) { client in
+            let response = try await client.post(
+                "/api/v1/notify?platform=ios&token=ttl-token",
+                json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
+            )
+            let id = try #require(response.json["id"] as? String)
+            #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .dead })
+            #expect(try await nds.store.status(jobID: id)?.lastError == "ttl_expired")
+            #expect(try await nds.store.localPushes(platform: .ios, token: "ttl-token", after: 0, limit: 1).isEmpty)
+        }
+    }
+
+    @Test("health and metrics answer")
+    func operations() async throws {
+        let nds = try TestNDS()
+        try await nds.app().test(.live) { client in
+            _ = try await client.post(
+                "/api/v1/notify?platform=ios&token=m1", json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
+            )
+            let health = try await client.execute(uri: "/health", method: .get)
+            #expect(health.status == .ok)
+            #expect(health.json["status"] as? String == "ok")
+            _ = try await nds.eventually { try await nds.store.counts().delivered == 1 }
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            #expect(metrics.status == .ok)
+            #expect(metrics.text.contains(#"herald_webhooks_received_total{type="swap_updated"} 1"#))
+            #expect(metrics.text.contains(#"herald_pushes_sent_total{provider="local",outcome="delivered"} 1"#))
+            #expect(metrics.text.contains("herald_push_send_duration_seconds_bucket"))
+            #expect(metrics.text.contains("herald_outbox_pending"))
+        }
+    }
+}
