@@ -4,9 +4,16 @@ public struct DeviceLog: Sendable {
     public enum Level: String, Sendable, Comparable, CaseIterable {
         case debug, info, warning, error
 
-        public static func < (a: Level, b: Level) -> Bool {
-            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+        var rank: Int {
+            switch self {
+            case .debug: return 0
+            case .info: return 1
+            case .warning: return 2
+            case .error: return 3
+            }
         }
+
+        public static func < (a: Level, b: Level) -> Bool { a.rank < b.rank }
     }
 
     let sink: @Sendable (Level, String, [String: String]) -> Void
