@@ -71,3 +71,13 @@ public struct HeraldMetrics: Sendable {
     /// The exposition text.
     public func render() -> String { registry.emitToString() }
 }
+
+import HeraldPush
+import HeraldWire
+
+extension PushRouter {
+    /// The name of the provider serving a platform, for metrics and health: `none` if unset.
+    public func providerName(for platform: Platform) -> String {
+        provider(for: platform)?.name ?? "none"
+    }
+}

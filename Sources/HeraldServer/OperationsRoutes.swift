@@ -22,7 +22,7 @@ struct OperationsRoutes: Sendable {
             let health = Health(
                 status: database == "ok" ? "ok" : "degraded",
                 database: database,
-                providers: ["ios": providers.name(for: .ios), "android": providers.name(for: .android)]
+                providers: ["ios": providers.providerName(for: .ios), "android": providers.providerName(for: .android)]
             )
             return try JSONResponse.make(health, status: database == "ok" ? .ok : .serviceUnavailable)
         }

@@ -160,7 +160,7 @@ public final class OutboxDispatcher: Service, Sendable {
         let started = ContinuousClock.now
         let outcome = await providers.send(message, to: target, logger: logger)
         metrics.sendLatency.record(ContinuousClock.now - started)
-        metrics.sent(provider: providers.name(for: job.platform), outcome: outcome.kind.rawValue)
+        metrics.sent(provider: providers.providerName(for: job.platform), outcome: outcome.kind.rawValue)
 
         switch outcome.kind {
         case .delivered:

@@ -66,17 +66,29 @@ public struct LnurlPayInvoiceRequest: Codable, Hashable, Sendable {
     public var verifyURL: String?
     /// LUD-12 comment from the payer.
     public var comment: String?
-    public init(amount: UInt64, replyURL: String, verifyURL: String? = nil, comment: String? = nil) {
+    /// The Lightning address, so the device rebuilds the same `metadata` (with `text/identifier`)
+    /// that the payer got in the info step: the invoice's description hash must commit to it.
+    public var identifier: String?
+    /// The exact `metadata` string the payer got, when the service kept it; preferred over rebuilding.
+    public var metadata: String?
+    public init(
+        amount: UInt64, replyURL: String, verifyURL: String? = nil, comment: String? = nil,
+        identifier: String? = nil, metadata: String? = nil
+    ) {
         self.amount = amount
         self.replyURL = replyURL
         self.verifyURL = verifyURL
         self.comment = comment
+        self.identifier = identifier
+        self.metadata = metadata
     }
     enum CodingKeys: String, CodingKey {
         case amount
         case replyURL = "reply_url"
         case verifyURL = "verify_url"
         case comment
+        case identifier
+        case metadata
     }
 }
 

@@ -93,7 +93,7 @@ struct ProviderSettings {
         logger: Logger
     ) throws -> PushRouter {
         if isLocal {
-            let local = LocalDevelopmentProvider(recorder: recordLocal, logger: logger)
+            let local = LocalDevelopmentProvider(recorder: recordLocal)
             return PushRouter(ios: local, android: local)
         }
         let ios: (any PushProvider)? = try apns.map { try APNsProvider(configuration: $0, httpClient: httpClient) }

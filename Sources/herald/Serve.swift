@@ -74,8 +74,8 @@ struct Serve: AsyncParsableCommand {
                 "starting herald",
                 metadata: [
                     "database": "\(store.path)",
-                    "ios": "\(providers.name(for: .ios))",
-                    "android": "\(providers.name(for: .android))",
+                    "ios": "\(providers.providerName(for: .ios))",
+                    "android": "\(providers.providerName(for: .android))",
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
                 ]
             )

@@ -45,8 +45,7 @@ struct TestNDS {
                 try await store.recordLocalPush(
                     platform: push.target.platform, token: push.target.token, payload: push.payload, now: Date()
                 )
-            },
-            logger: logger
+            }
         )
         return PushRouter(ios: local, android: local)
     }
