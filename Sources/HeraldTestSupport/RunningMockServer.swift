@@ -1,0 +1,94 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A mock server that is listening: its port, and the way to stop it.
+///
+/// Made by the mocks' `start()`. Call ``stop()`` before the test ends; the `withRunning`
+/// helpers do it for you.
+public final class RunningMockServer: Sendable {
+    /// The port it bound on 127.0.0.1.
+    public let port: Int
+    /// `https://127.0.0.1:<port>` or `http://…` when the mock runs without TLS.
+    public let baseURL: String
+
+    private let serviceGroup: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    private init(port: Int, baseURL: String, serviceGroup: ServiceGroup, task: Task<Void, any Error>) {
+        self.port = port
+        self.baseURL = baseURL
+        self.serviceGroup = serviceGroup
+        self.task = task
+    }
+
+    /// Runs `application` on its own task until ``stop()``, and returns once it listens.
+    static func start<App: ApplicationProtocol>(
+        _ makeApplication: (_ onServerRunning: @escaping @Sendable (any Channel) async -> Void) -> App,
+        tls: Bool,
+        logger: Logger
+    ) async throws -> RunningMockServer {
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let application = makeApplication { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+            portContinuation.finish()
+        }
+        let serviceGroup = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger)
+        )
+        // A task of its own (not a child of the caller's) so a bench can keep the server
+        // between calls; `stop()` ends it and awaits it, so nothing outlives the test.
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await serviceGroup.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else {
+            // The server ended before listening: surface why (a bind error, a TLS setup error).
+            try await task.value
+            throw MockServerError.didNotStart
+        }
+        return RunningMockServer(
+            port: port,
+            baseURL: "\(tls ? "https" : "http")://127.0.0.1:\(port)",
+            serviceGroup: serviceGroup,
+            task: task
+        )
+    }
+
+    /// Stops accepting connections, lets open requests finish, and waits until the server is
+    /// gone. Cancels it if that takes more than `timeout` (a client holding a connection).
+    public func stop(timeout: Duration = .seconds(5)) async {
+        await serviceGroup.triggerGracefulShutdown()
+        let task = self.task
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await task.result }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                task.cancel()
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        _ = await task.result
+    }
+}
+
+/// A mock server could not start.
+public enum MockServerError: Error, Sendable {
+    case didNotStart
+}
+
+/// The request context of the mocks: Hummingbird's basic context plus which connection the
+/// request came on (the HTTP/2 connection channel, parent of the stream channel).
+struct MockRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let connectionID: ObjectIdentifier
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        connectionID = ObjectIdentifier(source.channel.parent ?? source.channel)
+    }
+}
