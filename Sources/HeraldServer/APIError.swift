@@ -64,6 +64,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
+        } catch let error as WebhookRequestError {
+            throw APIError(.unprocessableContent, error.code, error.message)
         } catch let error as NIOTooManyBytesError {
             _ = error
             throw APIError(.contentTooLarge, "body_too_large", "the request body is over the limit")

@@ -143,11 +143,3 @@ struct WebhookRoutes: Sendable {
         return "\(target.platform.rawValue):\(target.token):\(key)"
     }
 }
-
-extension WebhookRequestError: HTTPResponseError {
-    public var status: HTTPResponse.Status { .unprocessableContent }
-    public var headers: HTTPFields { [:] }
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
-        try APIError(status, code, message).response(from: request, context: context)
-    }
-}

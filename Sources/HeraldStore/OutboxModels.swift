@@ -126,4 +126,9 @@ public struct QueueCounts: Sendable, Hashable {
     public var pending: Int
     public var delivered: Int
     public var dead: Int
+    public init(pending: Int, delivered: Int, dead: Int) {
+        self.pending = pending
+        self.delivered = delivered
+        self.dead = dead
+    }
 }

@@ -85,10 +85,13 @@ public enum MockServerError: Error, Sendable {
 /// request came on (the HTTP/2 connection channel, parent of the stream channel).
 struct MockRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
-    let connectionID: ObjectIdentifier
+    /// The connection's channel (for a HTTP/2 stream, its parent).
+    let connection: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        connectionID = ObjectIdentifier(source.channel.parent ?? source.channel)
+        connection = source.channel.parent ?? source.channel
     }
+
+    var connectionID: ObjectIdentifier { ObjectIdentifier(connection) }
 }

@@ -125,8 +125,9 @@ struct WebhookTests {
 
     @Test("a job older than its TTL is dead-lettered, not sent")
     func ttl() async throws {
-        var nds = try TestNDS(jobTTL: .milliseconds(1))
-        nds.dispatcher.pollInterval = .milliseconds(20)
+        var setup = try TestNDS(jobTTL: .milliseconds(1))
+        setup.dispatcher.pollInterval = .milliseconds(20)
+        let nds = setup
         try await nds.app().test(.live) { client in
             let response = try await client.post(
                 "/api/v1/notify?platform=ios&token=ttl-token",

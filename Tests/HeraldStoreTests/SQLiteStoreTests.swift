@@ -30,9 +30,9 @@ struct SQLiteStoreTests {
     @Test("an idempotency key returns the first job and stores one row")
     func idempotency() async throws {
         let first = job(key: "k1")
-        let results = try await store.enqueue([first, job(key: "k1")], now: t0, leaseUntil: t0)
+        let results = try await store.enqueue([first, job(key: "k1")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
         #expect(results == [EnqueueResult(id: first.id, duplicate: false), EnqueueResult(id: first.id, duplicate: true)])
-        let again = try await store.enqueue([job(key: "k1")], now: t0, leaseUntil: t0)
+        let again = try await store.enqueue([job(key: "k1")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
         #expect(again == [EnqueueResult(id: first.id, duplicate: true)])
         #expect(try await store.counts().pending == 1)
     }
@@ -52,10 +52,10 @@ struct SQLiteStoreTests {
     @Test("a retry is claimed again only when it is due, with the attempt counted")
     func retry() async throws {
         let new = job()
-        _ = try await store.enqueue([new], now: t0, leaseUntil: t0)
+        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
         let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
         try await store.complete(
-            [JobCompletion(job: claimed[0], resolution: .retry(at: t0.addingTimeInterval(30), error: "retry 503"))],
+            [JobCompletion(job: try #require(claimed.first), resolution: .retry(at: t0.addingTimeInterval(30), error: "retry 503"))],
             now: t0
         )
         #expect(try await store.claimDue(now: t0.addingTimeInterval(29), leaseUntil: t0.addingTimeInterval(90), limit: 10).isEmpty)
@@ -68,9 +68,9 @@ struct SQLiteStoreTests {
     @Test("a dead token dead-letters its other pending jobs and is remembered")
     func deadToken() async throws {
         let a = job("dead-token"), b = job("dead-token"), c = job("live-token")
-        _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0)
+        _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0.addingTimeInterval(-1))
         let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 1)
-        try await store.complete([JobCompletion(job: claimed[0], resolution: .tokenDead(reason: "Unregistered"))], now: t0)
+        try await store.complete([JobCompletion(job: try #require(claimed.first), resolution: .tokenDead(reason: "Unregistered"))], now: t0)
         #expect(try await store.isDead(platform: .ios, token: "dead-token"))
         #expect(try await store.isDead(platform: .ios, token: "live-token") == false)
         #expect(try await store.isDead(platform: .android, token: "dead-token") == false)
@@ -104,9 +104,9 @@ struct SQLiteStoreTests {
     @Test("finished jobs are purged after their retention")
     func purge() async throws {
         let new = job()
-        _ = try await store.enqueue([new], now: t0, leaseUntil: t0)
+        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
         let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
-        try await store.complete([JobCompletion(job: claimed[0], resolution: .delivered)], now: t0)
+        try await store.complete([JobCompletion(job: try #require(claimed.first), resolution: .delivered)], now: t0)
         #expect(try await store.purgeFinished(deliveredBefore: t0, deadBefore: t0) == 0)
         #expect(try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0) == 1)
     }

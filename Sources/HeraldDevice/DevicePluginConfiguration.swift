@@ -1,0 +1,56 @@
+/// The plugin's settings, with the defaults of an iOS Notification Service Extension.
+public struct DevicePluginConfiguration: Sendable {
+    /// The time the plugin may take per push: 25 s of the extension's 30 s, leaving room to
+    /// hand the content over.
+    public var budget: Duration
+    public var reply: ReplyPolicy
+    public var lnurl: LnurlOptions
+    public var wakeHandling: WakeHandling
+    /// How often a swap is looked at again while the wallet progresses it.
+    public var swapPollInterval: Duration
+    /// Sync the wallet on a backend's `DEPOSIT_CONFIRMED` / `WITHDRAWAL_PROCESSED` (seed 002's
+    /// "trigger a balance refresh"); a failure is logged and does not change the content.
+    public var syncWalletOnBackendEvents: Bool
+    /// How long the extension waits for the app's pong before it takes the push itself.
+    public var appPingTimeout: Duration
+
+    public init(
+        budget: Duration = .seconds(25),
+        reply: ReplyPolicy = ReplyPolicy(),
+        lnurl: LnurlOptions = LnurlOptions(),
+        wakeHandling: WakeHandling = .notifyOnly,
+        swapPollInterval: Duration = .seconds(2),
+        syncWalletOnBackendEvents: Bool = true,
+        appPingTimeout: Duration = .milliseconds(300)
+    ) {
+        self.budget = budget
+        self.reply = reply
+        self.lnurl = lnurl
+        self.wakeHandling = wakeHandling
+        self.swapPollInterval = swapPollInterval
+        self.syncWalletOnBackendEvents = syncWalletOnBackendEvents
+        self.appPingTimeout = appPingTimeout
+    }
+}
+
+/// How the device answers LNURL-pay.
+public struct LnurlOptions: Sendable, Hashable {
+    /// The `text/plain` metadata entry (the Breez plugin's default).
+    public var description: String
+    /// LUD-12 `commentAllowed`: the longest payer comment accepted; 0 turns comments off.
+    public var commentAllowed: Int
+
+    public init(description: String = "Pay with LNURL", commentAllowed: Int = 255) {
+        self.description = description
+        self.commentAllowed = commentAllowed
+    }
+}
+
+/// What the extension does with an LSP's wake push.
+public enum WakeHandling: Sendable, Hashable {
+    /// Tell the user to open the app and note the pending payment (seed 004 phase 1): for
+    /// wallets whose node cannot run inside the extension's 24 MB.
+    case notifyOnly
+    /// Connect and sync the wallet and report the payment if it settled; otherwise as `notifyOnly`.
+    case attemptCompletion
+}

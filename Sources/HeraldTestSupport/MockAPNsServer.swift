@@ -1,0 +1,261 @@
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import JWTKit
+import Logging
+import NIOCore
+
+/// A local look-alike of APNs: HTTP/2 over TLS on 127.0.0.1, token authentication, Apple's
+/// request rules and error answers.
+///
+/// It checks what APNs checks — the ES256 provider token against the key's public half
+/// (`kid`, `iss`, an integer `iat` under an hour old), `apns-topic`, `apns-push-type`,
+/// `apns-priority`, `apns-expiration`, `apns-collapse-id`, a JSON body of at most 4096 bytes
+/// with an `aps` dictionary — and answers 200 with an `apns-id`, or Apple's status and
+/// `{"reason": …}`. Tests script other answers per device token in ``script`` and read every
+/// request from ``requests``.
+public struct MockAPNsServer: Sendable {
+    /// What the mock received, in order.
+    public let requests = RequestLog<MockAPNsRequest>()
+    /// Answers scripted per device token.
+    public let script = AnswerScript<MockAPNsAnswer>()
+    /// Connections and concurrent streams the client used.
+    public let connections = ConnectionStats()
+
+    let key: APNsTestKey
+    let topic: String
+    let certificate: TestCertificate
+    let now: @Sendable () -> Date
+    let responseDelay: Duration?
+    let tokenUpdates = ProviderTokenUpdates()
+
+    /// - Parameters:
+    ///   - key: The signing key whose public half verifies provider tokens.
+    ///   - topic: The only `apns-topic` accepted.
+    ///   - certificate: The TLS identity the server presents.
+    ///   - now: The clock for `iat` checks; share the provider's test clock.
+    ///   - responseDelay: Hold every answer this long (to see streams overlap in a bench).
+    public init(
+        key: APNsTestKey,
+        topic: String,
+        certificate: TestCertificate,
+        now: @escaping @Sendable () -> Date = { Date() },
+        responseDelay: Duration? = nil
+    ) {
+        self.key = key
+        self.topic = topic
+        self.certificate = certificate
+        self.now = now
+        self.responseDelay = responseDelay
+    }
+
+    /// Starts listening on 127.0.0.1 (a free port). Stop it with ``RunningMockServer/stop(timeout:)``.
+    public func start(logger: Logger = Logger(label: "mock-apns", factory: { _ in SwiftLogNoOpLogHandler() }))
+        async throws -> RunningMockServer
+    {
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: try ES256PublicKey(pem: key.publicKeyPEM), kid: JWKIdentifier(string: key.keyID))
+        let router = Router(context: MockRequestContext.self)
+        router.post("/3/device/:token") { request, context in
+            try await self.respond(to: request, context: context, keys: keys)
+        }
+        let tls = try certificate.serverTLSConfiguration()
+        let server = try HTTPServerBuilder.http2Upgrade(tlsConfiguration: tls)
+        return try await RunningMockServer.start(
+            { onServerRunning in
+                Application(
+                    router: router,
+                    server: server,
+                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                    onServerRunning: onServerRunning,
+                    logger: logger
+                )
+            },
+            tls: true,
+            logger: logger
+        )
+    }
+
+    /// Runs the server for the duration of `body`.
+    public func withRunning<T: Sendable>(_ body: (RunningMockServer) async throws -> T) async throws -> T {
+        let server = try await start()
+        do {
+            let value = try await body(server)
+            await server.stop()
+            return value
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private func respond(to request: Request, context: MockRequestContext, keys: JWTKeyCollection) async throws
+        -> Response
+    {
+        await connections.begin(context.connectionID, channel: context.connection)
+        let connection = await connections.number(of: context.connectionID)
+        // Read a little past the limit so an oversized body is answered 413, not cut off.
+        let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
+        var headers: [String: String] = [:]
+        for field in request.headers {
+            headers[field.name.canonicalName] = field.value
+        }
+        let deviceToken = context.parameters.get("token") ?? ""
+        let providerToken = headers["authorization"].flatMap(Self.bearerToken)
+        let claims = await verify(providerToken, keys: keys)
+
+        var answer = check(headers: headers, body: body, deviceToken: deviceToken, providerToken: providerToken, claims: claims)
+        if answer == nil, let providerToken {
+            answer = await tokenUpdates.use(providerToken, at: now())
+        }
+        if answer == nil {
+            answer = await script.next(for: deviceToken)
+        }
+        let final = answer ?? .success
+        if final.status == 403, final.reason == "InvalidProviderToken" || final.reason == "ExpiredProviderToken",
+            let providerToken
+        {
+            await tokenUpdates.rejected(providerToken)
+        }
+        if let responseDelay {
+            try await Task.sleep(for: responseDelay)
+        }
+        await requests.append(
+            MockAPNsRequest(
+                deviceToken: deviceToken,
+                headers: headers,
+                body: body,
+                arrival: Date(),
+                providerToken: providerToken,
+                claims: claims,
+                connection: connection,
+                answer: final
+            )
+        )
+        await connections.end(context.connectionID)
+        return Self.response(for: final, now: now())
+    }
+
+    /// The first rule the request breaks, as APNs would answer it; nil when it is acceptable.
+    private func check(
+        headers: [String: String],
+        body: Data,
+        deviceToken: String,
+        providerToken: String?,
+        claims: MockAPNsRequest.Claims?
+    ) -> MockAPNsAnswer? {
+        guard providerToken != nil else { return MockAPNsAnswer(status: 403, reason: "MissingProviderToken") }
+        guard let claims, claims.keyID == key.keyID, claims.issuer == key.teamID, claims.algorithm == "ES256" else {
+            return .invalidProviderToken
+        }
+        let age = now().timeIntervalSince1970 - Double(claims.issuedAt)
+        if age > 3600 { return .expiredProviderToken }
+        if age < -300 { return .invalidProviderToken }
+
+        guard !deviceToken.isEmpty, deviceToken.allSatisfy(\.isHexDigit) else { return .badDeviceToken }
+        guard let topic = headers["apns-topic"] else { return MockAPNsAnswer(status: 400, reason: "MissingTopic") }
+        guard topic == self.topic else { return MockAPNsAnswer(status: 400, reason: "TopicDisallowed") }
+        let pushType = headers["apns-push-type"]
+        guard let pushType, Self.pushTypes.contains(pushType) else {
+            return MockAPNsAnswer(status: 400, reason: "InvalidPushType")
+        }
+        if let priority = headers["apns-priority"] {
+            guard ["1", "5", "10"].contains(priority) else { return MockAPNsAnswer(status: 400, reason: "BadPriority") }
+            // Apple: a background push with priority 10 is an error.
+            if pushType == "background", priority == "10" { return MockAPNsAnswer(status: 400, reason: "BadPriority") }
+        }
+        if let expiration = headers["apns-expiration"], Int64(expiration) == nil {
+            return MockAPNsAnswer(status: 400, reason: "BadExpirationDate")
+        }
+        if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
+            return MockAPNsAnswer(status: 400, reason: "BadCollapseId")
+        }
+        if body.isEmpty { return MockAPNsAnswer(status: 400, reason: "PayloadEmpty") }
+        if body.count > 4096 { return .payloadTooLarge }
+        // Apple documents no reason for a body that is not a JSON object with `aps`;
+        // "BadPayload" is this mock's own, so a test can tell the case apart.
+        guard let json = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], json["aps"] is [String: Any]
+        else { return MockAPNsAnswer(status: 400, reason: "BadPayload") }
+        return nil
+    }
+
+    private static let pushTypes: Set<String> = [
+        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity",
+        "pushtotalk", "widgets", "controls",
+    ]
+
+    private func verify(_ token: String?, keys: JWTKeyCollection) async -> MockAPNsRequest.Claims? {
+        guard let token, let segments = JWTSegments.decode(token),
+            let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: segments.header),
+            // Decoding `iat` as Int refuses a fractional NumericDate, which APNs rejects.
+            let raw = try? JSONDecoder().decode(RawClaims.self, from: segments.payload),
+            (try? await keys.verify(token, as: VerifiedClaims.self)) != nil
+        else { return nil }
+        return .init(keyID: header.kid ?? "", algorithm: header.alg ?? "", issuer: raw.iss, issuedAt: raw.iat)
+    }
+
+    private static func bearerToken(_ authorization: String) -> String? {
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1])
+    }
+
+    private static func response(for answer: MockAPNsAnswer, now: Date) -> Response {
+        var headers: HTTPFields = [:]
+        headers[.init("apns-id")!] = UUID().uuidString
+        if let retryAfter = answer.retryAfter {
+            headers[.init("retry-after")!] = String(retryAfter)
+        }
+        guard let reason = answer.reason else {
+            return Response(status: .init(code: answer.status), headers: headers)
+        }
+        headers[.contentType] = "application/json"
+        var json = "{\"reason\":\"\(reason)\""
+        if answer.status == 410 {
+            json += ",\"timestamp\":\(Int64(now.timeIntervalSince1970 * 1000))"
+        }
+        json += "}"
+        return Response(
+            status: .init(code: answer.status),
+            headers: headers,
+            body: .init(byteBuffer: ByteBuffer(string: json))
+        )
+    }
+}
+
+/// The claims as they are on the wire, decoded strictly.
+private struct RawClaims: Decodable {
+    var iss: String
+    var iat: Int
+}
+
+/// The claims for jwt-kit's signature check; the mock checks their values itself.
+private struct VerifiedClaims: JWTPayload {
+    var iss: IssuerClaim
+    var iat: IssuedAtClaim
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// Apple's rule that a sender may not change its provider token more often than every
+/// 20 minutes (429 `TooManyProviderTokenUpdates`). A token APNs itself rejected may be
+/// replaced at once.
+actor ProviderTokenUpdates {
+    private var current: String?
+    private var since: Date?
+    private var currentRejected = false
+
+    func use(_ token: String, at now: Date) -> MockAPNsAnswer? {
+        guard token != current else { return nil }
+        if let since, !currentRejected, now.timeIntervalSince(since) < 20 * 60 {
+            return MockAPNsAnswer(status: 429, reason: "TooManyProviderTokenUpdates")
+        }
+        current = token
+        since = now
+        currentRejected = false
+        return nil
+    }
+
+    func rejected(_ token: String) {
+        if token == current { currentRejected = true }
+    }
+}
