@@ -65,6 +65,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -97,6 +98,17 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // `herald-bench`: throughput and latency of webhook → APNs on this machine.
+        .executableTarget(
+            name: "herald-bench",
+            dependencies: [
+                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldWire", "HeraldTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/HeraldBench",
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"], swiftSettings: swiftSettings),

@@ -8,6 +8,7 @@ public actor ConnectionStats {
     // Holding the channels keeps their identities from being reused by later connections.
     private var seen: [ObjectIdentifier: any Channel] = [:]
     private var maxInFlight = 0
+    private var numbers: [ObjectIdentifier: Int] = [:]
 
     public init() {}
 
@@ -16,8 +17,16 @@ public actor ConnectionStats {
     /// The most requests in flight on one connection at the same time.
     public var maxConcurrentRequestsPerConnection: Int { maxInFlight }
 
+    /// A number per connection, 1, 2, … in order of first use.
+    func number(of connection: ObjectIdentifier) -> Int {
+        numbers[connection] ?? 0
+    }
+
     func begin(_ connection: ObjectIdentifier, channel: any Channel) {
-        seen[connection] = channel
+        if seen[connection] == nil {
+            seen[connection] = channel
+            numbers[connection] = numbers.count + 1
+        }
         let now = inFlight[connection, default: 0] + 1
         inFlight[connection] = now
         maxInFlight = max(maxInFlight, now)

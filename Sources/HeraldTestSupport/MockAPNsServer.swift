@@ -60,12 +60,11 @@ public struct MockAPNsServer: Sendable {
             try await self.respond(to: request, context: context, keys: keys)
         }
         let tls = try certificate.serverTLSConfiguration()
-        let server = try HTTPServerBuilder.http2Upgrade(tlsConfiguration: tls)
         return try await RunningMockServer.start(
             { onServerRunning in
                 Application(
                     router: router,
-                    server: server,
+                    server: try .http2Upgrade(tlsConfiguration: tls),
                     configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                     onServerRunning: onServerRunning,
                     logger: logger

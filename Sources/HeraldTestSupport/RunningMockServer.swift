@@ -26,12 +26,12 @@ public final class RunningMockServer: Sendable {
 
     /// Runs `application` on its own task until ``stop()``, and returns once it listens.
     static func start<App: ApplicationProtocol>(
-        _ makeApplication: (_ onServerRunning: @escaping @Sendable (any Channel) async -> Void) -> App,
+        _ makeApplication: (_ onServerRunning: @escaping @Sendable (any Channel) async -> Void) throws -> App,
         tls: Bool,
         logger: Logger
     ) async throws -> RunningMockServer {
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let application = makeApplication { channel in
+        let application = try makeApplication { channel in
             portContinuation.yield(channel.localAddress?.port ?? 0)
             portContinuation.finish()
         }

@@ -126,8 +126,7 @@ public struct POSIXAppExtensionCoordinator: AppExtensionCoordinator {
     static func loadOrCreateSecret(in container: URL) throws -> String {
         let path = container.appendingPathComponent(secretFileName).path
         if let existing = readSecret(at: path) { return existing }
-        var generator = SystemRandomNumberGenerator()
-        let secret = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        let secret = randomHex(bytes: 16)
         // Written beside and linked into place: the app and the extension may race to create it,
         // and link() never replaces, so both end up with the winner's secret.
         let temporary = path + ".\(getpid()).tmp"

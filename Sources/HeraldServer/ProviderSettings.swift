@@ -16,23 +16,23 @@ import Logging
 /// | `HERALD_FCM_SERVICE_ACCOUNT_FILE` | Google service-account JSON; its `token_uri` is the OAuth endpoint |
 /// | `HERALD_FCM_URL` | overrides `https://fcm.googleapis.com` |
 /// | `HERALD_TLS_CA_FILE` | PEM of extra trust roots for outgoing TLS |
-struct ProviderSettings {
-    var apns: APNsConfiguration?
-    var fcm: FCMConfiguration?
-    var extraTrustRootsFile: String?
+public struct ProviderSettings: Sendable {
+    public var apns: APNsConfiguration?
+    public var fcm: FCMConfiguration?
+    public var extraTrustRootsFile: String?
 
     /// True when neither platform has credentials: the local development provider is used.
-    var isLocal: Bool { apns == nil && fcm == nil }
+    public var isLocal: Bool { apns == nil && fcm == nil }
 
-    struct Missing: Error, CustomStringConvertible {
-        var description: String
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String
     }
 
     static let apnsKeys = ["HERALD_APNS_KEY_FILE", "HERALD_APNS_KEY_ID", "HERALD_APNS_TEAM_ID", "HERALD_APNS_TOPIC"]
 
     /// Reads the settings. A platform with some but not all of its variables is an error that
     /// names what is missing: a half-configured platform must not silently fall back.
-    init(environment: [String: String]) throws {
+    public init(environment: [String: String]) throws {
         func value(_ key: String) -> String? {
             guard let v = environment[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
             return v
@@ -87,7 +87,7 @@ struct ProviderSettings {
     }
 
     /// The providers for these settings; `recordLocal` stores what the local provider sends.
-    func makeRouter(
+    public func makeRouter(
         httpClient: HTTPClient,
         recordLocal: @escaping @Sendable (RecordedPush) async throws -> Void,
         logger: Logger

@@ -1,0 +1,150 @@
+import Foundation
+
+/// A wallet for development and demos, kept as a JSON file in a folder: it issues invoices,
+/// remembers their amounts and whether they were paid, and answers like a wallet would.
+///
+/// It is not a Lightning node: its invoices (`lndev…`) cannot be paid on any network, and its
+/// payment hashes are random rather than the hash of the preimage. Mark an invoice paid with
+/// `settle(paymentHash:)` (`herald-device wallet settle <hash>`).
+public actor DevelopmentWallet: WalletService {
+    public let fileURL: URL
+    public var limits: ReceiveLimits
+    private var state = State()
+
+    /// The file name inside the wallet's folder.
+    public static let fileName = "development-wallet.json"
+
+    struct State: Codable {
+        var invoices: [Invoice] = []
+        var bolt12Invoices: [Bolt12Invoice] = []
+        /// Swaps by the hash of their id, as swap pushes name them.
+        var swaps: [String: WalletPayment] = [:]
+        var connects = 0
+    }
+
+    /// An invoice the wallet issued.
+    public struct Invoice: Codable, Sendable, Hashable {
+        public var bolt11: String
+        public var paymentHash: String
+        public var preimage: String
+        public var amountMsat: UInt64
+        public var description: String
+        public var descriptionHash: Bool
+        public var payerNote: String?
+        public var settled: Bool
+        public var createdAt: Date
+    }
+
+    struct Bolt12Invoice: Codable, Hashable {
+        var offer: String
+        var invoiceRequest: String
+        var invoice: String
+    }
+
+    public init(folder: URL, limits: ReceiveLimits = ReceiveLimits(minMsat: 1_000, maxMsat: 1_000_000_000)) {
+        self.fileURL = folder.appendingPathComponent(Self.fileName)
+        self.limits = limits
+    }
+
+    public func connect() async throws {
+        try load()
+        state.connects += 1
+        try save()
+    }
+
+    public func receiveLimits() async throws -> ReceiveLimits { limits }
+
+    public func receive(_ request: ReceiveRequest) async throws -> ReceivedInvoice {
+        guard limits.contains(request.amountMsat) else {
+            throw WalletError(.amountOutOfRange, "Amount \(request.amountMsat) msat is outside \(limits.minMsat)-\(limits.maxMsat)")
+        }
+        let hash = randomHex(bytes: 32)
+        let invoice = Invoice(
+            bolt11: "lndev\(request.amountMsat)n1\(hash.prefix(40))",
+            paymentHash: hash,
+            preimage: randomHex(bytes: 32),
+            amountMsat: request.amountMsat,
+            description: request.description,
+            descriptionHash: request.descriptionHash,
+            payerNote: request.payerNote,
+            settled: false,
+            createdAt: Date()
+        )
+        state.invoices.append(invoice)
+        try save()
+        return ReceivedInvoice(bolt11: invoice.bolt11, paymentHash: hash)
+    }
+
+    public func bolt12Invoice(offer: String, invoiceRequest: String) async throws -> String {
+        guard offer.hasPrefix("lno"), !invoiceRequest.isEmpty else {
+            throw WalletError(.invalidRequest, "Unknown offer")
+        }
+        let invoice = "lnidev1\(randomHex(bytes: 32).prefix(48))"
+        state.bolt12Invoices.append(Bolt12Invoice(offer: offer, invoiceRequest: invoiceRequest, invoice: invoice))
+        try save()
+        return invoice
+    }
+
+    public func payment(hash: String) async throws -> WalletPayment? {
+        guard let invoice = state.invoices.first(where: { $0.paymentHash == hash }) else { return nil }
+        return WalletPayment(
+            paymentHash: hash, direction: .incoming, status: invoice.settled ? .complete : .pending, amountMsat: invoice.amountMsat,
+            preimage: invoice.settled ? invoice.preimage : nil, invoice: invoice.bolt11
+        )
+    }
+
+    public func payment(swapIDHash: String) async throws -> WalletPayment? {
+        state.swaps[swapIDHash]
+    }
+
+    /// Re-reads the file, picking up invoices settled by another process.
+    public func sync() async throws { try load() }
+
+    public func disconnect() async {}
+
+    // MARK: Development controls
+
+    /// Marks an invoice paid; `false` if the wallet never issued it.
+    @discardableResult
+    public func settle(paymentHash: String) throws -> Bool {
+        try load()
+        guard let index = state.invoices.firstIndex(where: { $0.paymentHash == paymentHash }) else { return false }
+        state.invoices[index].settled = true
+        try save()
+        return true
+    }
+
+    /// Records a swap's payment so a `swap_updated` push finds it.
+    public func recordSwap(idHash: String, payment: WalletPayment) throws {
+        try load()
+        state.swaps[idHash] = payment
+        try save()
+    }
+
+    /// Every invoice issued, oldest first.
+    public func invoices() throws -> [Invoice] {
+        try load()
+        return state.invoices
+    }
+
+    /// How many times the wallet was connected.
+    public func connectCount() throws -> Int {
+        try load()
+        return state.connects
+    }
+
+    func load() throws {
+        guard let data = try? Data(contentsOf: fileURL) else { return }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        state = try decoder.decode(State.self, from: data)
+    }
+
+    func save() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        try FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try encoder.encode(state).write(to: fileURL, options: .atomic)
+    }
+}

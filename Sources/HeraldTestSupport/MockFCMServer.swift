@@ -1,0 +1,351 @@
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import JWTKit
+import Logging
+import NIOCore
+
+/// A local look-alike of Google's OAuth2 token endpoint and FCM HTTP v1, in one server on
+/// 127.0.0.1: HTTP/2 over TLS when given a certificate, plain HTTP/1.1 otherwise.
+///
+/// - `POST /token` takes the JWT-bearer grant, verifies the RS256 assertion with the service
+///   account's public key (`kid`, `iss`, `aud` = this endpoint, the messaging `scope`, integer
+///   `iat`/`exp` at most an hour apart) and issues a random access token for an hour.
+/// - `POST /v1/projects/{project}/messages:send` needs an unexpired token it issued, the
+///   configured project, a `message` with a `token`, string-only `data`, a valid
+///   `android.priority` and at most 4096 bytes besides the token.
+///
+/// Make the service account with ``makeServiceAccount(clientEmail:)`` once the server runs:
+/// its `token_uri` must point here.
+public struct MockFCMServer: Sendable {
+    /// What the send endpoint received, in order.
+    public let messages = RequestLog<MockFCMRequest>()
+    /// What the token endpoint received, in order.
+    public let tokenRequests = RequestLog<MockOAuthRequest>()
+    /// Send answers scripted per registration token.
+    public let script = AnswerScript<MockFCMAnswer>()
+    /// Token-endpoint answers scripted per service-account email.
+    public let tokenScript = AnswerScript<MockOAuthAnswer>()
+    /// Connections and concurrent streams the client used on the send endpoint.
+    public let connections = ConnectionStats()
+
+    public let projectID: String
+    let certificate: TestCertificate?
+    let now: @Sendable () -> Date
+    let responseDelay: Duration?
+    let state = MockGoogleState()
+
+    /// The scope FCM needs.
+    public static let messagingScope = "https://www.googleapis.com/auth/firebase.messaging"
+    static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+    /// - Parameters:
+    ///   - certificate: Serve HTTP/2 over TLS with it; nil serves plain HTTP/1.1.
+    ///   - now: The clock for assertion and access-token lifetimes; share the provider's.
+    ///   - responseDelay: Hold every send answer this long (to see streams overlap).
+    public init(
+        projectID: String = "herald-test",
+        certificate: TestCertificate? = nil,
+        now: @escaping @Sendable () -> Date = { Date() },
+        responseDelay: Duration? = nil
+    ) {
+        self.projectID = projectID
+        self.certificate = certificate
+        self.now = now
+        self.responseDelay = responseDelay
+    }
+
+    /// Access tokens issued so far.
+    public var issuedTokenCount: Int {
+        get async { await state.issuedCount }
+    }
+
+    /// Makes every access token issued so far unusable (the send endpoint answers 401).
+    public func revokeAccessTokens() async {
+        await state.revokeAll()
+    }
+
+    /// A fresh service account whose `token_uri` is this server's token endpoint, trusted by
+    /// it. Call after ``start(logger:)``.
+    public func makeServiceAccount(
+        clientEmail: String = "herald-push@herald-test.iam.gserviceaccount.com"
+    ) async throws -> TestServiceAccount {
+        guard let baseURL = await state.baseURL else { throw MockServerError.didNotStart }
+        let account = try TestKeys.serviceAccount(
+            tokenURI: "\(baseURL)/token", projectID: projectID, clientEmail: clientEmail)
+        await state.trust(account)
+        return account
+    }
+
+    /// Starts listening on 127.0.0.1 (a free port). Stop it with ``RunningMockServer/stop(timeout:)``.
+    public func start(logger: Logger = Logger(label: "mock-fcm", factory: { _ in SwiftLogNoOpLogHandler() }))
+        async throws -> RunningMockServer
+    {
+        let router = Router(context: MockRequestContext.self)
+        router.post("/token") { request, _ in
+            try await self.issueToken(request)
+        }
+        router.post("/v1/projects/:project/messages:send") { request, context in
+            try await self.receiveMessage(request, context: context)
+        }
+        let tls = try certificate?.serverTLSConfiguration()
+        let running = try await RunningMockServer.start(
+            { onServerRunning in
+                Application(
+                    router: router,
+                    server: try tls.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(),
+                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                    onServerRunning: onServerRunning,
+                    logger: logger
+                )
+            },
+            tls: tls != nil,
+            logger: logger
+        )
+        await state.setBaseURL(running.baseURL)
+        return running
+    }
+
+    /// Runs the server for the duration of `body`.
+    public func withRunning<T: Sendable>(_ body: (RunningMockServer) async throws -> T) async throws -> T {
+        let server = try await start()
+        do {
+            let value = try await body(server)
+            await server.stop()
+            return value
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    // MARK: Token endpoint
+
+    private struct TokenForm: Decodable {
+        var grant_type: String?
+        var assertion: String?
+    }
+
+    private func issueToken(_ request: Request) async throws -> Response {
+        let text = String(buffer: try await request.body.collect(upTo: 64 * 1024))
+        let form = (try? URLEncodedFormDecoder().decode(TokenForm.self, from: text)) ?? TokenForm()
+        var record = MockOAuthRequest(grantType: form.grant_type, arrival: Date())
+
+        let refusal: MockOAuthAnswer?
+        if form.grant_type != Self.jwtBearerGrant {
+            refusal = MockOAuthAnswer(status: 400, error: "unsupported_grant_type", description: "Invalid grant_type.")
+        } else if let assertion = form.assertion, let claims = await verifyAssertion(assertion) {
+            record.assertion = claims
+            if let scripted = await tokenScript.next(for: claims.issuer) {
+                refusal = scripted
+            } else {
+                refusal = await check(claims)
+            }
+        } else {
+            refusal = .invalidGrant
+        }
+        if let refusal {
+            record.error = refusal.error
+            await tokenRequests.append(record)
+            var body = ["error": refusal.error]
+            body["error_description"] = refusal.description
+            return Self.json(body, status: refusal.status)
+        }
+        let token = "ya29.mock-\(UUID().uuidString.lowercased())"
+        await state.issue(token, expiresAt: now().addingTimeInterval(3600))
+        record.issuedToken = token
+        await tokenRequests.append(record)
+        return Self.json(TokenResponse(access_token: token, expires_in: 3600, token_type: "Bearer"), status: 200)
+    }
+
+    private struct TokenResponse: Encodable {
+        var access_token: String
+        var expires_in: Int
+        var token_type: String
+    }
+
+    /// Google's own rules for a service-account assertion.
+    private func check(_ claims: MockOAuthRequest.Assertion) async -> MockOAuthAnswer? {
+        let invalid = { (description: String) in
+            MockOAuthAnswer(status: 400, error: "invalid_grant", description: description)
+        }
+        guard claims.algorithm == "RS256" else { return invalid("Invalid JWT: algorithm must be RS256.") }
+        guard claims.audience == "\(await state.baseURL ?? "")/token" else { return invalid("Invalid JWT: audience.") }
+        guard claims.scope.split(separator: " ").contains(Substring(Self.messagingScope)) else {
+            return MockOAuthAnswer(status: 400, error: "invalid_scope", description: "Invalid OAuth scope.")
+        }
+        let now = Int(now().timeIntervalSince1970)
+        guard claims.expiresAt > claims.issuedAt, claims.expiresAt - claims.issuedAt <= 3600,
+            abs(claims.issuedAt - now) <= 300, claims.expiresAt > now
+        else {
+            return invalid("Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
+        }
+        return nil
+    }
+
+    private struct RawAssertion: Decodable {
+        var iss: String
+        var scope: String
+        var aud: String
+        var iat: Int
+        var exp: Int
+    }
+
+    private struct AssertionClaims: JWTPayload {
+        var iss: IssuerClaim
+        var exp: ExpirationClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    private func verifyAssertion(_ assertion: String) async -> MockOAuthRequest.Assertion? {
+        guard let segments = JWTSegments.decode(assertion),
+            let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: segments.header),
+            let raw = try? JSONDecoder().decode(RawAssertion.self, from: segments.payload),
+            let account = await state.account(raw.iss), header.kid == account.privateKeyID,
+            let publicKey = try? Insecure.RSA.PublicKey(pem: account.publicKeyPEM)
+        else { return nil }
+        let keys = JWTKeyCollection()
+        await keys.add(rsa: publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: account.privateKeyID))
+        guard (try? await keys.verify(assertion, as: AssertionClaims.self)) != nil else { return nil }
+        return .init(
+            algorithm: header.alg ?? "", keyID: header.kid ?? "", issuer: raw.iss, scope: raw.scope,
+            audience: raw.aud, issuedAt: raw.iat, expiresAt: raw.exp)
+    }
+
+    // MARK: Send endpoint
+
+    private func receiveMessage(_ request: Request, context: MockRequestContext) async throws -> Response {
+        await connections.begin(context.connectionID, channel: context.connection)
+        let connection = await connections.number(of: context.connectionID)
+        let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
+        var headers: [String: String] = [:]
+        for field in request.headers {
+            headers[field.name.canonicalName] = field.value
+        }
+        let project = context.parameters.get("project") ?? ""
+        let accessToken = headers["authorization"].flatMap { value -> String? in
+            let parts = value.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
+        }
+        let message = ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?["message"] as? [String: Any]
+        let registrationToken = message?["token"] as? String
+
+        var answer: MockFCMAnswer? = nil
+        if let accessToken, await state.isValid(accessToken, at: now()) {
+            answer = check(project: project, message: message)
+        } else {
+            answer = .unauthenticated
+        }
+        if answer == nil, let registrationToken {
+            answer = await script.next(for: registrationToken)
+        }
+        let final = answer ?? .success
+        if let responseDelay {
+            try await Task.sleep(for: responseDelay)
+        }
+        await messages.append(
+            MockFCMRequest(
+                projectID: project, headers: headers, body: body, arrival: Date(),
+                registrationToken: registrationToken, accessToken: accessToken, connection: connection, answer: final)
+        )
+        await connections.end(context.connectionID)
+        return response(for: final)
+    }
+
+    /// The first rule the message breaks, as FCM would answer; nil when it is acceptable.
+    private func check(project: String, message: [String: Any]?) -> MockFCMAnswer? {
+        let invalid = { (text: String) in
+            MockFCMAnswer(status: 400, rpcStatus: "INVALID_ARGUMENT", errorCode: "INVALID_ARGUMENT", message: text)
+        }
+        guard project == projectID else {
+            return MockFCMAnswer(status: 403, rpcStatus: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH", message: "SenderId mismatch")
+        }
+        guard var message else { return invalid("Invalid JSON payload received. Unknown name \"message\".") }
+        guard let token = message["token"] as? String, !token.isEmpty else {
+            return invalid("Recipient of the message is not set.")
+        }
+        if let data = message["data"] {
+            guard let map = data as? [String: Any], map.values.allSatisfy({ $0 is String }) else {
+                return invalid("Invalid value at 'message.data' (TYPE_STRING): every data value must be a string.")
+            }
+        }
+        if let android = message["android"] as? [String: Any], let priority = android["priority"] {
+            guard let priority = priority as? String, ["HIGH", "NORMAL"].contains(priority) else {
+                return invalid("Invalid value at 'message.android.priority'.")
+            }
+        }
+        message["token"] = nil
+        let size = (try? JSONSerialization.data(withJSONObject: message))?.count ?? 0
+        guard size <= 4096 else { return invalid("Message is too big") }
+        return nil
+    }
+
+    private func response(for answer: MockFCMAnswer) -> Response {
+        guard answer.status != 200 else {
+            return Self.json(["name": "projects/\(projectID)/messages/0:\(UUID().uuidString)"], status: 200)
+        }
+        var details: [ErrorBody.Detail] = []
+        if let errorCode = answer.errorCode {
+            details.append(.init(type: "type.googleapis.com/google.firebase.fcm.v1.FcmError", errorCode: errorCode))
+        }
+        var response = Self.json(
+            ErrorBody(error: .init(code: answer.status, message: answer.message, status: answer.rpcStatus, details: details)),
+            status: answer.status
+        )
+        if let retryAfter = answer.retryAfter {
+            response.headers[.init("retry-after")!] = String(retryAfter)
+        }
+        return response
+    }
+
+    private struct ErrorBody: Encodable {
+        struct Status: Encodable {
+            var code: Int
+            var message: String?
+            var status: String?
+            var details: [Detail]
+        }
+        struct Detail: Encodable {
+            var type: String
+            var errorCode: String
+            enum CodingKeys: String, CodingKey {
+                case type = "@type"
+                case errorCode
+            }
+        }
+        var error: Status
+    }
+
+    private static func json(_ value: some Encodable, status: Int) -> Response {
+        let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: .init(code: status),
+            headers: [.contentType: "application/json; charset=UTF-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}
+
+/// The mock's accounts and the access tokens it issued.
+actor MockGoogleState {
+    private(set) var baseURL: String?
+    private var accounts: [String: TestServiceAccount] = [:]
+    private var issued: [String: Date] = [:]
+    private(set) var issuedCount = 0
+
+    func setBaseURL(_ url: String) { baseURL = url }
+    func trust(_ account: TestServiceAccount) { accounts[account.clientEmail] = account }
+    func account(_ email: String) -> TestServiceAccount? { accounts[email] }
+
+    func issue(_ token: String, expiresAt: Date) {
+        issued[token] = expiresAt
+        issuedCount += 1
+    }
+
+    func isValid(_ token: String, at now: Date) -> Bool {
+        guard let expiry = issued[token] else { return false }
+        return now < expiry
+    }
+
+    func revokeAll() { issued.removeAll() }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HeraldWire
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The NDS endpoints a development phone uses: registration, and the local provider's push feed.
+struct DevelopmentServerClient {
+    let server: URL
+    let session: URLSession
+
+    init(server: URL) {
+        self.server = server
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 60
+        self.session = URLSession(configuration: configuration)
+    }
+
+    /// `POST /api/v1/devices`.
+    func register(platform: Platform, pushToken: String) async throws -> DeviceRegistration {
+        var request = URLRequest(url: server.appendingPathComponent("api/v1/devices"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try WireJSON.encode(RegistrationRequest(platform: platform, pushToken: pushToken))
+        return try await decode(DeviceRegistration.self, request, expecting: 201)
+    }
+
+    /// `GET /api/v1/devices/{id}/pushes?after=…&wait=…`: the pushes newer than `after`, waiting up to `wait`.
+    func pushes(for registration: DeviceRegistration, after sequence: Int, wait: Int) async throws -> PushFeed {
+        var components = URLComponents(url: server.appendingPathComponent("api/v1/devices/\(registration.deviceID)/pushes"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "after", value: String(sequence)), URLQueryItem(name: "wait", value: String(wait))]
+        guard let url = components?.url else { throw ServerError(status: 0, body: "bad server URL") }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer \(registration.deviceSecret)", forHTTPHeaderField: "Authorization")
+        request.timeoutInterval = TimeInterval(wait + 15)
+        return try await decode(PushFeed.self, request, expecting: 200)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ request: URLRequest, expecting status: Int) async throws -> T {
+        let (data, response) = try await session.data(for: request)
+        let code = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard code == status || (status == 201 && code == 200) else {
+            throw ServerError(status: code, body: String(decoding: data.prefix(500), as: UTF8.self))
+        }
+        return try WireJSON.decode(type, from: data)
+    }
+}
+
+struct RegistrationRequest: Encodable {
+    var platform: Platform
+    var pushToken: String
+    enum CodingKeys: String, CodingKey {
+        case platform
+        case pushToken = "push_token"
+    }
+}
+
+/// The answer to device registration, kept in the wallet folder to reuse on the next start.
+struct DeviceRegistration: Codable {
+    var deviceID: String
+    var deviceSecret: String
+    var webhookURL: String
+    var alias: String?
+    /// Which server it belongs to (not part of the server's answer).
+    var server: String?
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id"
+        case deviceSecret = "device_secret"
+        case webhookURL = "webhook_url"
+        case alias, server
+    }
+}
+
+/// One page of the local provider's push feed.
+struct PushFeed: Decodable {
+    var pushes: [FeedPush]
+    var next: Int
+}
+
+struct FeedPush: Decodable {
+    var seq: Int
+    var platform: Platform?
+    var payload: [String: JSONValue]
+}
+
+struct ServerError: Error, CustomStringConvertible {
+    var status: Int
+    var body: String
+    var description: String { "HTTP \(status): \(body)" }
+}

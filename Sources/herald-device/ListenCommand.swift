@@ -1,0 +1,69 @@
+import Foundation
+import HeraldDevice
+import HeraldWire
+
+/// `herald-device listen --server URL`: registers with a running NDS, long-polls the local
+/// provider's push feed and handles each push like a phone would, printing one JSON line each.
+enum ListenCommand {
+    static func run(_ arguments: Arguments) async throws -> Int32 {
+        guard let serverText = arguments.option("server"), let server = URL(string: serverText) else {
+            throw UsageError("listen needs --server URL")
+        }
+        let platformText = arguments.option("platform") ?? "ios"
+        guard let platform = Platform(rawValue: platformText) else { throw UsageError("--platform is ios or android") }
+        let maxPushes = try arguments.integer("max-pushes")
+        let environment = try DeviceEnvironment(arguments)
+        let plugin = try environment.plugin()
+        let client = DevelopmentServerClient(server: server)
+
+        let registration = try await register(client, platform: platform, token: arguments.option("token"), folder: environment.walletFolder, fresh: arguments.option("token") != nil)
+        printJSON(RegisteredLine(deviceID: registration.deviceID, webhookURL: registration.webhookURL, alias: registration.alias))
+
+        var after = 0
+        var handled = 0
+        while maxPushes.map({ handled < $0 }) ?? true {
+            let feed: PushFeed
+            do {
+                feed = try await client.pushes(for: registration, after: after, wait: 25)
+            } catch {
+                FileHandle.standardError.write(Data("push feed: \(error); retrying\n".utf8))
+                try await Task.sleep(for: .seconds(1))
+                continue
+            }
+            for push in feed.pushes where push.seq > after {
+                let result = await plugin.handle(IncomingPush(userInfo: push.payload))
+                printJSON(HandleOutput(result))
+                after = push.seq
+                handled += 1
+            }
+            after = max(after, feed.next)
+        }
+        return 0
+    }
+
+    /// Reuses the registration kept in the wallet folder for this server, or registers anew.
+    static func register(_ client: DevelopmentServerClient, platform: Platform, token: String?, folder: URL, fresh: Bool) async throws -> DeviceRegistration {
+        let file = folder.appendingPathComponent("registration.json")
+        let server = client.server.absoluteString
+        if !fresh, let data = try? Data(contentsOf: file), let saved = try? WireJSON.decode(DeviceRegistration.self, from: data), saved.server == server {
+            return saved
+        }
+        var registration = try await client.register(platform: platform, pushToken: token ?? "herald-device-\(UUID().uuidString)")
+        registration.server = server
+        try WireJSON.encode(registration).write(to: file, options: .atomic)
+        return registration
+    }
+}
+
+struct RegisteredLine: Encodable {
+    var event = "registered"
+    var deviceID: String
+    var webhookURL: String
+    var alias: String?
+    enum CodingKeys: String, CodingKey {
+        case event
+        case deviceID = "device_id"
+        case webhookURL = "webhook_url"
+        case alias
+    }
+}
