@@ -126,6 +126,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "HeraldDeviceTests", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
+        // Depends on `herald-device` so the binary is built for the two-process coordination test.
+        .testTarget(
+            name: "HeraldDeviceTests",
+            dependencies: ["HeraldDevice", "HeraldWire", "herald-device"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -99,7 +99,7 @@ public struct DevicePlugin: Sendable {
             elapsedMilliseconds: elapsed
         )
         log(result.disposition == .handled ? .info : .warning, "push handled", ["type": type, "disposition": result.disposition.rawValue, "ms": String(elapsed)])
-        await write(result, effects: step.outcome.effects, deadline: deadline)
+        await write(result, effects: step.outcome.effects)
         return result
     }
 
@@ -171,6 +171,8 @@ public struct DevicePlugin: Sendable {
         case .lnurlPayVerify: return TaskOutcome(content: catalogue.content(for: .lnurlPayVerifyFailure))
         case .wake(let event): return WakeTask.notifyOutcome(for: event, catalogue)
         case .backendEvent(let event): return BackendEventTask.outcome(for: event, alert: push.alert, catalogue)
+        case .undecodable(let type?, _) where Self.failureKeys[type] != nil:
+            return TaskOutcome(content: catalogue.content(for: Self.failureKeys[type] ?? .fallback))
         case .custom, .undecodable:
             var content = catalogue.content(for: .fallback)
             if let title = push.alert?.title, !title.isEmpty {
@@ -180,6 +182,12 @@ public struct DevicePlugin: Sendable {
             return TaskOutcome(content: content)
         }
     }
+
+    /// The failure text of each Breez type, for a push of that type whose payload is unreadable.
+    static let failureKeys: [NotificationType: ContentCatalogue.Key] = [
+        .swapUpdated: .swapPending, .invoiceRequest: .invoiceRequestFailure, .lnurlpayInfo: .lnurlPayFailure,
+        .lnurlpayInvoice: .lnurlPayFailure, .lnurlpayVerify: .lnurlPayVerifyFailure,
+    ]
 
     /// Whether handling the push may touch the wallet, and so needs the app's consent.
     static func needsWallet(_ notification: DeviceNotification) -> Bool {
@@ -199,7 +207,7 @@ public struct DevicePlugin: Sendable {
         }
     }
 
-    func write(_ result: HandlingResult, effects: [RecordEffect], deadline: Deadline) async {
+    func write(_ result: HandlingResult, effects: [RecordEffect]) async {
         guard let record else { return }
         let milliseconds = result.elapsedMilliseconds
         let replied = result.replies.filter { $0.outcome == .accepted }.count

@@ -35,4 +35,22 @@ public actor ConnectionStats {
     func end(_ connection: ObjectIdentifier) {
         inFlight[connection, default: 1] -= 1
     }
+
+    /// Counts one request on `context`'s connection while `body` runs; `body` gets the
+    /// connection's number.
+    nonisolated func tracking<T: Sendable>(
+        _ context: MockRequestContext,
+        _ body: (_ connection: Int) async throws -> T
+    ) async throws -> T {
+        await begin(context.connectionID, channel: context.connection)
+        let number = await number(of: context.connectionID)
+        do {
+            let value = try await body(number)
+            await end(context.connectionID)
+            return value
+        } catch {
+            await end(context.connectionID)
+            throw error
+        }
+    }
 }

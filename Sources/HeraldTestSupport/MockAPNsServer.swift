@@ -57,7 +57,9 @@ public struct MockAPNsServer: Sendable {
         await keys.add(ecdsa: try ES256PublicKey(pem: key.publicKeyPEM), kid: JWKIdentifier(string: key.keyID))
         let router = Router(context: MockRequestContext.self)
         router.post("/3/device/:token") { request, context in
-            try await self.respond(to: request, context: context, keys: keys)
+            try await connections.tracking(context) { connection in
+                try await self.respond(to: request, context: context, connection: connection, keys: keys)
+            }
         }
         let tls = try certificate.serverTLSConfiguration()
         return try await RunningMockServer.start(
@@ -88,11 +90,12 @@ public struct MockAPNsServer: Sendable {
         }
     }
 
-    private func respond(to request: Request, context: MockRequestContext, keys: JWTKeyCollection) async throws
-        -> Response
-    {
-        await connections.begin(context.connectionID, channel: context.connection)
-        let connection = await connections.number(of: context.connectionID)
+    private func respond(
+        to request: Request,
+        context: MockRequestContext,
+        connection: Int,
+        keys: JWTKeyCollection
+    ) async throws -> Response {
         // Read a little past the limit so an oversized body is answered 413, not cut off.
         let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
         var headers: [String: String] = [:]
@@ -131,7 +134,6 @@ public struct MockAPNsServer: Sendable {
                 answer: final
             )
         )
-        await connections.end(context.connectionID)
         return Self.response(for: final, now: now())
     }
 

@@ -86,7 +86,9 @@ public struct MockFCMServer: Sendable {
             try await self.issueToken(request)
         }
         router.post("/v1/projects/:project/messages:send") { request, context in
-            try await self.receiveMessage(request, context: context)
+            try await connections.tracking(context) { connection in
+                try await self.receiveMessage(request, context: context, connection: connection)
+            }
         }
         let tls = try certificate?.serverTLSConfiguration()
         let running = try await RunningMockServer.start(
@@ -214,9 +216,7 @@ public struct MockFCMServer: Sendable {
 
     // MARK: Send endpoint
 
-    private func receiveMessage(_ request: Request, context: MockRequestContext) async throws -> Response {
-        await connections.begin(context.connectionID, channel: context.connection)
-        let connection = await connections.number(of: context.connectionID)
+    private func receiveMessage(_ request: Request, context: MockRequestContext, connection: Int) async throws -> Response {
         let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
         var headers: [String: String] = [:]
         for field in request.headers {
@@ -248,7 +248,6 @@ public struct MockFCMServer: Sendable {
                 projectID: project, headers: headers, body: body, arrival: Date(),
                 registrationToken: registrationToken, accessToken: accessToken, connection: connection, answer: final)
         )
-        await connections.end(context.connectionID)
         return response(for: final)
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldPush
+import HeraldServer
 import HeraldWire
 import Logging
 
@@ -56,7 +57,7 @@ struct Send: AsyncParsableCommand {
                 PushData(notificationType: NotificationType(rawValue: type), notificationPayload: payload, appData: appData)
             )
             let target = PushTarget(platform: platform, token: token)
-            do {
+            do throws(PushValidationError) {
                 try router.validate(message, for: target)
             } catch {
                 throw ValidationError("\(error.code): \(error.message)")

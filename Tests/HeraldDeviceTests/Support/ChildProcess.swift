@@ -1,0 +1,66 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `herald-device` process started by a test, with its standard output read line by line.
+final class ChildProcess {
+    let process = Process()
+    private let output = Pipe()
+    private var buffer: [UInt8] = []
+
+    /// The `herald-device` binary built beside the test bundle.
+    static func heraldDeviceBinary() throws -> URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        for folder in candidates {
+            let binary = folder.appendingPathComponent("herald-device")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "herald-device not built beside \(candidates)"])
+    }
+
+    init(arguments: [String]) throws {
+        process.executableURL = try Self.heraldDeviceBinary()
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let fd = output.fileHandleForReading.fileDescriptor
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
+    /// The next line of output within `timeout`, or `nil`.
+    func nextLine(within timeout: Duration) async -> String? {
+        let clock = ContinuousClock()
+        let end = clock.now + timeout
+        let fd = output.fileHandleForReading.fileDescriptor
+        var chunk = [UInt8](repeating: 0, count: 512)
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            if count == 0 || clock.now >= end { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}

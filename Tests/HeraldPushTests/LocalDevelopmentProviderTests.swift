@@ -1,0 +1,63 @@
+import Foundation
+import HeraldPush
+import HeraldWire
+import Testing
+
+/// Collects what the local provider records.
+actor Recorded {
+    var pushes: [RecordedPush] = []
+    func add(_ push: RecordedPush) { pushes.append(push) }
+}
+
+@Suite("Local development provider")
+struct LocalDevelopmentProviderTests {
+    @Test("an iOS push is recorded as the exact APNs body an extension would receive")
+    func iosPayload() async throws {
+        let recorded = Recorded()
+        let provider = LocalDevelopmentProvider { await recorded.add($0) }
+        let target = PushTarget(platform: .ios, token: "simulated-iphone")
+
+        let outcome = await provider.send(.wake(swapUpdateData), to: target, logger: testLogger)
+
+        #expect(outcome.kind == .delivered)
+        let push = try #require(await recorded.pushes.first)
+        #expect(push.target == target)
+        #expect(push.message == .wake(swapUpdateData))
+        #expect(push.payload == (try APNsPayload.render(.wake(swapUpdateData))))
+        #expect(
+            String(decoding: push.payload, as: UTF8.self)
+                == #"{"app_data":"wallet-7","aps":{"alert":{"body":"Open your wallet to continue.","title":"Wallet activity"},"mutable-content":1},"notification_payload":"{\"id\":\"0a1b2c\",\"status\":\"transaction.mempool\"}","notification_type":"swap_updated"}"#
+        )
+        // What HeraldDevice reads back out of userInfo.
+        let decoded = try JSONDecoder().decode(APNsPayload.self, from: push.payload)
+        #expect(PushData(dataMap: decoded.data) == swapUpdateData)
+    }
+
+    @Test("an Android push is recorded as the flat data map a FirebaseMessagingService receives")
+    func androidPayload() async throws {
+        let recorded = Recorded()
+        let provider = LocalDevelopmentProvider { await recorded.add($0) }
+
+        let outcome = await provider.send(
+            .wake(swapUpdateData), to: PushTarget(platform: .android, token: "simulated-pixel"), logger: testLogger)
+
+        #expect(outcome.kind == .delivered)
+        let push = try #require(await recorded.pushes.first)
+        #expect(
+            String(decoding: push.payload, as: UTF8.self)
+                == #"{"app_data":"wallet-7","notification_payload":"{\"id\":\"0a1b2c\",\"status\":\"transaction.mempool\"}","notification_type":"swap_updated"}"#
+        )
+    }
+
+    @Test("a recorder failure is a retry; an oversized payload is refused like the real provider")
+    func failures() async throws {
+        struct StoreDown: Error {}
+        let failing = LocalDevelopmentProvider { _ in throw StoreDown() }
+        let target = PushTarget(platform: .ios, token: "simulated-iphone")
+        #expect(await failing.send(.wake(swapUpdateData), to: target, logger: testLogger).kind == .retry)
+
+        let (_, tooLarge) = try messages(renderedSizes: 4096, 4097)
+        let error = #expect(throws: PushValidationError.self) { try failing.validate(tooLarge, for: target) }
+        #expect(error?.code == "payload_too_large")
+    }
+}
