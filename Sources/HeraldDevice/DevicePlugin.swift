@@ -108,6 +108,11 @@ public struct DevicePlugin: Sendable {
         fallbackOutcome(for: push).content
     }
 
+    /// The fallback content from the default catalogue, for when no plugin could be built.
+    public static func defaultFallbackContent(for push: IncomingPush, catalogue: ContentCatalogue = .default) -> NotificationContent {
+        DevicePlugin(wallet: NoWallet(), transport: NoTransport(), catalogue: catalogue).fallbackContent(for: push)
+    }
+
     struct Step: Sendable {
         var outcome: TaskOutcome
         var disposition: HandlingResult.Disposition
@@ -253,4 +258,21 @@ final class LeaseHolder: @unchecked Sendable {
         lock.unlock()
         held?.release()
     }
+}
+
+/// Stand-ins for `defaultFallbackContent`, which never reaches a wallet or the network.
+private struct NoWallet: WalletService {
+    struct Unavailable: Error {}
+    func connect() async throws { throw Unavailable() }
+    func receiveLimits() async throws -> ReceiveLimits { throw Unavailable() }
+    func receive(_ request: ReceiveRequest) async throws -> ReceivedInvoice { throw Unavailable() }
+    func bolt12Invoice(offer: String, invoiceRequest: String) async throws -> String { throw Unavailable() }
+    func payment(hash: String) async throws -> WalletPayment? { throw Unavailable() }
+    func payment(swapIDHash: String) async throws -> WalletPayment? { throw Unavailable() }
+    func sync() async throws { throw Unavailable() }
+    func disconnect() async {}
+}
+
+private struct NoTransport: ReplyTransport {
+    func post(_ request: ReplyRequest, timeout: Duration) async throws -> Int { throw InvalidReplyURL(url: request.url) }
 }

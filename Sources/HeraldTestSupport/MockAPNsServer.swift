@@ -50,7 +50,9 @@ public struct MockAPNsServer: Sendable {
     }
 
     /// Starts listening on 127.0.0.1 (a free port). Stop it with ``RunningMockServer/stop(timeout:)``.
-    public func start(logger: Logger = Logger(label: "mock-apns", factory: { _ in SwiftLogNoOpLogHandler() }))
+    public func start(
+        logger: Logger = Logger(label: "mock-apns", factory: { _ in SwiftLogNoOpLogHandler() })
+    )
         async throws -> RunningMockServer
     {
         let keys = JWTKeyCollection()

@@ -23,35 +23,63 @@ public struct MockFCMAnswer: Sendable, Hashable {
     public static let success = MockFCMAnswer(status: 200, rpcStatus: nil, errorCode: nil, message: nil)
     /// The app was uninstalled or the token expired.
     public static let unregistered = MockFCMAnswer(
-        status: 404, rpcStatus: "NOT_FOUND", errorCode: "UNREGISTERED", message: "Requested entity was not found.")
+        status: 404,
+        rpcStatus: "NOT_FOUND",
+        errorCode: "UNREGISTERED",
+        message: "Requested entity was not found."
+    )
     /// A malformed message (not about the token).
     public static let invalidArgument = MockFCMAnswer(
-        status: 400, rpcStatus: "INVALID_ARGUMENT", errorCode: "INVALID_ARGUMENT",
-        message: "Request contains an invalid argument.")
+        status: 400,
+        rpcStatus: "INVALID_ARGUMENT",
+        errorCode: "INVALID_ARGUMENT",
+        message: "Request contains an invalid argument."
+    )
     /// A token that is not an FCM registration token at all.
     public static let invalidRegistrationToken = MockFCMAnswer(
-        status: 400, rpcStatus: "INVALID_ARGUMENT", errorCode: "INVALID_ARGUMENT",
-        message: "The registration token is not a valid FCM registration token")
+        status: 400,
+        rpcStatus: "INVALID_ARGUMENT",
+        errorCode: "INVALID_ARGUMENT",
+        message: "The registration token is not a valid FCM registration token"
+    )
     /// The access token was refused.
     public static let unauthenticated = MockFCMAnswer(
-        status: 401, rpcStatus: "UNAUTHENTICATED", errorCode: nil,
-        message: "Request had invalid authentication credentials. Expected OAuth 2 access token.")
+        status: 401,
+        rpcStatus: "UNAUTHENTICATED",
+        errorCode: nil,
+        message: "Request had invalid authentication credentials. Expected OAuth 2 access token."
+    )
     public static let senderIDMismatch = MockFCMAnswer(
-        status: 403, rpcStatus: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH",
-        message: "SenderId mismatch")
+        status: 403,
+        rpcStatus: "PERMISSION_DENIED",
+        errorCode: "SENDER_ID_MISMATCH",
+        message: "SenderId mismatch"
+    )
     public static let internalError = MockFCMAnswer(
-        status: 500, rpcStatus: "INTERNAL", errorCode: "INTERNAL", message: "Internal error encountered.")
+        status: 500,
+        rpcStatus: "INTERNAL",
+        errorCode: "INTERNAL",
+        message: "Internal error encountered."
+    )
 
     public static func quotaExceeded(retryAfter: Int? = nil) -> MockFCMAnswer {
         MockFCMAnswer(
-            status: 429, rpcStatus: "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED",
-            message: "Quota exceeded for quota metric.", retryAfter: retryAfter)
+            status: 429,
+            rpcStatus: "RESOURCE_EXHAUSTED",
+            errorCode: "QUOTA_EXCEEDED",
+            message: "Quota exceeded for quota metric.",
+            retryAfter: retryAfter
+        )
     }
 
     public static func unavailable(retryAfter: Int? = nil) -> MockFCMAnswer {
         MockFCMAnswer(
-            status: 503, rpcStatus: "UNAVAILABLE", errorCode: "UNAVAILABLE", message: "The service is currently unavailable.",
-            retryAfter: retryAfter)
+            status: 503,
+            rpcStatus: "UNAVAILABLE",
+            errorCode: "UNAVAILABLE",
+            message: "The service is currently unavailable.",
+            retryAfter: retryAfter
+        )
     }
 }
 

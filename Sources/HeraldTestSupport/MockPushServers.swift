@@ -26,7 +26,9 @@ public struct MockPushServers: Sendable {
     }
 
     /// Starts both servers, writes the CA to a temporary file and makes a trusted service account.
-    public func start(logger: Logger = Logger(label: "mock-push", factory: { _ in SwiftLogNoOpLogHandler() }))
+    public func start(
+        logger: Logger = Logger(label: "mock-push", factory: { _ in SwiftLogNoOpLogHandler() })
+    )
         async throws -> RunningMockPushServers
     {
         let apnsServer = try await apns.start(logger: logger)

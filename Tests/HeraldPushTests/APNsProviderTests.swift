@@ -11,7 +11,10 @@ struct APNsProviderTests {
         let fixture = try APNsFixture()
         let token = deviceToken(1)
         let message = PushMessage.wake(
-            swapUpdateData, collapseID: "swap-0a1b2c", expiresAt: Date(timeIntervalSince1970: 1_750_003_600))
+            swapUpdateData,
+            collapseID: "swap-0a1b2c",
+            expiresAt: Date(timeIntervalSince1970: 1_750_003_600)
+        )
 
         let outcome = try await fixture.run { provider in
             await provider.send(message, to: PushTarget(platform: .ios, token: token), logger: testLogger)
@@ -30,7 +33,8 @@ struct APNsProviderTests {
         #expect(request.headers["authorization"]?.hasPrefix("bearer ") == true)
         let body = String(decoding: request.body, as: UTF8.self)
         #expect(
-            body == #"{"app_data":"wallet-7","aps":{"alert":{"body":"Open your wallet to continue.","title":"Wallet activity"},"mutable-content":1},"notification_payload":"{\"id\":\"0a1b2c\",\"status\":\"transaction.mempool\"}","notification_type":"swap_updated"}"#
+            body
+                == #"{"app_data":"wallet-7","aps":{"alert":{"body":"Open your wallet to continue.","title":"Wallet activity"},"mutable-content":1},"notification_payload":"{\"id\":\"0a1b2c\",\"status\":\"transaction.mempool\"}","notification_type":"swap_updated"}"#
         )
         let claims = try #require(request.claims)
         #expect(claims.algorithm == "ES256")
@@ -227,8 +231,10 @@ struct APNsProviderTests {
                 for n in 0..<count {
                     group.addTask {
                         await provider.send(
-                            .wake(swapUpdateData), to: PushTarget(platform: .ios, token: deviceToken(1000 + n)),
-                            logger: testLogger)
+                            .wake(swapUpdateData),
+                            to: PushTarget(platform: .ios, token: deviceToken(1000 + n)),
+                            logger: testLogger
+                        )
                     }
                 }
                 return await group.reduce(into: []) { $0.append($1) }

@@ -89,7 +89,9 @@ struct FCMProviderTests {
         _ = try await fixture.run { provider, _ in
             await provider.send(
                 PushMessage(kind: .background, data: ["k": "v"]),
-                to: PushTarget(platform: .android, token: Self.registrationToken), logger: testLogger)
+                to: PushTarget(platform: .android, token: Self.registrationToken),
+                logger: testLogger
+            )
         }
         let android = try #require(await fixture.server.messages.all.first?.message?["android"] as? [String: Any])
         #expect(android["priority"] as? String == "NORMAL")
@@ -104,8 +106,10 @@ struct FCMProviderTests {
                 for n in 0..<50 {
                     group.addTask {
                         await provider.send(
-                            .wake(swapUpdateData), to: PushTarget(platform: .android, token: "token-\(n)"),
-                            logger: testLogger)
+                            .wake(swapUpdateData),
+                            to: PushTarget(platform: .android, token: "token-\(n)"),
+                            logger: testLogger
+                        )
                     }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
@@ -175,7 +179,11 @@ struct FCMProviderTests {
             ScriptedCase(answer: .invalidArgument, kind: .permanent, reason: "INVALID_ARGUMENT"),
             ScriptedCase(answer: .senderIDMismatch, kind: .permanent, reason: "SENDER_ID_MISMATCH"),
             ScriptedCase(
-                answer: .quotaExceeded(retryAfter: 30), kind: .retry, reason: "QUOTA_EXCEEDED", retryAfter: .seconds(30)),
+                answer: .quotaExceeded(retryAfter: 30),
+                kind: .retry,
+                reason: "QUOTA_EXCEEDED",
+                retryAfter: .seconds(30)
+            ),
             ScriptedCase(answer: .unavailable(retryAfter: 5), kind: .retry, reason: "UNAVAILABLE", retryAfter: .seconds(5)),
             ScriptedCase(answer: .internalError, kind: .retry, reason: "INTERNAL"),
             ScriptedCase(answer: .unauthenticated, kind: .retry, reason: "UNAUTHENTICATED"),

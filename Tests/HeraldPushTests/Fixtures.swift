@@ -46,7 +46,12 @@ struct APNsFixture {
     init(responseDelay: Duration? = nil) throws {
         certificate = try TestCertificate.make()
         server = MockAPNsServer(
-            key: key, topic: Self.topic, certificate: certificate, now: clock.function, responseDelay: responseDelay)
+            key: key,
+            topic: Self.topic,
+            certificate: certificate,
+            now: clock.function,
+            responseDelay: responseDelay
+        )
     }
 
     /// Runs the mock and a provider for the duration of `body`. Without `trustCA` the client
@@ -96,7 +101,9 @@ struct FCMFixture {
                     baseURL: running.baseURL
                 )
                 return try await body(
-                    try FCMProvider(configuration: configuration, httpClient: client, now: clock.function), account)
+                    try FCMProvider(configuration: configuration, httpClient: client, now: clock.function),
+                    account
+                )
             }
         }
     }

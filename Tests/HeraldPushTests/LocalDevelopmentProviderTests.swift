@@ -39,7 +39,10 @@ struct LocalDevelopmentProviderTests {
         let provider = LocalDevelopmentProvider { await recorded.add($0) }
 
         let outcome = await provider.send(
-            .wake(swapUpdateData), to: PushTarget(platform: .android, token: "simulated-pixel"), logger: testLogger)
+            .wake(swapUpdateData),
+            to: PushTarget(platform: .android, token: "simulated-pixel"),
+            logger: testLogger
+        )
 
         #expect(outcome.kind == .delivered)
         let push = try #require(await recorded.pushes.first)
