@@ -74,6 +74,7 @@ struct InvoiceRequestAndSwapTests {
         let result = await Fixtures.plugin(wallet: wallet, budget: .milliseconds(400)).handle(json: push)
         #expect(result.disposition == .fellBack)
         #expect(result.content.title == "Payment Pending" && result.content.body == "Tap to complete payment")
-        #expect(result.elapsedMilliseconds < 400)
+        // Generous slack: the bound is "at the deadline", not "as soon as the wallet returns" (never).
+        #expect(result.elapsedMilliseconds < 1_500)
     }
 }
