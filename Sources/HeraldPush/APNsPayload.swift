@@ -113,18 +113,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
                 message: "the collapse id is \(collapseID.utf8.count) bytes; APNs allows \(maximumCollapseIDSize)"
             )
         }
-        let size: Int
-        do {
-            size = try render(message).count
-        } catch {
-            throw PushValidationError(code: "invalid_message", message: "the payload cannot be encoded as JSON")
-        }
-        if size > maximumSize {
-            throw PushValidationError(
-                code: "payload_too_large",
-                message: "the APNs payload is \(size) bytes; APNs allows \(maximumSize)"
-            )
-        }
+        try PayloadChecks.checkSize(of: "the APNs payload", limit: maximumSize, service: "APNs") { try render(message) }
     }
 
     /// Refuses a string that cannot be an APNs device token. Lenient on length (Apple has

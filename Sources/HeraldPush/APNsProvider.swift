@@ -55,8 +55,7 @@ public struct APNsProvider: PushProvider {
             try validate(message, for: target)
             body = try APNsPayload.render(message)
         } catch {
-            logger.warning("apns push refused before sending", metadata: ["error": "\(error)"])
-            return PushOutcome(kind: .permanent, reason: "invalid_message")
+            return .refused(error, service: "apns", logger: logger)
         }
 
         let token: String
@@ -93,7 +92,7 @@ public struct APNsProvider: PushProvider {
             return TransportFailure.outcome(for: error)
         }
 
-        log(outcome, logger: logger)
+        outcome.log(logger: logger)
         return outcome
     }
 
@@ -125,20 +124,5 @@ public struct APNsProvider: PushProvider {
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: body))
         return request
-    }
-
-    private func log(_ outcome: PushOutcome, logger: Logger) {
-        let metadata: Logger.Metadata = [
-            "push.outcome": "\(outcome.kind.rawValue)",
-            "push.status": "\(outcome.status.map(String.init) ?? "-")",
-            "push.reason": "\(outcome.reason ?? "-")",
-        ]
-        switch outcome.kind {
-        case .permanent:
-            // A permanent APNs error is a configuration or payload fault worth an operator's eye.
-            logger.warning("apns push failed permanently", metadata: metadata)
-        default:
-            logger.debug("apns push answered", metadata: metadata)
-        }
     }
 }

@@ -164,17 +164,8 @@ public enum FCMPayload {
         where reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.") {
             throw PushValidationError(code: "invalid_message", message: "FCM reserves the data key \"\(key)\"")
         }
-        let size: Int
-        do {
-            size = try WireJSON.encode(FCMMessage(message, token: nil, now: now)).count
-        } catch {
-            throw PushValidationError(code: "invalid_message", message: "the payload cannot be encoded as JSON")
-        }
-        if size > maximumSize {
-            throw PushValidationError(
-                code: "payload_too_large",
-                message: "the FCM message is \(size) bytes; FCM allows \(maximumSize)"
-            )
+        try PayloadChecks.checkSize(of: "the FCM message", limit: maximumSize, service: "FCM") {
+            try WireJSON.encode(FCMMessage(message, token: nil, now: now))
         }
     }
 

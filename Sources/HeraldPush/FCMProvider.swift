@@ -50,8 +50,7 @@ public struct FCMProvider: PushProvider {
             try validate(message, for: target)
             body = try FCMPayload.render(message, token: target.token, now: now())
         } catch {
-            logger.warning("fcm push refused before sending", metadata: ["error": "\(error)"])
-            return PushOutcome(kind: .permanent, reason: "invalid_message")
+            return .refused(error, service: "fcm", logger: logger)
         }
 
         let accessToken: String
@@ -97,16 +96,7 @@ public struct FCMProvider: PushProvider {
         }
 
         let outcome = mapped.outcome
-        let metadata: Logger.Metadata = [
-            "push.outcome": "\(outcome.kind.rawValue)",
-            "push.status": "\(outcome.status.map(String.init) ?? "-")",
-            "push.reason": "\(outcome.reason ?? "-")",
-        ]
-        if outcome.kind == .permanent {
-            logger.warning("fcm push failed permanently", metadata: metadata)
-        } else {
-            logger.debug("fcm push answered", metadata: metadata)
-        }
+        outcome.log(logger: logger)
         return outcome
     }
 }

@@ -60,8 +60,7 @@ public struct LocalDevelopmentProvider: PushProvider {
             try validate(message, for: target)
             payload = try render(message, for: target.platform)
         } catch {
-            logger.warning("local push refused", metadata: ["error": "\(error)"])
-            return PushOutcome(kind: .permanent, reason: "invalid_message")
+            return .refused(error, service: "local", logger: logger)
         }
         do {
             try await recorder(RecordedPush(target: target, payload: payload, message: message))

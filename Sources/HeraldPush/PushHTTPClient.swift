@@ -21,7 +21,8 @@ import NIOSSL
 /// - On GOAWAY (APNs closes idle or old connections) the connection drains and the next
 ///   request opens a new one.
 /// Measured with the mock APNs (`HeraldPushTests`): 200 concurrent sends went over one
-/// connection with 100 streams in flight at once (Hummingbird/NIOHTTP2's default limit).
+/// connection, with up to 100 streams in flight at once (the mock's limit, NIOHTTP2's
+/// default; how many overlap depends on load).
 /// So the client needs no HTTP/2 tuning; the HTTP/1 soft limit below only matters for a
 /// plain-`http` endpoint (a local mock).
 public enum PushHTTPClient {

@@ -52,9 +52,7 @@ public struct MockAPNsServer: Sendable {
     /// Starts listening on 127.0.0.1 (a free port). Stop it with ``RunningMockServer/stop(timeout:)``.
     public func start(
         logger: Logger = Logger(label: "mock-apns", factory: { _ in SwiftLogNoOpLogHandler() })
-    )
-        async throws -> RunningMockServer
-    {
+    ) async throws -> RunningMockServer {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: try ES256PublicKey(pem: key.publicKeyPEM), kid: JWKIdentifier(string: key.keyID))
         let router = Router(context: MockRequestContext.self)
@@ -81,15 +79,7 @@ public struct MockAPNsServer: Sendable {
 
     /// Runs the server for the duration of `body`.
     public func withRunning<T: Sendable>(_ body: (RunningMockServer) async throws -> T) async throws -> T {
-        let server = try await start()
-        do {
-            let value = try await body(server)
-            await server.stop()
-            return value
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await withStarted({ try await start() }, stop: { await $0.stop() }, body)
     }
 
     private func respond(
@@ -98,14 +88,12 @@ public struct MockAPNsServer: Sendable {
         connection: Int,
         keys: JWTKeyCollection
     ) async throws -> Response {
+        let arrival = Date()
         // Read a little past the limit so an oversized body is answered 413, not cut off.
         let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
-        var headers: [String: String] = [:]
-        for field in request.headers {
-            headers[field.name.canonicalName] = field.value
-        }
+        let headers = request.headersByName
         let deviceToken = context.parameters.get("token") ?? ""
-        let providerToken = headers["authorization"].flatMap(Self.bearerToken)
+        let providerToken = bearerToken(headers["authorization"])
         let claims = await verify(providerToken, keys: keys)
 
         var answer = check(headers: headers, body: body, deviceToken: deviceToken, providerToken: providerToken, claims: claims)
@@ -121,21 +109,21 @@ public struct MockAPNsServer: Sendable {
         {
             await tokenUpdates.rejected(providerToken)
         }
-        if let responseDelay {
-            try await Task.sleep(for: responseDelay)
-        }
         await requests.append(
             MockAPNsRequest(
                 deviceToken: deviceToken,
                 headers: headers,
                 body: body,
-                arrival: Date(),
+                arrival: arrival,
                 providerToken: providerToken,
                 claims: claims,
                 connection: connection,
                 answer: final
             )
         )
+        if let responseDelay {
+            try await Task.sleep(for: responseDelay)
+        }
         return Self.response(for: final, now: now())
     }
 
@@ -195,12 +183,6 @@ public struct MockAPNsServer: Sendable {
             (try? await keys.verify(token, as: VerifiedClaims.self)) != nil
         else { return nil }
         return .init(keyID: header.kid ?? "", algorithm: header.alg ?? "", issuer: raw.iss, issuedAt: raw.iat)
-    }
-
-    private static func bearerToken(_ authorization: String) -> String? {
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1])
     }
 
     private static func response(for answer: MockAPNsAnswer, now: Date) -> Response {

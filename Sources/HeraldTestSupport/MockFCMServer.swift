@@ -83,9 +83,7 @@ public struct MockFCMServer: Sendable {
     /// Starts listening on 127.0.0.1 (a free port). Stop it with ``RunningMockServer/stop(timeout:)``.
     public func start(
         logger: Logger = Logger(label: "mock-fcm", factory: { _ in SwiftLogNoOpLogHandler() })
-    )
-        async throws -> RunningMockServer
-    {
+    ) async throws -> RunningMockServer {
         let router = Router(context: MockRequestContext.self)
         router.post("/token") { request, _ in
             try await self.issueToken(request)
@@ -115,30 +113,17 @@ public struct MockFCMServer: Sendable {
 
     /// Runs the server for the duration of `body`.
     public func withRunning<T: Sendable>(_ body: (RunningMockServer) async throws -> T) async throws -> T {
-        let server = try await start()
-        do {
-            let value = try await body(server)
-            await server.stop()
-            return value
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await withStarted({ try await start() }, stop: { await $0.stop() }, body)
     }
 
     // MARK: Send endpoint
 
     private func receiveMessage(_ request: Request, context: MockRequestContext, connection: Int) async throws -> Response {
+        let arrival = Date()
         let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
-        var headers: [String: String] = [:]
-        for field in request.headers {
-            headers[field.name.canonicalName] = field.value
-        }
+        let headers = request.headersByName
         let project = context.parameters.get("project") ?? ""
-        let accessToken = headers["authorization"].flatMap { value -> String? in
-            let parts = value.split(separator: " ", maxSplits: 1)
-            return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
-        }
+        let accessToken = bearerToken(headers["authorization"])
         let message = ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?["message"] as? [String: Any]
         let registrationToken = message?["token"] as? String
 
@@ -152,21 +137,21 @@ public struct MockFCMServer: Sendable {
             answer = await script.next(for: registrationToken)
         }
         let final = answer ?? .success
-        if let responseDelay {
-            try await Task.sleep(for: responseDelay)
-        }
         await messages.append(
             MockFCMRequest(
                 projectID: project,
                 headers: headers,
                 body: body,
-                arrival: Date(),
+                arrival: arrival,
                 registrationToken: registrationToken,
                 accessToken: accessToken,
                 connection: connection,
                 answer: final
             )
         )
+        if let responseDelay {
+            try await Task.sleep(for: responseDelay)
+        }
         return response(for: final)
     }
 
@@ -234,7 +219,7 @@ public struct MockFCMServer: Sendable {
         var error: Status
     }
 
-    private static func json(_ value: some Encodable, status: Int) -> Response {
+    static func json(_ value: some Encodable, status: Int) -> Response {
         let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
         return Response(
             status: .init(code: status),

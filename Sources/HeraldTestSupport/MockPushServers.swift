@@ -28,9 +28,7 @@ public struct MockPushServers: Sendable {
     /// Starts both servers, writes the CA to a temporary file and makes a trusted service account.
     public func start(
         logger: Logger = Logger(label: "mock-push", factory: { _ in SwiftLogNoOpLogHandler() })
-    )
-        async throws -> RunningMockPushServers
-    {
+    ) async throws -> RunningMockPushServers {
         let apnsServer = try await apns.start(logger: logger)
         let fcmServer: RunningMockServer
         do {
@@ -55,15 +53,7 @@ public struct MockPushServers: Sendable {
 
     /// Runs both servers for the duration of `body`.
     public func withRunning<T: Sendable>(_ body: (RunningMockPushServers) async throws -> T) async throws -> T {
-        let running = try await start()
-        do {
-            let value = try await body(running)
-            await running.stop()
-            return value
-        } catch {
-            await running.stop()
-            throw error
-        }
+        try await withStarted({ try await start() }, stop: { await $0.stop() }, body)
     }
 }
 

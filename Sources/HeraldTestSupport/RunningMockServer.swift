@@ -76,6 +76,24 @@ public final class RunningMockServer: Sendable {
     }
 }
 
+/// Runs `body` between `start` and `stop`, stopping however `body` ends: the `withRunning`
+/// of every mock.
+func withStarted<Server: Sendable, T: Sendable>(
+    _ start: () async throws -> Server,
+    stop: (Server) async -> Void,
+    _ body: (Server) async throws -> T
+) async throws -> T {
+    let server = try await start()
+    do {
+        let value = try await body(server)
+        await stop(server)
+        return value
+    } catch {
+        await stop(server)
+        throw error
+    }
+}
+
 /// A mock server could not start.
 public enum MockServerError: Error, Sendable {
     case didNotStart
@@ -94,4 +112,23 @@ struct MockRequestContext: RequestContext {
     }
 
     var connectionID: ObjectIdentifier { ObjectIdentifier(connection) }
+}
+
+extension Request {
+    /// The headers by lower-cased name (the last value of a repeated one).
+    var headersByName: [String: String] {
+        var headers: [String: String] = [:]
+        for field in self.headers {
+            headers[field.name.canonicalName] = field.value
+        }
+        return headers
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header (the scheme in any case).
+func bearerToken(_ authorization: String?) -> String? {
+    guard let parts = authorization?.split(separator: " ", maxSplits: 1), parts.count == 2,
+        parts[0].lowercased() == "bearer"
+    else { return nil }
+    return String(parts[1])
 }

@@ -111,6 +111,37 @@ struct APNsProviderTests {
         #expect(tokens.count == 2 && tokens[0] != tokens[1])
     }
 
+    @Test("a provider token signed with another key is refused by APNs: InvalidProviderToken, retry")
+    func wrongSigningKey() async throws {
+        let fixture = try APNsFixture()
+        let impostor = TestKeys.apnsP8(keyID: fixture.key.keyID, teamID: fixture.key.teamID)
+
+        let outcome = try await fixture.run(signingKey: impostor) { provider in
+            await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .ios, token: deviceToken(10)), logger: testLogger)
+        }
+
+        #expect(outcome.kind == .retry)
+        #expect(outcome.status == 403)
+        #expect(outcome.reason == "InvalidProviderToken")
+        #expect(await fixture.server.requests.all.first?.claims == nil)
+    }
+
+    @Test("the mock's request log can be awaited while a send is in flight")
+    func awaitRequests() async throws {
+        let fixture = try APNsFixture(responseDelay: .milliseconds(200))
+        let target = PushTarget(platform: .ios, token: deviceToken(11))
+
+        try await fixture.run { provider in
+            async let outcome = provider.send(.wake(swapUpdateData), to: target, logger: testLogger)
+            let received = try await fixture.server.requests.waitFor(count: 1, timeout: .seconds(10))
+            #expect(received.first?.deviceToken == target.token)
+            #expect(await outcome.kind == .delivered)
+        }
+        await #expect(throws: RequestLogTimeout.self) {
+            try await fixture.server.requests.waitFor(count: 2, timeout: .milliseconds(100))
+        }
+    }
+
     struct ScriptedCase: Sendable, CustomTestStringConvertible {
         var answer: MockAPNsAnswer
         var kind: PushOutcome.Kind
@@ -196,7 +227,9 @@ struct APNsProviderTests {
             let error = #expect(throws: PushValidationError.self) { try provider.validate(tooLarge, for: target) }
             #expect(error?.code == "payload_too_large")
 
-            #expect(await provider.send(tooLarge, to: target, logger: testLogger).kind == .permanent)
+            let refused = await provider.send(tooLarge, to: target, logger: testLogger)
+            #expect(refused.kind == .permanent)
+            #expect(refused.reason == "payload_too_large")
             #expect(await provider.send(fits, to: target, logger: testLogger).kind == .delivered)
         }
         let requests = await fixture.server.requests.all

@@ -226,6 +226,20 @@ struct FCMProviderTests {
         #expect(await fixture.server.messages.count == 1)
     }
 
+    @Test("an assertion signed with a key Google does not know is refused: permanent, nothing sent")
+    func untrustedServiceAccount() async throws {
+        let fixture = try FCMFixture()
+
+        let outcome = try await fixture.run(trusted: false) { provider, _ in
+            await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .android, token: Self.registrationToken), logger: testLogger)
+        }
+
+        #expect(outcome.kind == .permanent)
+        #expect(outcome.reason == "oauth_invalid_grant")
+        #expect(await fixture.server.tokenRequests.all.first?.assertion == nil)
+        #expect(await fixture.server.messages.count == 0)
+    }
+
     @Test("validate refuses reserved data keys and messages over 4096 bytes")
     func validation() async throws {
         let fixture = try FCMFixture()

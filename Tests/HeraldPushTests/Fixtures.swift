@@ -59,16 +59,18 @@ struct APNsFixture {
     func run<T: Sendable>(
         trustCA: Bool = true,
         connectTimeout: Duration = .seconds(10),
+        signingKey: APNsTestKey? = nil,
         _ body: (APNsProvider) async throws -> T
     ) async throws -> T {
-        try await server.withRunning { running in
+        let signingKey = signingKey ?? key
+        return try await server.withRunning { running in
             let caFile = trustCA ? try certificate.writeCAToTemporaryFile() : nil
             defer { caFile.map { try? FileManager.default.removeItem(atPath: $0) } }
             return try await withPushHTTPClient(trusting: caFile, connectTimeout: connectTimeout) { client in
                 let configuration = APNsConfiguration(
-                    signingKeyPEM: key.privateKeyPEM,
-                    keyID: key.keyID,
-                    teamID: key.teamID,
+                    signingKeyPEM: signingKey.privateKeyPEM,
+                    keyID: signingKey.keyID,
+                    teamID: signingKey.teamID,
                     topic: Self.topic,
                     environment: .custom(running.baseURL)
                 )
@@ -89,11 +91,18 @@ struct FCMFixture {
         server = MockFCMServer(certificate: certificate, now: clock.function, responseDelay: responseDelay)
     }
 
-    func run<T: Sendable>(_ body: (FCMProvider, TestServiceAccount) async throws -> T) async throws -> T {
+    /// - Parameter trusted: Whether the mock knows the service account's key.
+    func run<T: Sendable>(
+        trusted: Bool = true,
+        _ body: (FCMProvider, TestServiceAccount) async throws -> T
+    ) async throws -> T {
         try await server.withRunning { running in
             let caFile = try certificate.writeCAToTemporaryFile()
             defer { try? FileManager.default.removeItem(atPath: caFile) }
-            let account = try await server.makeServiceAccount()
+            let account =
+                trusted
+                ? try await server.makeServiceAccount()
+                : try TestKeys.serviceAccount(tokenURI: "\(running.baseURL)/token")
             return try await withPushHTTPClient(trusting: caFile) { client in
                 let configuration = FCMConfiguration(
                     // Through the JSON decoder, as a deployment reads the key file.
