@@ -119,6 +119,24 @@ struct APNsDeliveryTests {
         }
     }
 
+    @Test("a job APNs keeps refusing with 503 is dead-lettered once its TTL has passed")
+    func retriesUntilTTL() async throws {
+        let nds = try TestNDS(jobTTL: .seconds(1))
+        let token = String(repeating: "3b", count: 32)
+        try await withAPNs { mock, providers in
+            await mock.script.always(.serviceUnavailable(retryAfter: nil), for: token)
+            try await nds.app(providers: providers).test(.live) { client in
+                let response = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
+                let id = try #require(response.json["id"] as? String)
+                #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .dead })
+                let status = try await nds.store.status(jobID: id)
+                #expect(status?.lastError?.hasPrefix("ttl_expired") == true)
+                #expect((status?.attempts ?? 0) >= 2)
+                #expect(try await nds.store.isDead(platform: .ios, token: token) == false)
+            }
+        }
+    }
+
     @Test("a permanent APNs refusal dead-letters the job with its reason")
     func permanent() async throws {
         let nds = try TestNDS()

@@ -123,19 +123,18 @@ struct WebhookTests {
         }
     }
 
-    @Test("a job older than its TTL is dead-lettered, not sent")
+    @Test("a job found past its TTL (say, after downtime) is dead-lettered, not sent")
     func ttl() async throws {
-        var setup = try TestNDS(jobTTL: .milliseconds(1))
-        setup.dispatcher.pollInterval = .milliseconds(20)
-        let nds = setup
-        try await nds.app().test(.live) { client in
-            let response = try await client.post(
-                "/api/v1/notify?platform=ios&token=ttl-token",
-                json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
-            )
-            let id = try #require(response.json["id"] as? String)
-            #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .dead })
-            #expect(try await nds.store.status(jobID: id)?.lastError == "ttl_expired")
+        let nds = try TestNDS()
+        let past = Date().addingTimeInterval(-1)
+        let job = NewJob(
+            platform: .ios, token: "ttl-token", notificationType: "swap_updated",
+            payload: Data(#"{"kind":"wake","data":{}}"#.utf8), idempotencyKey: nil, expiresAt: past
+        )
+        _ = try await nds.store.enqueue([job], now: past.addingTimeInterval(-60), leaseUntil: past)
+        try await nds.app().test(.live) { _ async throws in
+            #expect(try await nds.eventually { try await nds.store.status(jobID: job.id)?.state == .dead })
+            #expect(try await nds.store.status(jobID: job.id)?.lastError == "ttl_expired")
             #expect(try await nds.store.localPushes(platform: .ios, token: "ttl-token", after: 0, limit: 1).isEmpty)
         }
     }
