@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdHTTP2
 import JWTKit
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// A local look-alike of APNs: HTTP/2 over TLS on 127.0.0.1, token authentication, Apple's
@@ -28,6 +29,7 @@ public struct MockAPNsServer: Sendable {
     let now: @Sendable () -> Date
     let responseDelay: Duration?
     let tokenUpdates = ProviderTokenUpdates()
+    let verified = NIOLockedValueBox([String: MockAPNsRequest.Claims]())
 
     /// - Parameters:
     ///   - key: The signing key whose public half verifies provider tokens.
@@ -176,13 +178,19 @@ public struct MockAPNsServer: Sendable {
     ]
 
     private func verify(_ token: String?, keys: JWTKeyCollection) async -> MockAPNsRequest.Claims? {
+        // Like APNs, check a provider token's signature once and remember it: a sender reuses
+        // one token for up to an hour, and re-verifying every request would make the mock,
+        // not the client, the bottleneck of a bench.
+        if let token, let known = verified.withLockedValue({ $0[token] }) { return known }
         guard let token, let segments = JWTSegments.decode(token),
             let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: segments.header),
             // Decoding `iat` as Int refuses a fractional NumericDate, which APNs rejects.
             let raw = try? JSONDecoder().decode(RawClaims.self, from: segments.payload),
             (try? await keys.verify(token, as: VerifiedClaims.self)) != nil
         else { return nil }
-        return .init(keyID: header.kid ?? "", algorithm: header.alg ?? "", issuer: raw.iss, issuedAt: raw.iat)
+        let claims = MockAPNsRequest.Claims(keyID: header.kid ?? "", algorithm: header.alg ?? "", issuer: raw.iss, issuedAt: raw.iat)
+        verified.withLockedValue { $0[token] = claims }
+        return claims
     }
 
     private static func response(for answer: MockAPNsAnswer, now: Date) -> Response {
