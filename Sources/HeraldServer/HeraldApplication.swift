@@ -69,6 +69,7 @@ public func buildApplication(
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now
     ).register(on: api)
+    BackendRoutes(intake: intake, store: store, providers: providers, metrics: metrics, settings: configuration.settings, now: now).register(on: api)
     OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
 
     var app = Application(

@@ -57,6 +57,7 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v2-backend") { db in try createBackendTables(db) }
         return migrator
     }
 }

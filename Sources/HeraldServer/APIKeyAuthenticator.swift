@@ -1,0 +1,43 @@
+import Foundation
+import HTTPTypes
+import HeraldStore
+import Hummingbird
+
+/// Lets a request through only with `Authorization: Bearer <API key>` naming a live key that
+/// has `scope`: a missing, unknown or revoked key is `401`, a key without the scope `403`.
+///
+/// Added to a router group, it guards exactly the routes registered through that group.
+struct APIKeyAuthenticator: RouterMiddleware {
+    typealias Context = HeraldRequestContext
+
+    let keys: any APIKeyStore
+    let scope: APIScope
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        guard let secret = Self.bearer(request.headers) else {
+            throw APIError.unauthorized("send an API key as 'Authorization: Bearer <key>' (create one with `herald keys create`)")
+        }
+        guard let key = try await keys.apiKey(secret: secret), !key.isRevoked else {
+            // One answer for unknown and revoked keys: a caller learns nothing about which keys exist.
+            throw APIError.unauthorized("unknown or revoked API key")
+        }
+        guard key.allows(scope) else {
+            throw APIError(
+                .forbidden, "forbidden", "the API key '\(key.name)' lacks the '\(scope.rawValue)' scope",
+                headers: [.wwwAuthenticate: "Bearer error=\"insufficient_scope\", scope=\"\(scope.rawValue)\""]
+            )
+        }
+        return try await next(request, context)
+    }
+
+    /// The credential of a `Bearer` authorization header (the scheme is case-insensitive).
+    static func bearer(_ headers: HTTPFields) -> String? {
+        guard let header = headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let credential = parts[1].trimmingCharacters(in: .whitespaces)
+        return credential.isEmpty ? nil : credential
+    }
+}

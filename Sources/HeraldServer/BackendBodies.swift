@@ -1,0 +1,119 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+
+/// `PUT /api/v1/users/{user_id}/sessions/{session_id}`: what the backend's login handler sends.
+struct SessionPutBody: Codable, Sendable {
+    var allowNotifications: Bool
+    var platform: String
+    /// Required when `allow_notifications` is true.
+    var pushToken: String?
+
+    enum CodingKeys: String, CodingKey {
+        case allowNotifications = "allow_notifications"
+        case platform
+        case pushToken = "push_token"
+    }
+}
+
+/// `PATCH …/sessions/{session_id}`: a token refresh (`onNewToken`), a settings change, or both.
+/// Absent fields keep their value.
+struct SessionPatchBody: Codable, Sendable {
+    var allowNotifications: Bool?
+    var platform: String?
+    var pushToken: String?
+
+    enum CodingKeys: String, CodingKey {
+        case allowNotifications = "allow_notifications"
+        case platform
+        case pushToken = "push_token"
+    }
+}
+
+/// One session as the backend reads it back.
+struct SessionView: Codable, Sendable {
+    var sessionID: String
+    var platform: Platform
+    var allowNotifications: Bool
+    var pushToken: String?
+    var tokenStatus: TokenStatus
+    var createdAt: String
+    var updatedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case sessionID = "session_id"
+        case platform
+        case allowNotifications = "allow_notifications"
+        case pushToken = "push_token"
+        case tokenStatus = "token_status"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    init(_ session: BackendSession) {
+        sessionID = session.sessionID
+        platform = session.platform
+        allowNotifications = session.allowNotifications
+        pushToken = session.pushToken
+        tokenStatus = session.tokenStatus
+        createdAt = session.createdAt.formatted(.iso8601)
+        updatedAt = session.updatedAt.formatted(.iso8601)
+    }
+}
+
+/// `GET /api/v1/users/{user_id}/sessions`.
+struct SessionListView: Codable, Sendable {
+    var userID: String
+    var sessions: [SessionView]
+    /// Dead tokens removed from this user's sessions so far.
+    var droppedDeadTokens: Int
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case sessions
+        case droppedDeadTokens = "dropped_dead_tokens"
+    }
+}
+
+/// The answer to an event: one job per targeted session.
+struct EventResult: Codable, Sendable {
+    var targeted: Int
+    var jobIDs: [String]
+    /// Sessions whose dead token was removed instead of being pushed to.
+    var skippedDead: Int
+
+    enum CodingKeys: String, CodingKey {
+        case targeted
+        case jobIDs = "job_ids"
+        case skippedDead = "skipped_dead"
+    }
+}
+
+/// `POST /api/v1/users/{user_id}/welcome`, all optional: the onboarding text and Android look.
+struct WelcomeBody: Codable, Sendable {
+    var notification: BackendNotificationText?
+    var channelID: String?
+    var color: String?
+    var icon: String?
+
+    enum CodingKeys: String, CodingKey {
+        case notification, color, icon
+        case channelID = "channel_id"
+    }
+}
+
+/// The answer to a welcome call: whether it was sent now, and if not, why.
+struct WelcomeResult: Codable, Sendable {
+    var sent: Bool
+    /// `already_sent` or `no_active_sessions` when nothing was sent.
+    var reason: String?
+    var targeted: Int
+    var jobIDs: [String]
+    var skippedDead: Int
+
+    enum CodingKeys: String, CodingKey {
+        case sent, reason, targeted
+        case jobIDs = "job_ids"
+        case skippedDead = "skipped_dead"
+    }
+}

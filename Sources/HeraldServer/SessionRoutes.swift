@@ -1,0 +1,122 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Hummingbird
+
+/// `…/users/{user_id}/sessions`: the backend records each login's push token (seed 002's
+/// `allow_notifications` + `fcm_token`), refreshes it, removes it at logout, and reads them back.
+struct SessionRoutes: Sendable {
+    let sessions: any SessionStore
+    let providers: PushRouter
+    let now: @Sendable () -> Date
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.get(":user_id/sessions") { _, context in try await list(context: context) }
+        router.put(":user_id/sessions/:session_id") { request, context in try await put(request, context: context) }
+        router.patch(":user_id/sessions/:session_id") { request, context in try await patch(request, context: context) }
+        router.delete(":user_id/sessions/:session_id") { _, context in try await delete(context: context) }
+    }
+
+    /// `PUT`: creates (201) or replaces (200) the session.
+    func put(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let userID = try backendID("user_id", in: context)
+        let sessionID = try backendID("session_id", in: context)
+        var request = request
+        let body = try await decodeBody(SessionPutBody.self, from: &request)
+        let write = try checked(
+            userID: userID, sessionID: sessionID, platform: parsePlatform(body.platform),
+            allowNotifications: body.allowNotifications, pushToken: body.pushToken
+        )
+        let created = try await sessions.putSession(write, now: now())
+        return try await answer(userID: userID, sessionID: sessionID, status: created ? .created : .ok)
+    }
+
+    /// `PATCH`: changes the fields sent (a refreshed token, notifications on or off).
+    func patch(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let userID = try backendID("user_id", in: context)
+        let sessionID = try backendID("session_id", in: context)
+        var request = request
+        let body = try await decodeBody(SessionPatchBody.self, from: &request)
+        guard let current = try await sessions.session(userID: userID, sessionID: sessionID) else {
+            throw APIError(.notFound, "session_not_found", "no session \(sessionID) for user \(userID); create it with PUT")
+        }
+        let write = try checked(
+            userID: userID, sessionID: sessionID,
+            platform: try body.platform.map(parsePlatform) ?? current.platform,
+            allowNotifications: body.allowNotifications ?? current.allowNotifications,
+            pushToken: body.pushToken ?? current.pushToken
+        )
+        _ = try await sessions.putSession(write, now: now())
+        return try await answer(userID: userID, sessionID: sessionID, status: .ok)
+    }
+
+    /// `DELETE` at logout: 204 whether or not the session existed, so a retried logout succeeds.
+    func delete(context: HeraldRequestContext) async throws -> Response {
+        let userID = try backendID("user_id", in: context)
+        let sessionID = try backendID("session_id", in: context)
+        _ = try await sessions.deleteSession(userID: userID, sessionID: sessionID)
+        return Response(status: .noContent)
+    }
+
+    /// `GET`: every session of the user with its token status.
+    func list(context: HeraldRequestContext) async throws -> Response {
+        let userID = try backendID("user_id", in: context)
+        let list = try await sessions.sessions(userID: userID)
+        return try JSONResponse.make(
+            SessionListView(
+                userID: userID,
+                sessions: list.sessions.map(SessionView.init),
+                droppedDeadTokens: list.droppedDeadTokens
+            )
+        )
+    }
+
+    // MARK: Helpers
+
+    func answer(userID: String, sessionID: String, status: HTTPResponse.Status) async throws -> Response {
+        guard let session = try await sessions.session(userID: userID, sessionID: sessionID) else {
+            // Deleted by a concurrent logout between the write and this read.
+            throw APIError(.notFound, "session_not_found", "the session was removed meanwhile")
+        }
+        return try JSONResponse.make(SessionView(session), status: status)
+    }
+
+    /// The session to store, refused when notifications are on without a token, or when the
+    /// token cannot work on its platform (checked now, not at the first event).
+    func checked(
+        userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?
+    ) throws -> SessionWrite {
+        let token = pushToken.flatMap { $0.isEmpty ? nil : $0 }
+        if allowNotifications, token == nil {
+            throw APIError(
+                .unprocessableContent, "push_token_required",
+                "push_token is required when allow_notifications is true"
+            )
+        }
+        if let token {
+            // A message every provider accepts, so only the platform and token are judged.
+            let probe = PushMessage(kind: .alert, data: [:], alert: .init(title: "-", body: "-"))
+            do throws(PushValidationError) {
+                try providers.validate(probe, for: PushTarget(platform: platform, token: token))
+            } catch {
+                if error.code == "platform_not_configured" {
+                    throw APIError.badRequest(error.code, error.message)
+                }
+                throw APIError.badRequest("invalid_token", "push_token is not a valid \(platform.rawValue) token: \(error.message)")
+            }
+        }
+        return SessionWrite(
+            userID: userID, sessionID: sessionID, platform: platform,
+            allowNotifications: allowNotifications, pushToken: token
+        )
+    }
+
+    func parsePlatform(_ text: String) throws -> Platform {
+        guard let platform = Platform(rawValue: text.lowercased()) else {
+            throw APIError.badRequest("unknown_platform", "platform must be 'ios' or 'android'")
+        }
+        return platform
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore: APIKeyStore {
+    /// What every API key starts with, so a leaked one is recognisable in logs and scans.
+    public static let apiKeyPrefix = "hk_"
+
+    public func createAPIKey(name: String, scopes: Set<APIScope>, now: Date) async throws -> CreatedAPIKey {
+        let key = APIKey(
+            id: "key_" + Secrets.random(bytes: 9),
+            name: name,
+            scopes: scopes,
+            createdAt: now,
+            revokedAt: nil
+        )
+        // 32 bytes = 256 bits: a hash lookup needs no slow KDF when the secret cannot be guessed.
+        let secret = Self.apiKeyPrefix + Secrets.random(bytes: 32)
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO api_key (id, name, secret_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [key.id, name, Secrets.hash(secret), Self.encode(scopes), now.timeIntervalSince1970]
+            )
+        }
+        return CreatedAPIKey(key: key, secret: secret)
+    }
+
+    public func apiKey(secret: String) async throws -> APIKey? {
+        guard secret.hasPrefix(Self.apiKeyPrefix), secret.utf8.count <= 256 else { return nil }
+        // Looked up by hash: the index compares digests, never the secret itself.
+        let hash = Secrets.hash(secret)
+        return try await pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT id, name, scopes, created_at, revoked_at FROM api_key WHERE secret_hash = ?",
+                arguments: [hash]
+            ).map(Self.apiKey(from:))
+        }
+    }
+
+    public func apiKeys() async throws -> [APIKey] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT id, name, scopes, created_at, revoked_at FROM api_key ORDER BY created_at, id"
+            ).map(Self.apiKey(from:))
+        }
+    }
+
+    public func revokeAPIKey(id: String, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE api_key SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, id]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    static func apiKey(from row: Row) -> APIKey {
+        let revokedAt: Double? = row["revoked_at"]
+        return APIKey(
+            id: row["id"],
+            name: row["name"],
+            scopes: decodeScopes(row["scopes"]),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            revokedAt: revokedAt.map(Date.init(timeIntervalSince1970:))
+        )
+    }
+
+    static func encode(_ scopes: Set<APIScope>) -> String {
+        scopes.map(\.rawValue).sorted().joined(separator: ",")
+    }
+
+    static func decodeScopes(_ text: String) -> Set<APIScope> {
+        Set(text.split(separator: ",").map { APIScope(rawValue: String($0)) })
+    }
+}

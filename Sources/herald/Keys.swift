@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import HeraldStore
+
+/// `herald keys`: the API keys wallet backends call the sessions and events endpoints with.
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create, list and revoke API keys for wallet backends.",
+        subcommands: [Create.self, List.self, Revoke.self]
+    )
+
+    /// The database every `keys` subcommand opens: the one `herald serve` uses.
+    struct DatabaseOptions: ParsableArguments {
+        @Option(help: "SQLite database file [HERALD_DATABASE, default ./herald.sqlite].")
+        var database: String?
+
+        func open() throws -> SQLiteStore {
+            let path = database ?? ProcessInfo.processInfo.environment["HERALD_DATABASE"] ?? "./herald.sqlite"
+            return try SQLiteStore(path: path)
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a key and print its secret (shown once; only its hash is stored)."
+        )
+
+        @Option(help: "A name for the key (which backend holds it).")
+        var name: String
+
+        @Option(help: "Comma-separated scopes: sessions, events, admin (admin allows everything).")
+        var scopes: String
+
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            let parsed: Set<APIScope>
+            do {
+                parsed = try APIScope.parseList(scopes)
+            } catch {
+                throw ValidationError(error.description)
+            }
+            guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ValidationError("--name must not be empty")
+            }
+            let created = try await options.open().createAPIKey(name: name, scopes: parsed, now: Date())
+            print(created.secret)
+            FileHandle.standardError.write(
+                Data(
+                    "created \(created.key.id) '\(name)' with scopes \(Keys.describe(parsed)); the secret above is not shown again\n"
+                        .utf8
+                )
+            )
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List keys (never their secrets).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            for key in try await options.open().apiKeys() {
+                let state = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
+                print("\(key.id)\t\(key.name)\t\(Keys.describe(key.scopes))\tcreated \(key.createdAt.formatted(.iso8601))\t\(state)")
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a key: its next request gets 401.")
+
+        @Argument(help: "The key id (key_…), as `herald keys list` shows it.")
+        var id: String
+
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            guard try await options.open().revokeAPIKey(id: id, now: Date()) else {
+                FileHandle.standardError.write(Data("no key with id \(id) (see `herald keys list`)\n".utf8))
+                throw ExitCode.failure
+            }
+            print("revoked \(id)")
+        }
+    }
+
+    static func describe(_ scopes: Set<APIScope>) -> String {
+        scopes.sorted().map(\.rawValue).joined(separator: ",")
+    }
+}
