@@ -56,7 +56,6 @@ public func buildApplication(
     WebhookRoutes(
         intake: intake,
         devices: store,
-        tokens: store,
         providers: providers,
         metrics: metrics,
         settings: configuration.settings,

@@ -44,7 +44,7 @@ public final class OutboxDispatcher: Service, Sendable {
     let now: @Sendable () -> Date
     let logger: Logger
 
-    private let incoming = SignalledBuffer<OutboxJob>()
+    private let incoming = SignalledBuffer<DispatchItem>()
     private let completions = SignalledBuffer<JobCompletion>()
     /// Tokens found dead during this run: jobs already in memory for them are not sent.
     private let deadTokens = NIOLockedValueBox(Set<String>())
@@ -70,7 +70,13 @@ public final class OutboxDispatcher: Service, Sendable {
     /// down; the jobs stay in the store and the next run sends them.
     @discardableResult
     public func accept(_ jobs: [OutboxJob]) -> Bool {
-        incoming.append(contentsOf: jobs)
+        incoming.append(contentsOf: jobs.map { DispatchItem(job: $0, message: nil) })
+    }
+
+    /// Hands over committed jobs with their messages still decoded, sparing a JSON decode per send.
+    @discardableResult
+    func accept(_ items: [DispatchItem]) -> Bool {
+        incoming.append(contentsOf: items)
     }
 
     public func run() async throws {
@@ -108,18 +114,18 @@ public final class OutboxDispatcher: Service, Sendable {
             await incoming.drain(limit: limit) { batch in
                 if isShuttingDown {
                     // Not started yet: give them back rather than delay shutdown.
-                    let ids = batch.map(\.id)
+                    let ids = batch.map(\.job.id)
                     do { try await store.release(jobIDs: ids) } catch {
                         logger.error("could not release jobs at shutdown", metadata: ["error": "\(error)"])
                     }
                     return
                 }
-                for job in batch {
+                for item in batch {
                     if running >= limit {
                         await group.next()
                         running -= 1
                     }
-                    group.addTask { await self.process(job) }
+                    group.addTask { await self.process(item) }
                     running += 1
                 }
             }
@@ -135,12 +141,12 @@ public final class OutboxDispatcher: Service, Sendable {
 
     private let incomingClosed = NIOLockedValueBox(false)
 
-    func process(_ job: OutboxJob) async {
-        let resolution = await resolve(job)
-        completions.append(JobCompletion(job: job, resolution: resolution))
+    func process(_ item: DispatchItem) async {
+        let resolution = await resolve(item.job, message: item.message)
+        completions.append(JobCompletion(job: item.job, resolution: resolution))
     }
 
-    private func resolve(_ job: OutboxJob) async -> JobResolution {
+    private func resolve(_ job: OutboxJob, message decoded: PushMessage?) async -> JobResolution {
         let target = PushTarget(platform: job.platform, token: job.token)
         var logger = self.logger
         logger[metadataKey: "job-id"] = "\(job.id)"
@@ -153,7 +159,7 @@ public final class OutboxDispatcher: Service, Sendable {
         if deadTokens.withLockedValue({ $0.contains(Self.key(target)) }) {
             return deadLetter("token_unregistered", logger: logger)
         }
-        guard let message = try? WireJSON.decode(PushMessage.self, from: job.payload) else {
+        guard let message = decoded ?? (try? WireJSON.decode(PushMessage.self, from: job.payload)) else {
             return deadLetter("undecodable_payload", logger: logger)
         }
 
@@ -235,7 +241,7 @@ public final class OutboxDispatcher: Service, Sendable {
                     )
                     if !due.isEmpty {
                         logger.debug("claimed due jobs", metadata: ["count": "\(due.count)"])
-                        incoming.append(contentsOf: due)
+                        incoming.append(contentsOf: due.map { DispatchItem(job: $0, message: nil) })
                         if due.count == configuration.maxConcurrentSends { continue }
                     }
                 } catch {
@@ -262,4 +268,10 @@ public final class OutboxDispatcher: Service, Sendable {
             try await Task.sleep(for: configuration.housekeepingInterval)
         }
     }
+}
+
+/// A job on its way to a provider, with its message when intake still has it decoded.
+struct DispatchItem: Sendable {
+    var job: OutboxJob
+    var message: PushMessage?
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPush
 import HeraldStore
 import Logging
 import NIOConcurrencyHelpers
@@ -9,6 +10,7 @@ import ServiceLifecycle
 public final class OutboxIntake: Service, Sendable {
     struct Pending: Sendable {
         var job: NewJob
+        var message: PushMessage?
         var continuation: CheckedContinuation<EnqueueResult, any Error>
     }
 
@@ -40,9 +42,11 @@ public final class OutboxIntake: Service, Sendable {
     public struct Unavailable: Error {}
 
     /// Returns once the job is committed (or its idempotency key matched an earlier job).
-    public func submit(_ job: NewJob) async throws -> EnqueueResult {
+    ///
+    /// `message` is the job's payload still decoded; passing it spares the dispatcher a decode.
+    public func submit(_ job: NewJob, message: PushMessage? = nil) async throws -> EnqueueResult {
         try await withCheckedThrowingContinuation { continuation in
-            if !buffer.append(Pending(job: job, continuation: continuation)) {
+            if !buffer.append(Pending(job: job, message: message, continuation: continuation)) {
                 continuation.resume(throwing: Unavailable())
             }
         }
@@ -67,10 +71,10 @@ public final class OutboxIntake: Service, Sendable {
                 now: committedAt,
                 leaseUntil: committedAt.addingTimeInterval(lease.timeInterval)
             )
-            var fresh: [OutboxJob] = []
+            var fresh: [DispatchItem] = []
             fresh.reserveCapacity(batch.count)
             for (pending, result) in zip(batch, results) where !result.duplicate {
-                fresh.append(OutboxJob(pending.job, createdAt: committedAt))
+                fresh.append(DispatchItem(job: OutboxJob(pending.job, createdAt: committedAt), message: pending.message))
             }
             dispatcher.accept(fresh)
             for (pending, result) in zip(batch, results) {

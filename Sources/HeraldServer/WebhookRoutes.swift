@@ -11,7 +11,6 @@ import NIOCore
 struct WebhookRoutes: Sendable {
     let intake: OutboxIntake
     let devices: any DeviceStore
-    let tokens: any TokenStore
     let providers: PushRouter
     let metrics: HeraldMetrics
     let settings: ServerSettings
@@ -52,7 +51,7 @@ struct WebhookRoutes: Sendable {
         )
         let result: EnqueueResult
         do {
-            result = try await intake.submit(job)
+            result = try await intake.submit(job, message: message)
         } catch is OutboxIntake.Unavailable {
             throw APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
         } catch {
@@ -85,8 +84,9 @@ struct WebhookRoutes: Sendable {
             }
             platform = parsed
         }
+        let resolution = try await devices.resolveWebhookToken(token, rawPlatform: platform)
         let target: PushTarget
-        if let device = try await devices.device(alias: token) {
+        if let device = resolution.device {
             target = PushTarget(platform: device.platform, token: device.token)
         } else if settings.acceptRawTokens {
             guard let platform else {
@@ -96,7 +96,7 @@ struct WebhookRoutes: Sendable {
         } else {
             throw APIError(.notFound, "unknown_token", "no device is registered under this token")
         }
-        if try await tokens.isDead(platform: target.platform, token: target.token) {
+        if resolution.isDead {
             throw APIError(.gone, "token_unregistered", "the push service reported this device token as unregistered")
         }
         return target
@@ -113,12 +113,13 @@ struct WebhookRoutes: Sendable {
             throw APIError.badRequest("invalid_json", "the body is empty; expected a JSON object")
         }
         let data = Data(buffer: body)
-        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) is [String: Any] else {
-            throw APIError.badRequest("invalid_json", "the body is not a JSON object")
-        }
         do {
             return try WireJSON.decode(WebhookRequest.self, from: data)
         } catch {
+            // Tell malformed JSON from a well-formed body of the wrong shape (off the hot path).
+            guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) is [String: Any] else {
+                throw APIError.badRequest("invalid_json", "the body is not a JSON object")
+            }
             throw APIError.badRequest(
                 "unknown_body_shape",
                 "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}"

@@ -309,6 +309,22 @@ extension SQLiteStore: DeviceStore {
         }
     }
 
+    public func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution {
+        try await pool.read { db in
+            let device = try Row.fetchOne(
+                db, sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?", arguments: [token]
+            ).flatMap(Self.device(from:))
+            let platform = device?.platform ?? rawPlatform
+            guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }
+            let dead = try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)",
+                arguments: [platform.rawValue, device?.token ?? token]
+            ) ?? false
+            return WebhookTokenResolution(device: device, isDead: dead)
+        }
+    }
+
     public func deleteDevice(id: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])

@@ -35,6 +35,16 @@ public protocol DeviceStore: Sendable {
     func device(id: String, secret: String) async throws -> Device?
     func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws
     func deleteDevice(id: String) async throws
+    /// A webhook's `token` parameter in one read: the device it is the alias of, if any, and
+    /// whether the push token it leads to (the device's, or the raw token on `rawPlatform`) is dead.
+    func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution
+}
+
+public struct WebhookTokenResolution: Sendable, Hashable {
+    /// The device whose alias the token is; nil for a raw push token.
+    public var device: Device?
+    /// The push service reported the resolved token as gone.
+    public var isDead: Bool
 }
 
 /// Pushes the local development provider recorded, for the device they were addressed to.

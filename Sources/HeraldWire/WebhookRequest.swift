@@ -32,16 +32,49 @@ public struct WebhookRequest: Sendable, Hashable {
     }
 
     /// Checks the fields the known types need, so a malformed event is refused at intake
-    /// rather than failing on the phone.
+    /// rather than failing on the phone. Reads the decoded `data` directly: this runs for
+    /// every webhook, and a decode round trip per event is measurable at 10,000 events/s.
     public func validate() throws(WebhookRequestError) {
+        let required: [(String, FieldKind)]
         switch notificationType {
-        case .swapUpdated: _ = try decodeData(SwapUpdate.self)
-        case .invoiceRequest: _ = try decodeData(InvoiceRequestEvent.self)
-        case .lnurlpayInfo: _ = try decodeData(LnurlPayInfoRequest.self)
-        case .lnurlpayInvoice: _ = try decodeData(LnurlPayInvoiceRequest.self)
-        case .lnurlpayVerify: _ = try decodeData(LnurlPayVerifyRequest.self)
-        default: break
+        case .swapUpdated: required = [("id", .string), ("status", .string)]
+        case .invoiceRequest: required = [("offer", .string), ("invoiceRequest", .string)]
+        case .lnurlpayInfo: required = [("callback_url", .string), ("reply_url", .string)]
+        case .lnurlpayInvoice: required = [("amount", .amount), ("reply_url", .string)]
+        case .lnurlpayVerify: required = [("payment_hash", .string), ("reply_url", .string)]
+        default: return
         }
+        for (key, kind) in required {
+            guard let value = data[key] else { throw invalid("missing \"\(key)\"") }
+            guard kind.accepts(value) else { throw invalid("wrong type at \"\(key)\"") }
+        }
+        if notificationType == .lnurlpayInvoice, let verify = data["verify_url"], verify.stringValue == nil,
+            verify != .null
+        {
+            throw invalid("wrong type at \"verify_url\"")
+        }
+    }
+
+    enum FieldKind {
+        case string
+        /// Millisatoshis: a non-negative integer.
+        case amount
+
+        func accepts(_ value: JSONValue) -> Bool {
+            switch self {
+            case .string: return value.stringValue != nil
+            case .amount:
+                if case .int(let i) = value { return i >= 0 }
+                return false
+            }
+        }
+    }
+
+    private func invalid(_ detail: String) -> WebhookRequestError {
+        WebhookRequestError(
+            code: "invalid_data",
+            message: "the data of \(form.rawValue) '\(name)' does not match its schema: \(detail)"
+        )
     }
 
     /// The object the device receives as `notification_payload`.
