@@ -26,10 +26,16 @@ struct BenchOptions {
     var webhookConcurrency = 128
     var rate = 1_000
     var seconds = 10
+    /// Drive phase 2 with wrk (a separate, cheap C process) instead of the in-process client.
+    var wrk = false
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
         while let flag = iterator.next() {
+            if flag == "--wrk" {
+                wrk = true
+                continue
+            }
             let value = iterator.next().flatMap(Int.init) ?? 0
             switch flag {
             case "--raw-sends": rawSends = value
@@ -39,7 +45,7 @@ struct BenchOptions {
             case "--rate": rate = value
             case "--seconds": seconds = value
             default:
-                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N]")
+                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk]")
                 exit(2)
             }
         }
@@ -190,31 +196,69 @@ func waitForSends(_ count: Int, timeout: Duration) async {
 
 // MARK: 2. End-to-end throughput.
 
+/// Runs wrk against the webhook with unique swap ids; returns (acknowledged, seconds).
+func runWrk(seconds: Int, connections: Int) throws -> (Int, Double) {
+    let script = folder.appendingPathComponent("webhook.lua")
+    try """
+        wrk.method = "POST"
+        wrk.headers["Content-Type"] = "application/json"
+        counter = 0
+        request = function()
+          counter = counter + 1
+          return wrk.format(nil, nil, nil, '{"event":"swap.update","data":{"id":"wrk-' .. counter .. '","status":"transaction.mempool"}}')
+        end
+        """.write(to: script, atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+    process.arguments = ["-t1", "-c\(connections)", "-d\(seconds)s", "-s", script.path, base]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    // "123456 requests in 10.00s, …" and, when some failed, "Non-2xx or 3xx responses: N".
+    let words = output.split(whereSeparator: { $0 == " " || $0 == "\n" })
+    guard let index = words.firstIndex(of: "requests"), let total = Int(words[index - 1]),
+        let elapsed = Double(words[index + 2].dropLast(2))
+    else { throw CocoaError(.fileReadCorruptFile) }
+    var failed = 0
+    if let range = output.range(of: "Non-2xx or 3xx responses: ") {
+        failed = Int(output[range.upperBound...].prefix(while: \.isNumber)) ?? 0
+    }
+    return (total - failed, elapsed)
+}
+
 do {
     for i in 0..<200 { _ = await postWebhook(id: "warm-\(i)") }
     await waitForSends(200, timeout: .seconds(30))
     timing.sendTimes.withLockedValue { $0.removeAll() }
 
-    let acked = NIOLockedValueBox(0)
+    let total: Int
+    let ackSeconds: Double
     let started = ContinuousClock.now
-    await withTaskGroup(of: Void.self) { group in
-        let perWorker = options.webhooks / options.webhookConcurrency
-        for worker in 0..<options.webhookConcurrency {
-            group.addTask {
-                for i in 0..<perWorker where await postWebhook(id: "tp-\(worker)-\(i)") {
-                    acked.withLockedValue { $0 += 1 }
+    if options.wrk, FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk") {
+        (total, ackSeconds) = try runWrk(seconds: options.seconds, connections: options.webhookConcurrency)
+    } else {
+        let acked = NIOLockedValueBox(0)
+        await withTaskGroup(of: Void.self) { group in
+            let perWorker = options.webhooks / options.webhookConcurrency
+            for worker in 0..<options.webhookConcurrency {
+                group.addTask {
+                    for i in 0..<perWorker where await postWebhook(id: "tp-\(worker)-\(i)") {
+                        acked.withLockedValue { $0 += 1 }
+                    }
                 }
             }
         }
+        ackSeconds = ms(ContinuousClock.now - started) / 1000
+        total = acked.withLockedValue { $0 }
     }
-    let ackElapsed = ContinuousClock.now - started
-    let total = acked.withLockedValue { $0 }
     await waitForSends(total, timeout: .seconds(120))
-    let sentElapsed = ContinuousClock.now - started
-    print(String(format: "2. end to end: %d webhooks acknowledged in %.2f s = %.0f webhooks/s; all %d reached APNs after %.2f s = %.0f/s (%d client connections)",
-                 total, ms(ackElapsed) / 1000, Double(total) / (ms(ackElapsed) / 1000),
-                 timing.sendTimes.withLockedValue { $0.count }, ms(sentElapsed) / 1000,
-                 Double(total) / (ms(sentElapsed) / 1000), options.webhookConcurrency))
+    let sentSeconds = ms(ContinuousClock.now - started) / 1000
+    print(String(format: "2. end to end (%@): %d webhooks acknowledged in %.2f s = %.0f webhooks/s; %d reached APNs after %.2f s = %.0f/s (%d client connections)",
+                 options.wrk ? "wrk" : "in-process client", total, ackSeconds, Double(total) / ackSeconds,
+                 timing.sendTimes.withLockedValue { $0.count }, sentSeconds,
+                 Double(total) / sentSeconds, options.webhookConcurrency))
     timing.sendTimes.withLockedValue { $0.removeAll() }
 }
 
