@@ -28,12 +28,19 @@ struct BenchOptions {
     var seconds = 10
     /// Drive phase 2 with wrk (a separate, cheap C process) instead of the in-process client.
     var wrk = false
+    /// Replace APNs with a provider that accepts at once: the NDS's own ceiling, without the
+    /// CPU the local APNs look-alike and the HTTP/2 client take on the same two cores.
+    var instantProvider = false
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
         while let flag = iterator.next() {
             if flag == "--wrk" {
                 wrk = true
+                continue
+            }
+            if flag == "--instant-provider" {
+                instantProvider = true
                 continue
             }
             let value = iterator.next().flatMap(Int.init) ?? 0
@@ -45,7 +52,7 @@ struct BenchOptions {
             case "--rate": rate = value
             case "--seconds": seconds = value
             default:
-                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk]")
+                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--instant-provider]")
                 exit(2)
             }
         }
@@ -72,6 +79,17 @@ final class TimingProvider: PushProvider {
             sendTimes.withLockedValue { $0[update.id] = now }
         }
         return await inner.send(message, to: target, logger: logger)
+    }
+}
+
+/// Accepts every push at once, without a network: measures the NDS alone.
+struct InstantProvider: PushProvider {
+    var name: String { "instant" }
+    func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
+        try APNsPayload.validate(message)
+    }
+    func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
+        .delivered(id: nil)
     }
 }
 
@@ -153,7 +171,7 @@ do {
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 let store = try SQLiteStore(path: folder.appendingPathComponent("bench.sqlite").path)
-let timing = TimingProvider(apns)
+let timing = TimingProvider(options.instantProvider ? InstantProvider() : apns)
 let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
 let app = buildApplication(
     configuration: HeraldServerConfiguration(host: "127.0.0.1", port: 0, settings: ServerSettings(publicURL: "http://127.0.0.1")),
@@ -255,8 +273,8 @@ do {
     }
     await waitForSends(total, timeout: .seconds(120))
     let sentSeconds = ms(ContinuousClock.now - started) / 1000
-    print(String(format: "2. end to end (%@): %d webhooks acknowledged in %.2f s = %.0f webhooks/s; %d reached APNs after %.2f s = %.0f/s (%d client connections)",
-                 options.wrk ? "wrk" : "in-process client", total, ackSeconds, Double(total) / ackSeconds,
+    print(String(format: "2. end to end (%@%@): %d webhooks acknowledged in %.2f s = %.0f webhooks/s; %d reached APNs after %.2f s = %.0f/s (%d client connections)",
+                 options.wrk ? "wrk" : "in-process client", options.instantProvider ? ", instant provider" : "", total, ackSeconds, Double(total) / ackSeconds,
                  timing.sendTimes.withLockedValue { $0.count }, sentSeconds,
                  Double(total) / sentSeconds, options.webhookConcurrency))
     timing.sendTimes.withLockedValue { $0.removeAll() }
