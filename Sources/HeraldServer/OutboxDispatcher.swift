@@ -244,6 +244,8 @@ public final class OutboxDispatcher: Service, Sendable {
                         incoming.append(contentsOf: due.map { DispatchItem(job: $0, message: nil) })
                         if due.count == configuration.maxConcurrentSends { continue }
                     }
+                } catch is CancellationError {
+                    break  // Graceful shutdown cancelled the claim: nothing was leased.
                 } catch {
                     logger.error("could not claim due jobs", metadata: ["error": "\(error)"])
                 }
@@ -262,6 +264,8 @@ public final class OutboxDispatcher: Service, Sendable {
                     deadBefore: now().addingTimeInterval(-configuration.deadLetterRetention.timeInterval)
                 )
                 if purged > 0 { logger.debug("purged finished jobs", metadata: ["count": "\(purged)"]) }
+            } catch is CancellationError {
+                return
             } catch {
                 logger.error("outbox housekeeping failed", metadata: ["error": "\(error)"])
             }
