@@ -311,16 +311,15 @@ extension SQLiteStore: DeviceStore {
 
     public func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution {
         try await pool.read { db in
-            let device = try Row.fetchOne(
-                db, sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?", arguments: [token]
-            ).flatMap(Self.device(from:))
+            // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
+            let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?")
+            let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
             let platform = device?.platform ?? rawPlatform
             guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }
-            let dead = try Bool.fetchOne(
-                db,
-                sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)",
-                arguments: [platform.rawValue, device?.token ?? token]
-            ) ?? false
+            let deadStatement = try db.cachedStatement(
+                sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)"
+            )
+            let dead = try Bool.fetchOne(deadStatement, arguments: [platform.rawValue, device?.token ?? token]) ?? false
             return WebhookTokenResolution(device: device, isDead: dead)
         }
     }
