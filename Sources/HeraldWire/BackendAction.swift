@@ -3,13 +3,6 @@ public struct BackendAction: RawRepresentable, Codable, Hashable, Sendable, Expr
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { self.rawValue = value }
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 
     public static let none: BackendAction = "NONE"
     public static let depositReceived: BackendAction = "DEPOSIT_RECEIVED"
@@ -24,13 +17,6 @@ public struct WakeKind: RawRepresentable, Codable, Hashable, Sendable, Expressib
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { self.rawValue = value }
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 
     public static let incomingHtlc: WakeKind = "incomingHtlc"
     public static let cjitPaymentArrived: WakeKind = "cjitPaymentArrived"

@@ -8,13 +8,6 @@ public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, E
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { self.rawValue = value }
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
     public var description: String { rawValue }
 
     public static let swapUpdated: NotificationType = "swap_updated"
