@@ -142,11 +142,16 @@ struct DeviceRoutes: Sendable {
     /// the same from outside.
     func authenticate(_ request: Request, context: HeraldRequestContext) async throws -> Device {
         guard let id = context.parameters.get("id") else { throw APIError.notFound("no device id") }
+        return try await Self.authenticate(request, deviceID: id, in: devices)
+    }
+
+    /// The device whose secret the bearer header carries, for routes that name the device elsewhere.
+    static func authenticate(_ request: Request, deviceID: String, in devices: any DeviceStore) async throws -> Device {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             throw APIError.unauthorized("send the device secret as 'Authorization: Bearer <device_secret>'")
         }
         let secret = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        guard let device = try await devices.device(id: id, secret: secret) else {
+        guard let device = try await devices.device(id: deviceID, secret: secret) else {
             throw APIError.unauthorized("unknown device or wrong device secret")
         }
         return device

@@ -50,17 +50,27 @@ public func buildApplication(
         logger: logger.with(component: "intake")
     )
 
+    let relay = ReplyRelay(store: store, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
+
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
     let api = router.group("api/v1")
-    WebhookRoutes(
+    let webhooks = WebhookRoutes(
         intake: intake,
         devices: store,
         providers: providers,
         metrics: metrics,
         settings: configuration.settings,
+        relay: relay,
         now: now
-    ).register(on: api)
+    )
+    webhooks.register(on: api)
+    ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
+    LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, now: now)
+        .register(on: api)
+    LnurlPayRoutes(
+        addresses: store, devices: store, cache: store, webhooks: webhooks, settings: configuration.settings, now: now
+    ).register(on: router)
     DeviceRoutes(
         devices: store,
         localPushes: store,
@@ -79,8 +89,8 @@ public func buildApplication(
     )
     // Order matters for shutdown, which runs in reverse: the HTTP server stops first (and
     // finishes its requests), then intake commits what they submitted, then the dispatcher
-    // finishes its sends.
-    app.addServices(dispatcher, intake)
+    // finishes its sends. The relay stops last: requests still held need its polling.
+    app.addServices(relay, dispatcher, intake)
     return app
 }
 

@@ -13,18 +13,34 @@ public struct ServerSettings: Sendable {
     public var registrationsPerMinute: Int
     /// Whether the local development provider is in use (enables the device push feed).
     public var localProvider: Bool
+    /// How long a caller's request is held for the device's answer on its reply URL.
+    public var replyTimeout: Duration
+    /// The largest answer a device may POST to a reply URL.
+    public var replyBodyLimit: Int
+    /// How often held requests look in the store for answers that reached another process.
+    public var replyPollInterval: Duration
+    /// How long an answered or expired reply URL still says 409/410 before it is forgotten (404).
+    public var replyTombstone: Duration
 
     public init(
         publicURL: String,
         acceptRawTokens: Bool = true,
         jobTTL: Duration = .seconds(3600),
         registrationsPerMinute: Int = 30,
-        localProvider: Bool = false
+        localProvider: Bool = false,
+        replyTimeout: Duration = .seconds(30),
+        replyBodyLimit: Int = 64 * 1024,
+        replyPollInterval: Duration = .milliseconds(100),
+        replyTombstone: Duration = .seconds(600)
     ) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         self.acceptRawTokens = acceptRawTokens
         self.jobTTL = jobTTL
         self.registrationsPerMinute = registrationsPerMinute
         self.localProvider = localProvider
+        self.replyTimeout = replyTimeout
+        self.replyBodyLimit = replyBodyLimit
+        self.replyPollInterval = replyPollInterval
+        self.replyTombstone = replyTombstone
     }
 }

@@ -14,6 +14,7 @@ struct WebhookRoutes: Sendable {
     let providers: PushRouter
     let metrics: HeraldMetrics
     let settings: ServerSettings
+    let relay: ReplyRelay
     let now: @Sendable () -> Date
 
     static let maxBodyBytes = 64 * 1024
@@ -28,9 +29,34 @@ struct WebhookRoutes: Sendable {
         var request = request
         let target = try await resolveTarget(request)
         let webhook = try await decodeBody(&request)
-        try webhook.validate()
-
         let appData = request.uri.queryParameters.get("app_data")
+        if ReplyRelay.holdsAnswer(for: webhook) {
+            // Held until the device answers on the reply URL Herald adds; a retry asks the
+            // device again, so no idempotency key.
+            switch try await ask(webhook, target: target, appData: appData) {
+            case .answered(let answer): return answer.response()
+            case .timedOut: throw Self.replyTimeout(settings)
+            case .tokenDead: throw Self.tokenUnregistered
+            }
+        }
+        try webhook.validate()
+        let result = try await enqueue(
+            webhook, target: target, appData: appData, idempotencyKey: try idempotencyKey(request.headers, target: target)
+        )
+        // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
+        var response = Response(
+            status: .ok,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: #"{"id":""# + result.id + #""}"#))
+        )
+        if result.duplicate { response.headers[Self.replayed] = "true" }
+        return response
+    }
+
+    /// Validates the push for its provider and commits its job.
+    func enqueue(_ webhook: WebhookRequest, target: PushTarget, appData: String?, idempotencyKey: String?) async throws
+        -> EnqueueResult
+    {
         let pushData = try webhook.pushData(appData: appData)
         let expiresAt = now().addingTimeInterval(settings.jobTTL.timeInterval)
         let message = PushMessage.wake(pushData, collapseID: collapseID(for: webhook), expiresAt: expiresAt)
@@ -46,7 +72,7 @@ struct WebhookRoutes: Sendable {
             token: target.token,
             notificationType: pushData.notificationType.rawValue,
             payload: try WireJSON.encode(message),
-            idempotencyKey: try idempotencyKey(request.headers, target: target),
+            idempotencyKey: idempotencyKey,
             expiresAt: expiresAt
         )
         let result: EnqueueResult
@@ -58,9 +84,7 @@ struct WebhookRoutes: Sendable {
             throw APIError(.serviceUnavailable, "store_unavailable", "the event could not be stored; retry")
         }
         if !result.duplicate { metrics.received(type: pushData.notificationType.rawValue) }
-        var response = try JSONResponse.make(["id": result.id])
-        if result.duplicate { response.headers[Self.replayed] = "true" }
-        return response
+        return result
     }
 
     /// Finds the push token behind the `token` parameter: a registered alias, or (when the
@@ -96,9 +120,7 @@ struct WebhookRoutes: Sendable {
         } else {
             throw APIError(.notFound, "unknown_token", "no device is registered under this token")
         }
-        if resolution.isDead {
-            throw APIError(.gone, "token_unregistered", "the push service reported this device token as unregistered")
-        }
+        if resolution.isDead { throw Self.tokenUnregistered }
         return target
     }
 

@@ -58,6 +58,7 @@ enum Schema {
             )
         }
         migrator.registerMigration("v2-backend") { db in try createBackendTables(db) }
+        migrator.registerMigration("v3-replies") { db in try createReplyTables(db) }
         return migrator
     }
 }

@@ -36,6 +36,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a webhook's push is worth delivering [HERALD_JOB_TTL, default 3600].")
     var jobTTL: Int?
 
+    @Option(help: "Seconds a request waits for the device's answer on its reply URL [HERALD_REPLY_TIMEOUT, default 30].")
+    var replyTimeout: Int?
+
     @Option(help: "Sends in flight at once [HERALD_MAX_CONCURRENT_SENDS, default 256].")
     var maxConcurrentSends: Int?
 
@@ -46,8 +49,8 @@ struct Serve: AsyncParsableCommand {
         let env = ProcessInfo.processInfo.environment
         let settings = try ServeSettings(
             host: host, port: port, database: database, publicURL: publicURL,
-            acceptRawTokens: acceptRawTokens, jobTTL: jobTTL, maxConcurrentSends: maxConcurrentSends,
-            logLevel: logLevel, environment: env
+            acceptRawTokens: acceptRawTokens, jobTTL: jobTTL, replyTimeout: replyTimeout,
+            maxConcurrentSends: maxConcurrentSends, logLevel: logLevel, environment: env
         )
         var logger = Logger(label: "herald")
         logger.logLevel = settings.logLevel
@@ -102,7 +105,8 @@ struct ServeSettings {
 
     init(
         host: String?, port: Int?, database: String?, publicURL: String?, acceptRawTokens: Bool?,
-        jobTTL: Int?, maxConcurrentSends: Int?, logLevel: String?, environment env: [String: String]
+        jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
+        environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
             guard let text = env[key], !text.isEmpty else { return nil }
@@ -138,7 +142,8 @@ struct ServeSettings {
                 publicURL: publicURL,
                 acceptRawTokens: try acceptRawTokens ?? bool("HERALD_ACCEPT_RAW_TOKENS") ?? true,
                 jobTTL: .seconds(try jobTTL ?? int("HERALD_JOB_TTL") ?? 3600),
-                localProvider: isLocal
+                localProvider: isLocal,
+                replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30)
             ),
             dispatcher: dispatcher
         )

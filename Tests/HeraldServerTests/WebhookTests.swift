@@ -37,7 +37,7 @@ struct WebhookTests {
         try await nds.app().test(.live) { client in
             let response = try await client.post(
                 "/api/v1/notify?platform=android&token=fcm:token-1",
-                json: #"{"event":"invoice.request","data":{"offer":"lno1","invoiceRequest":"lnr1"}}"#
+                json: #"{"event":"invoice.request","data":{"offer":"lno1","invoiceRequest":"lnr1","reply_url":"https://swap.example/r/1"}}"#
             )
             #expect(response.status == .ok)
             #expect(
@@ -48,7 +48,7 @@ struct WebhookTests {
             let push = try await nds.store.localPushes(platform: .android, token: "fcm:token-1", after: 0, limit: 1)[0]
             let map = try JSONDecoder().decode([String: String].self, from: push.payload)
             #expect(map["notification_type"] == "invoice_request")
-            #expect(map["notification_payload"] == #"{"invoice_request":"lnr1","offer":"lno1"}"#)
+            #expect(map["notification_payload"] == #"{"invoice_request":"lnr1","offer":"lno1","reply_url":"https://swap.example/r/1"}"#)
         }
     }
 

@@ -1,0 +1,120 @@
+import Foundation
+import HTTPTypes
+import HeraldStore
+import HeraldWire
+import Hummingbird
+
+/// `POST /api/v1/lnurlpay` claims or renames a device's Lightning address (`alice@host`),
+/// `DELETE /api/v1/lnurlpay` releases it; both with the device secret as bearer.
+struct LightningAddressRoutes: Sendable {
+    let devices: any DeviceStore
+    let addresses: any LightningAddressStore
+    let cache: any ReplyStore
+    let settings: ServerSettings
+    let now: @Sendable () -> Date
+
+    struct ClaimBody: Decodable {
+        var deviceID: String
+        var username: String
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id"
+            case username
+        }
+    }
+
+    struct ReleaseBody: Decodable {
+        var deviceID: String
+        enum CodingKeys: String, CodingKey { case deviceID = "device_id" }
+    }
+
+    struct Claimed: Encodable {
+        var username: String
+        var lightningAddress: String
+        var lnurlpURL: String
+        var previous: String?
+        enum CodingKeys: String, CodingKey {
+            case username
+            case lightningAddress = "lightning_address"
+            case lnurlpURL = "lnurlp_url"
+            case previous
+        }
+    }
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("lnurlpay") { request, context in try await claim(request, context: context) }
+        router.delete("lnurlpay") { request, context in try await release(request, context: context) }
+    }
+
+    func claim(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        var request = request
+        let body = try await decode(ClaimBody.self, from: &request)
+        let device = try await DeviceRoutes.authenticate(request, deviceID: body.deviceID, in: devices)
+        guard let username = LightningAddressName.valid(body.username) else {
+            throw APIError.badRequest(
+                "invalid_username", "a username is 1 to \(LightningAddressName.maxLength) of a-z, 0-9, '-', '_' and '.' (LUD-16)"
+            )
+        }
+        switch try await addresses.claimUsername(username, deviceID: device.id, now: now()) {
+        case .taken:
+            throw APIError(.conflict, "username_taken", "another wallet owns '\(username)'")
+        case .unchanged:
+            return try claimed(username, previous: nil, status: .ok)
+        case .claimed(let previous):
+            if previous != nil { try await cache.removeCachedReplies(prefix: LnurlPayRoutes.cachePrefix(deviceID: device.id)) }
+            return try claimed(username, previous: previous, status: previous == nil ? .created : .ok)
+        }
+    }
+
+    func claimed(_ username: String, previous: String?, status: HTTPResponse.Status) throws -> Response {
+        let host = LightningAddressName.host(of: settings.publicURL)
+        return try JSONResponse.make(
+            Claimed(
+                username: username,
+                lightningAddress: "\(username)@\(host)",
+                lnurlpURL: LnurlPayRoutes.wellKnownURL(settings: settings, username: username),
+                previous: previous
+            ),
+            status: status
+        )
+    }
+
+    func release(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        var request = request
+        let deviceID: String
+        if let id = request.uri.queryParameters.get("device_id") {
+            deviceID = id
+        } else {
+            deviceID = try await decode(ReleaseBody.self, from: &request).deviceID
+        }
+        let device = try await DeviceRoutes.authenticate(request, deviceID: deviceID, in: devices)
+        guard try await addresses.releaseUsername(deviceID: device.id) != nil else {
+            throw APIError(.notFound, "no_username", "this device has no Lightning address")
+        }
+        try await cache.removeCachedReplies(prefix: LnurlPayRoutes.cachePrefix(deviceID: device.id))
+        return Response(status: .noContent)
+    }
+}
+
+/// LUD-16 usernames and the host part of the addresses.
+enum LightningAddressName {
+    static let maxLength = 64
+
+    /// The username if it follows LUD-16 (`a-z0-9-_.`), else `nil`.
+    static func valid(_ text: String) -> String? {
+        guard !text.isEmpty, text.utf8.count <= maxLength,
+            text.utf8.allSatisfy({ byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            })
+        else { return nil }
+        return text
+    }
+
+    /// `host[:port]` of the public URL: what follows the `@`.
+    static func host(of publicURL: String) -> String {
+        guard let components = URLComponents(string: publicURL), let host = components.host else { return publicURL }
+        if let port = components.port { return "\(host):\(port)" }
+        return host
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Hummingbird
+import NIOCore
+
+/// The Lightning-address service (LUD-06, LUD-12, LUD-16, LUD-21) in front of claimed usernames.
+///
+/// Each payer request wakes the owner's phone through the reply relay:
+/// `GET /.well-known/lnurlp/{username}` → `lnurlpay_info`, `GET /lnurlp/{username}/callback?amount=`
+/// → `lnurlpay_invoice`, `GET /lnurlp/{username}/verify/{payment_hash}` → `lnurlpay_verify`. The
+/// device's answer reaches the payer byte for byte; every failure is `{"status":"ERROR","reason":…}`.
+struct LnurlPayRoutes: Sendable {
+    let addresses: any LightningAddressStore
+    let devices: any DeviceStore
+    let cache: any ReplyStore
+    let webhooks: WebhookRoutes
+    let settings: ServerSettings
+    let now: @Sendable () -> Date
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.get(".well-known/lnurlp/:username") { _, context in await lnurl(context) { try await info(context) } }
+        router.get("lnurlp/:username/callback") { request, context in
+            await lnurl(context) { try await invoice(request, context) }
+        }
+        router.get("lnurlp/:username/verify/:hash") { _, context in await lnurl(context) { try await verify(context) } }
+    }
+
+    // MARK: The three steps
+
+    func info(_ context: HeraldRequestContext) async throws -> Response {
+        let address = try await lookUp(context)
+        let key = Self.cachePrefix(deviceID: address.device.id) + address.username + ":info"
+        if let cached = try await cache.cachedReply(key: key, now: now()) { return cached.response() }
+
+        let webhook = WebhookRequest(
+            form: .template,
+            name: NotificationType.lnurlpayInfo.rawValue,
+            data: [
+                "callback_url": .string(callbackURL(address.username)),
+                "identifier": .string(identifier(address.username)),
+            ]
+        )
+        let answer = try await ask(webhook, address: address)
+        if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
+        guard let info = try? JSONDecoder().decode(LnurlPayInfo.self, from: answer.body),
+            info.tag == LnurlPayInfo.payRequestTag, info.minSendable >= 1, info.minSendable <= info.maxSendable
+        else { throw LnurlFailure(.badGateway, "The wallet answered with an invalid pay request") }
+        try await addresses.savePayInfo(
+            StoredPayInfo(
+                minSendable: info.minSendable, maxSendable: info.maxSendable, metadata: info.metadata,
+                commentAllowed: info.commentAllowed
+            ),
+            username: address.username, deviceID: address.device.id, now: now()
+        )
+        try await store(answer, key: key)
+        return answer.response()
+    }
+
+    func invoice(_ request: Request, _ context: HeraldRequestContext) async throws -> Response {
+        let address = try await lookUp(context)
+        let query = request.uri.queryParameters
+        guard let amountText = query.get("amount"), let amount = UInt64(amountText) else {
+            throw LnurlFailure(.badRequest, "Missing or invalid amount: give millisatoshis as ?amount=")
+        }
+        guard let info = address.payInfo else {
+            throw LnurlFailure(.badRequest, "Fetch the pay request at \(Self.wellKnownURL(settings: settings, username: address.username)) first")
+        }
+        guard amount >= info.minSendable, amount <= info.maxSendable else {
+            throw LnurlFailure(
+                .badRequest, "Amount out of range: \(amount) msat is not within \(info.minSendable) to \(info.maxSendable) msat"
+            )
+        }
+        let comment = query.get("comment").flatMap { $0.isEmpty ? nil : $0 }
+        if let comment {
+            let allowed = info.commentAllowed ?? 0
+            guard allowed > 0 else { throw LnurlFailure(.badRequest, "This address does not take comments") }
+            guard comment.count <= allowed else {
+                throw LnurlFailure(.badRequest, "Comment is too long: at most \(allowed) characters")
+            }
+        }
+        var data: [String: JSONValue] = [
+            "amount": .int(Int64(amount)),
+            "verify_url": .string(verifyURL(address.username, hash: LnurlPayInvoice.paymentHashPlaceholder)),
+            "identifier": .string(identifier(address.username)),
+            // The exact string the payer got: the invoice's description hash must commit to it.
+            "metadata": .string(info.metadata),
+        ]
+        if let comment { data["comment"] = .string(comment) }
+        let webhook = WebhookRequest(form: .template, name: NotificationType.lnurlpayInvoice.rawValue, data: data)
+        let answer = try await ask(webhook, address: address)
+        if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
+        guard let invoice = try? JSONDecoder().decode(LnurlPayInvoice.self, from: answer.body), !invoice.pr.isEmpty else {
+            throw LnurlFailure(.badGateway, "The wallet answered with an invalid invoice")
+        }
+        // An invoice is for one payer only: never cached, whatever the device sent.
+        return ReplyAnswer(body: answer.body).response()
+    }
+
+    func verify(_ context: HeraldRequestContext) async throws -> Response {
+        let address = try await lookUp(context)
+        guard let hash = context.parameters.get("hash")?.lowercased(), hash.utf8.count == 64,
+            hash.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
+        else { throw LnurlFailure(.badRequest, "Invalid payment hash") }
+        let key = Self.cachePrefix(deviceID: address.device.id) + address.username + ":verify:" + hash
+        if let cached = try await cache.cachedReply(key: key, now: now()) { return cached.response() }
+
+        let webhook = WebhookRequest(
+            form: .template, name: NotificationType.lnurlpayVerify.rawValue, data: ["payment_hash": .string(hash)]
+        )
+        let answer = try await ask(webhook, address: address)
+        if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
+        guard (try? JSONDecoder().decode(LnurlPayVerification.self, from: answer.body)) != nil else {
+            throw LnurlFailure(.badGateway, "The wallet answered with an invalid verification")
+        }
+        try await store(answer, key: key)
+        return answer.response()
+    }
+
+    // MARK: Helpers
+
+    func lookUp(_ context: HeraldRequestContext) async throws -> LightningAddress {
+        let raw = context.parameters.get("username")?.lowercased() ?? ""
+        guard let username = LightningAddressName.valid(raw),
+            let address = try await addresses.lightningAddress(username: username)
+        else { throw LnurlFailure(.notFound, "Unknown Lightning address \(raw.prefix(64))@\(host)") }
+        return address
+    }
+
+    /// Wakes the owner's phone and waits for its answer.
+    func ask(_ webhook: WebhookRequest, address: LightningAddress) async throws -> ReplyAnswer {
+        let target = PushTarget(platform: address.device.platform, token: address.device.token)
+        if try await devices.resolveWebhookToken(target.token, rawPlatform: target.platform).isDead {
+            throw Self.unreachable
+        }
+        switch try await webhooks.ask(webhook, target: target, appData: nil) {
+        case .answered(let answer): return answer
+        case .timedOut: throw LnurlFailure(.gatewayTimeout, "The wallet did not answer in time; try again")
+        case .tokenDead: throw Self.unreachable
+        }
+    }
+
+    static let unreachable = LnurlFailure(.gone, "The wallet can no longer be reached")
+
+    /// Keeps an answer the device marked cacheable (`Cache-Control: max-age`).
+    func store(_ answer: ReplyAnswer, key: String) async throws {
+        guard let maxAge = answer.cacheMaxAge else { return }
+        try await cache.cacheReply(key: key, answer: answer, until: now().addingTimeInterval(Double(maxAge)))
+    }
+
+    /// Whether the device answered with its own LNURL error: passed on as it is, never cached.
+    static func isLnurlError(_ answer: ReplyAnswer) -> Bool {
+        (try? JSONDecoder().decode(LnurlError.self, from: answer.body))?.status == LnurlStatus.error
+    }
+
+    var host: String { LightningAddressName.host(of: settings.publicURL) }
+    func identifier(_ username: String) -> String { "\(username)@\(host)" }
+    func callbackURL(_ username: String) -> String { "\(settings.publicURL)/lnurlp/\(username)/callback" }
+    func verifyURL(_ username: String, hash: String) -> String { "\(settings.publicURL)/lnurlp/\(username)/verify/\(hash)" }
+
+    static func wellKnownURL(settings: ServerSettings, username: String) -> String {
+        "\(settings.publicURL)/.well-known/lnurlp/\(username)"
+    }
+
+    /// Cached answers are keyed under the owning device, so a rename or release drops them all.
+    static func cachePrefix(deviceID: String) -> String { "lnurlp:\(deviceID):" }
+
+    /// Runs a step, turning every failure into the LNURL error shape.
+    func lnurl(_ context: HeraldRequestContext, _ step: () async throws -> Response) async -> Response {
+        do {
+            return try await step()
+        } catch let failure as LnurlFailure {
+            return failure.response()
+        } catch let error as APIError {
+            return LnurlFailure(error.status, error.message).response()
+        } catch {
+            context.logger.error("lnurl-pay step failed", metadata: ["error": "\(String(reflecting: error))"])
+            return LnurlFailure(.internalServerError, "The Lightning-address service failed; try again").response()
+        }
+    }
+}
+
+/// An LNURL failure: an HTTP status and `{"status":"ERROR","reason":…}`.
+struct LnurlFailure: Error, Sendable {
+    var status: HTTPResponse.Status
+    var reason: String
+    init(_ status: HTTPResponse.Status, _ reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+
+    func response() -> Response {
+        let body = (try? WireJSON.encode(LnurlError(reason: reason))) ?? Data(#"{"status":"ERROR"}"#.utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body))
+        )
+    }
+}

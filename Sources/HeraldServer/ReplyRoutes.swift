@@ -1,0 +1,75 @@
+import Foundation
+import HTTPTypes
+import HeraldStore
+import Hummingbird
+import NIOCore
+
+/// `POST /api/v1/reply/{id}`: where a woken device answers the request it was pushed.
+///
+/// `200` taken, `409` answered before, `404` unknown (or long forgotten), `410` expired,
+/// `413` over the size cap, `400` not a JSON object. The device's `Cache-Control: max-age`
+/// travels with the answer.
+struct ReplyRoutes: Sendable {
+    let relay: ReplyRelay
+    let settings: ServerSettings
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("reply/:id") { request, context in try await reply(request, context: context) }
+    }
+
+    func reply(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id"), !id.isEmpty, id.utf8.count <= 64 else {
+            throw APIError(.notFound, "unknown_reply", "no request is waiting on this reply URL")
+        }
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: settings.replyBodyLimit)
+        } catch is NIOTooManyBytesError {
+            throw APIError(.contentTooLarge, "reply_too_large", "the reply is over \(settings.replyBodyLimit) bytes")
+        }
+        let data = Data(buffer: body)
+        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+            throw APIError.badRequest("invalid_json", "the reply is not a JSON object")
+        }
+        let answer = ReplyAnswer(body: data, cacheMaxAge: Self.maxAge(request.headers[.cacheControl]))
+        switch try await relay.deliver(id: id, answer: answer) {
+        case .accepted:
+            return try JSONResponse.make(["status": "accepted"])
+        case .alreadyAnswered:
+            throw APIError(.conflict, "already_answered", "this request was answered already")
+        case .expired:
+            throw APIError(.gone, "reply_expired", "the caller stopped waiting for this answer")
+        case .unknown:
+            throw APIError(.notFound, "unknown_reply", "no request is waiting on this reply URL")
+        }
+    }
+
+    /// `max-age` of a `Cache-Control` value; `nil` when absent, zero, or the answer must not be stored.
+    static func maxAge(_ header: String?) -> Int? {
+        guard let header else { return nil }
+        var maxAge: Int?
+        for directive in header.lowercased().split(separator: ",") {
+            let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+            switch parts.first {
+            case "no-store", "no-cache": return nil
+            case "max-age":
+                guard parts.count == 2, let seconds = Int(parts[1].trimmingCharacters(in: .init(charactersIn: "\" ")))
+                else { return nil }
+                maxAge = seconds
+            default: continue
+            }
+        }
+        guard let maxAge, maxAge > 0 else { return nil }
+        return maxAge
+    }
+}
+
+extension ReplyAnswer {
+    /// The device's answer to the caller as it came, byte for byte (LNURL metadata depends on it).
+    func response() -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let cacheMaxAge { headers[.cacheControl] = "max-age=\(cacheMaxAge)" }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
