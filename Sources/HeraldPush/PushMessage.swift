@@ -18,17 +18,8 @@ public struct PushMessage: Codable, Hashable, Sendable {
         case alert
     }
 
-    public struct Alert: Codable, Hashable, Sendable {
-        public var title: String
-        public var body: String
-        /// An image URL (FCM `notification.image`).
-        public var image: String?
-        public init(title: String, body: String, image: String? = nil) {
-            self.title = title
-            self.body = body
-            self.image = image
-        }
-    }
+    /// The visible text; one type with the backend API's `notification`.
+    public typealias Alert = NotificationText
 
     /// Android `notification` options (seed 002).
     public struct AndroidNotification: Codable, Hashable, Sendable {

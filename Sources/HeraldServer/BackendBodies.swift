@@ -91,7 +91,7 @@ struct EventResult: Codable, Sendable {
 
 /// `POST /api/v1/users/{user_id}/welcome`, all optional: the onboarding text and Android look.
 struct WelcomeBody: Codable, Sendable {
-    var notification: BackendNotificationText?
+    var notification: NotificationText?
     var channelID: String?
     var color: String?
     var icon: String?

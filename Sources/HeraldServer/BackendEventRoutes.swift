@@ -13,7 +13,7 @@ struct BackendEventRoutes: Sendable {
     let now: @Sendable () -> Date
 
     /// The onboarding text when the backend sends none.
-    static let welcomeText = BackendNotificationText(
+    static let welcomeText = NotificationText(
         title: "Welcome! 🚀",
         body: "Your onboarding is complete. Start exploring now."
     )
@@ -97,7 +97,7 @@ struct BackendEventRoutes: Sendable {
     /// Seed 002's structure: `notification`, string `data`, Android channel/sound/colour/icon
     /// at HIGH priority, and `aps` with sound, badge 1 and `mutable-content: 1`.
     static func message(
-        data: [String: String], text: BackendNotificationText, channelID: String?, color: String?, icon: String?
+        data: [String: String], text: NotificationText, channelID: String?, color: String?, icon: String?
     ) -> PushMessage {
         PushMessage(
             kind: .alert,

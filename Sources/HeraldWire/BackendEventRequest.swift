@@ -1,5 +1,5 @@
-/// The visible text of a wallet backend's push (seed 002 `notification`).
-public struct BackendNotificationText: Codable, Hashable, Sendable {
+/// The visible text of a push: a wallet backend's `notification` (seed 002), a wake push's generic alert.
+public struct NotificationText: Codable, Hashable, Sendable {
     public var title: String
     public var body: String
     /// An image URL (FCM `notification.image`).
@@ -19,7 +19,7 @@ public struct BackendEventRequest: Codable, Hashable, Sendable {
     /// The custom keys (`transaction_id`, `amount` …). Strings; integers and booleans are
     /// accepted and sent as their text, because FCM carries only strings.
     public var data: [String: JSONValue]?
-    public var notification: BackendNotificationText
+    public var notification: NotificationText
     public var campaignID: String?
     public var campaignName: String?
     /// The Android notification channel; `default` when absent.
@@ -32,7 +32,7 @@ public struct BackendEventRequest: Codable, Hashable, Sendable {
     public init(
         action: BackendAction,
         data: [String: JSONValue]? = nil,
-        notification: BackendNotificationText,
+        notification: NotificationText,
         campaignID: String? = nil,
         campaignName: String? = nil,
         channelID: String? = nil,
