@@ -27,22 +27,8 @@ public struct FCMMessage: Codable, Sendable, Hashable {
         }
     }
 
-    public struct AndroidNotification: Codable, Sendable, Hashable {
-        public var channelID: String?
-        public var sound: String?
-        public var color: String?
-        public var icon: String?
-        public init(channelID: String? = nil, sound: String? = nil, color: String? = nil, icon: String? = nil) {
-            self.channelID = channelID
-            self.sound = sound
-            self.color = color
-            self.icon = icon
-        }
-        enum CodingKeys: String, CodingKey {
-            case channelID = "channel_id"
-            case sound, color, icon
-        }
-    }
+    /// The same options the message carries: one type, FCM's field names.
+    public typealias AndroidNotification = PushMessage.AndroidNotification
 
     public struct AndroidConfig: Codable, Sendable, Hashable {
         public var priority: AndroidPriority
@@ -116,9 +102,7 @@ public struct FCMMessage: Codable, Sendable, Hashable {
         if let expiresAt = message.expiresAt {
             ttl = "\(max(0, Int(expiresAt.timeIntervalSince(now).rounded(.down))))s"
         }
-        let androidNotification = message.android.map {
-            AndroidNotification(channelID: $0.channelID, sound: $0.sound, color: $0.color, icon: $0.icon)
-        }
+        let androidNotification = message.android
         self.init(
             token: token,
             data: message.data.isEmpty ? nil : message.data,

@@ -21,7 +21,7 @@ public struct PushMessage: Codable, Hashable, Sendable {
     /// The visible text; one type with the backend API's `notification`.
     public typealias Alert = NotificationText
 
-    /// Android `notification` options (seed 002).
+    /// Android `notification` options (seed 002), coded as FCM's `android.notification` wants them.
     public struct AndroidNotification: Codable, Hashable, Sendable {
         public var channelID: String?
         public var sound: String?
@@ -32,6 +32,10 @@ public struct PushMessage: Codable, Hashable, Sendable {
             self.sound = sound
             self.color = color
             self.icon = icon
+        }
+        enum CodingKeys: String, CodingKey {
+            case channelID = "channel_id"
+            case sound, color, icon
         }
     }
 
