@@ -66,14 +66,9 @@ public final class OutboxDispatcher: Service, Sendable {
         self.logger = logger
     }
 
-    /// Hands committed jobs over for sending. Returns false once the dispatcher is shutting
-    /// down; the jobs stay in the store and the next run sends them.
-    @discardableResult
-    public func accept(_ jobs: [OutboxJob]) -> Bool {
-        incoming.append(contentsOf: jobs.map { DispatchItem(job: $0, message: nil) })
-    }
-
-    /// Hands over committed jobs with their messages still decoded, sparing a JSON decode per send.
+    /// Hands committed jobs over for sending, with their messages still decoded to spare a JSON
+    /// decode per send. Returns false once the dispatcher is shutting down; the jobs stay in the
+    /// store and the next run sends them.
     @discardableResult
     func accept(_ items: [DispatchItem]) -> Bool {
         incoming.append(contentsOf: items)

@@ -98,18 +98,6 @@ public struct WebhookRequest: Sendable, Hashable {
             appData: appData
         )
     }
-
-    /// Decodes `data` as one of the typed payloads.
-    public func decodeData<T: Decodable>(_ type: T.Type) throws(WebhookRequestError) -> T {
-        do {
-            return try WireJSON.decode(type, from: WireJSON.encode(data))
-        } catch {
-            throw WebhookRequestError(
-                code: "invalid_data",
-                message: "the data of \(form.rawValue) '\(name)' does not match its schema: \(describe(error))"
-            )
-        }
-    }
 }
 
 /// Why a webhook body was refused, with a machine-readable code.
@@ -158,16 +146,5 @@ extension WebhookRequest: Codable {
         case .template: try c.encode(name, forKey: .template)
         }
         try c.encode(data, forKey: .data)
-    }
-}
-
-func describe(_ error: any Error) -> String {
-    switch error {
-    case DecodingError.keyNotFound(let key, _): return "missing \"\(key.stringValue)\""
-    case DecodingError.typeMismatch(_, let ctx), DecodingError.valueNotFound(_, let ctx):
-        let path = ctx.codingPath.map(\.stringValue).joined(separator: ".")
-        return "wrong type at \"\(path)\""
-    case DecodingError.dataCorrupted(let ctx): return ctx.debugDescription
-    default: return "\(error)"
     }
 }
