@@ -31,12 +31,31 @@ struct BenchOptions {
     /// Replace APNs with a provider that accepts at once: the NDS's own ceiling, without the
     /// CPU the local APNs look-alike and the HTTP/2 client take on the same two cores.
     var instantProvider = false
+    /// Only measure a Hummingbird route that reads the body and answers: the framework's floor.
+    var httpFloor = false
+    /// Run the APNs look-alike in a child process, so its CPU is counted apart from the NDS's.
+    var apnsProcess = false
+    /// Be that child: serve the look-alike, print its settings, run until stdin closes.
+    var serveAPNs = false
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
         while let flag = iterator.next() {
             if flag == "--wrk" {
                 wrk = true
+                continue
+            }
+            if flag == "--micro" { continue }
+            if flag == "--apns-process" {
+                apnsProcess = true
+                continue
+            }
+            if flag == "--serve-apns" {
+                serveAPNs = true
+                continue
+            }
+            if flag == "--http-floor" {
+                httpFloor = true
                 continue
             }
             if flag == "--instant-provider" {
@@ -52,7 +71,7 @@ struct BenchOptions {
             case "--rate": rate = value
             case "--seconds": seconds = value
             default:
-                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--instant-provider]")
+                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--instant-provider] [--apns-process] [--http-floor] [--micro]")
                 exit(2)
             }
         }
@@ -107,12 +126,137 @@ logger.logLevel = .warning
 let env = ProcessInfo.processInfo.environment
 let deviceToken = String(repeating: "ab", count: 32)
 
-// MARK: The APNs side: configured, or the local look-alike.
+// MARK: 0. Costs of the steps of one webhook, on request.
+
+if CommandLine.arguments.contains("--micro") {
+    func time(_ name: String, _ n: Int = 100_000, _ body: () throws -> Void) rethrows {
+        for _ in 0..<1000 { try body() }
+        let start = ContinuousClock.now
+        for _ in 0..<n { try body() }
+        print(String(format: "  %@: %.2f µs", name, ms(ContinuousClock.now - start) * 1000 / Double(n)))
+    }
+    let body = Data(#"{"event":"swap.update","data":{"id":"abc-123","status":"transaction.mempool"}}"#.utf8)
+    let webhook = try WireJSON.decode(WebhookRequest.self, from: body)
+    let pushData = try webhook.pushData(appData: nil)
+    let message = PushMessage.wake(pushData, collapseID: "swap:abc-123", expiresAt: Date())
+    try time("decode webhook body") { _ = try WireJSON.decode(WebhookRequest.self, from: body) }
+    try time("validate data") { try webhook.validate() }
+    try time("push data (payload string)") { _ = try webhook.pushData(appData: nil) }
+    try time("render APNs payload") { _ = try APNsPayload.render(message) }
+    try time("validate APNs message") { try APNsPayload.validate(message) }
+    try time("encode stored message") { _ = try WireJSON.encode(message) }
+    let stored = try WireJSON.encode(message)
+    try time("decode stored message") { _ = try WireJSON.decode(PushMessage.self, from: stored) }
+    exit(0)
+}
+
+// MARK: 0. The framework's floor, on request.
+
+if options.httpFloor {
+    let router = Router()
+    router.post("notify") { request, _ -> Response in
+        let body = try await request.body.collect(upTo: 65536)
+        return Response(status: .ok, headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(string: #"{"id":"\#(body.readableBytes)"}"#)))
+    }
+    let (floorPorts, floorPort) = AsyncStream.makeStream(of: Int.self)
+    let floorApp = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                               onServerRunning: { floorPort.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    let floorGroup = ServiceGroup(configuration: .init(services: [floorApp], logger: logger))
+    let floorTask = Task { try await floorGroup.run() }
+    let floorURL = "http://127.0.0.1:\(await floorPorts.first(where: { _ in true }) ?? 0)/notify"
+    let process = Process()
+    let script = FileManager.default.temporaryDirectory.appendingPathComponent("floor-\(UUID().uuidString).lua")
+    try #"wrk.method = "POST"\#nwrk.body = '{"event":"swap.update","data":{"id":"x","status":"transaction.mempool"}}'"#
+        .write(to: script, atomically: true, encoding: .utf8)
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+    process.arguments = ["-t1", "-c\(options.webhookConcurrency)", "-d\(options.seconds)s", "-s", script.path, floorURL]
+    try process.run()
+    process.waitUntilExit()
+    await floorGroup.triggerGracefulShutdown()
+    _ = try? await floorTask.value
+    exit(0)
+}
+
+// MARK: CPU accounting.
+
+/// CPU seconds used so far by a process (user + system), from /proc. With `children`, the
+/// waited-for children of this process instead (wrk, once it has exited).
+func cpuSeconds(pid: Int32? = nil, children: Bool = false) -> Double {
+    let path = pid.map { "/proc/\($0)/stat" } ?? "/proc/self/stat"
+    guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return .nan }
+    // Fields after "(comm)": state is field 3; utime 14, stime 15, cutime 16, cstime 17.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    let first = children ? 13 : 11
+    guard fields.count > first + 1, let a = Double(fields[first]), let b = Double(fields[first + 1]) else { return .nan }
+    return (a + b) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+// MARK: The APNs side: configured, or the local look-alike (here or in a child process).
+
+if options.serveAPNs {
+    let key = TestKeys.apnsP8()
+    let certificate = try TestCertificate.make()
+    let server = MockAPNsServer(key: key, topic: "org.herald.bench", certificate: certificate)
+    let running = try await server.start()
+    let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("bench-apns-\(UUID().uuidString).p8")
+    try key.privateKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
+    print("url=\(running.baseURL)")
+    print("key=\(keyFile.path)")
+    print("keyid=\(key.keyID)")
+    print("teamid=\(key.teamID)")
+    print("ca=\(try certificate.writeCAToTemporaryFile())")
+    print("ready")
+    fflush(nil)
+    // Until the parent closes our stdin.
+    _ = FileHandle.standardInput.readDataToEndOfFile()
+    try? FileManager.default.removeItem(at: keyFile)
+    exit(0)
+}
 
 var settings = try ProviderSettings(environment: env)
 var mock: RunningMockServer?
 var mockServer: MockAPNsServer?
-if settings.apns == nil {
+var apnsChild: Process?
+let apnsChildInput = Pipe()
+if settings.apns == nil, options.apnsProcess {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = ["--serve-apns"]
+    let output = Pipe()
+    child.standardOutput = output
+    child.standardInput = apnsChildInput
+    try child.run()
+    var values: [String: String] = [:]
+    var buffer = Data()
+    while !buffer.contains(Data("ready\n".utf8)) {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        buffer.append(chunk)
+    }
+    for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {
+        let parts = line.split(separator: "=", maxSplits: 1)
+        if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
+    }
+    guard let url = values["url"], let keyFile = values["key"], let keyID = values["keyid"], let teamID = values["teamid"],
+        let ca = values["ca"]
+    else {
+        print("the APNs look-alike process did not start")
+        exit(1)
+    }
+    settings.apns = APNsConfiguration(
+        signingKeyPEM: try String(contentsOfFile: keyFile, encoding: .utf8),
+        keyID: keyID,
+        teamID: teamID,
+        topic: "org.herald.bench",
+        environment: .custom(url)
+    )
+    settings.extraTrustRootsFile = ca
+    apnsChild = child
+    print("APNs: local look-alike in process \(child.processIdentifier) at \(url) (HTTP/2 + TLS, ES256 verified)")
+} else if settings.apns == nil {
     let key = TestKeys.apnsP8()
     let certificate = try TestCertificate.make()
     let server = MockAPNsServer(key: key, topic: "org.herald.bench", certificate: certificate)
@@ -131,6 +275,28 @@ if settings.apns == nil {
 } else {
     print("APNs: \(settings.apns!.environment)")
 }
+
+/// CPU used by this process, the look-alike child and exited children (wrk) since `start`.
+struct CPUSample {
+    var apnsPID: Int32?
+    var own = cpuSeconds()
+    var apns: Double
+    var children = cpuSeconds(children: true)
+
+    init(apnsPID: Int32?) {
+        self.apnsPID = apnsPID
+        apns = apnsPID.map { cpuSeconds(pid: $0) } ?? 0
+    }
+
+    func report(since start: CPUSample, per count: Int) -> String {
+        let perItem = { (seconds: Double) in seconds / Double(max(count, 1)) * 1e6 }
+        var text = String(format: "CPU per webhook: this process %.0f µs", perItem(own - start.own))
+        if apnsPID != nil { text += String(format: ", APNs look-alike %.0f µs", perItem(apns - start.apns)) }
+        if children > start.children { text += String(format: ", wrk %.0f µs", perItem(children - start.children)) }
+        return text
+    }
+}
+
 let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: settings.extraTrustRootsFile)
 let apns = try APNsProvider(configuration: settings.apns!, httpClient: httpClient)
 let target = PushTarget(platform: .ios, token: deviceToken)
@@ -144,6 +310,7 @@ do {
     )
     // Warm up: connection, TLS, provider token.
     _ = await apns.send(message, to: target, logger: logger)
+    let cpuStart = CPUSample(apnsPID: apnsChild?.processIdentifier)
     let started = ContinuousClock.now
     let failures = NIOLockedValueBox(0)
     await withTaskGroup(of: Void.self) { group in
@@ -164,6 +331,7 @@ do {
     let rate = Double(options.rawSends) / (ms(elapsed) / 1000)
     print(String(format: "1. raw APNs sends: %d in %.2f s = %.0f sends/s (concurrency %d, failures %d)",
                  options.rawSends, ms(elapsed) / 1000, rate, options.rawConcurrency, failures.withLockedValue { $0 }))
+    print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: options.rawSends).replacingOccurrences(of: "webhook", with: "send"))
 }
 
 // MARK: The NDS.
@@ -174,7 +342,7 @@ let store = try SQLiteStore(path: folder.appendingPathComponent("bench.sqlite").
 let timing = TimingProvider(options.instantProvider ? InstantProvider() : apns)
 let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
 let app = buildApplication(
-    configuration: HeraldServerConfiguration(host: "127.0.0.1", port: 0, settings: ServerSettings(publicURL: "http://127.0.0.1")),
+    configuration: HeraldServerConfiguration(host: "127.0.0.1", port: 0, settings: ServerSettings(publicURL: "http://127.0.0.1"), checkpointInterval: .milliseconds(Int64(env["HERALD_BENCH_CHECKPOINT_MS"] ?? "1000") ?? 1000)),
     store: store,
     providers: PushRouter(ios: timing, android: nil),
     logger: logger,
@@ -253,6 +421,7 @@ do {
 
     let total: Int
     let ackSeconds: Double
+    let cpuStart = CPUSample(apnsPID: apnsChild?.processIdentifier)
     let started = ContinuousClock.now
     if options.wrk, FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk") {
         (total, ackSeconds) = try runWrk(seconds: options.seconds, connections: options.webhookConcurrency)
@@ -277,6 +446,7 @@ do {
                  options.wrk ? "wrk" : "in-process client", options.instantProvider ? ", instant provider" : "", total, ackSeconds, Double(total) / ackSeconds,
                  timing.sendTimes.withLockedValue { $0.count }, sentSeconds,
                  Double(total) / sentSeconds, options.webhookConcurrency))
+    print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: total))
     timing.sendTimes.withLockedValue { $0.removeAll() }
 }
 
@@ -286,6 +456,7 @@ do {
     let count = options.rate * options.seconds
     let interval = Duration.nanoseconds(1_000_000_000 / Int64(options.rate))
     let webhookStarts = NIOLockedValueBox([String: ContinuousClock.Instant]())
+    let cpuStart = CPUSample(apnsPID: apnsChild?.processIdentifier)
     let started = ContinuousClock.now
     await withTaskGroup(of: Void.self) { group in
         for i in 0..<count {
@@ -303,9 +474,15 @@ do {
     let starts = webhookStarts.withLockedValue { $0 }
     let sends = timing.sendTimes.withLockedValue { $0 }
     let latencies = starts.compactMap { id, start in sends[id].map { ms($0 - start) } }.sorted()
+    if env["HERALD_BENCH_TAIL"] != nil {
+        let slow = starts.compactMap { id, start in sends[id].map { (ms(start - started), ms($0 - start)) } }
+            .filter { $0.1 > percentile(latencies, 0.98) }.sorted { $0.0 < $1.0 }
+        for (at, latency) in slow { print(String(format: "  slow: at %.0f ms took %.1f ms", at, latency)) }
+    }
     print(String(format: "3. webhook → APNs request at %d/s for %d s: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%d of %d measured)",
                  options.rate, options.seconds, percentile(latencies, 0.5), percentile(latencies, 0.9),
                  percentile(latencies, 0.99), latencies.last ?? .nan, latencies.count, count))
+    print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: count) + " (this process includes the load client)")
 }
 
 if let mockServer {
@@ -321,4 +498,8 @@ _ = try? await serverTask.value
 try await loadClient.shutdown()
 try await httpClient.shutdown()
 if let mock { await mock.stop() }
+if let apnsChild {
+    try? apnsChildInput.fileHandleForWriting.close()
+    apnsChild.waitUntilExit()
+}
 try? FileManager.default.removeItem(at: folder)

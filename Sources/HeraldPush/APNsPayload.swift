@@ -100,7 +100,10 @@ public struct APNsPayload: Codable, Sendable, Hashable {
 
     /// Refuses a message APNs would refuse: over 4096 bytes, a data key named `aps`, an
     /// `alert` push with no text, a collapse id over 64 bytes.
-    public static func validate(_ message: PushMessage) throws(PushValidationError) {
+    ///
+    /// - Returns: The rendered body (``render(_:)``), checked.
+    @discardableResult
+    public static func validate(_ message: PushMessage) throws(PushValidationError) -> Data {
         if message.data["aps"] != nil {
             throw PushValidationError(code: "invalid_message", message: "a data key cannot be named \"aps\"")
         }
@@ -113,7 +116,9 @@ public struct APNsPayload: Codable, Sendable, Hashable {
                 message: "the collapse id is \(collapseID.utf8.count) bytes; APNs allows \(maximumCollapseIDSize)"
             )
         }
-        try PayloadChecks.checkSize(of: "the APNs payload", limit: maximumSize, service: "APNs") { try render(message) }
+        return try PayloadChecks.checkSize(of: "the APNs payload", limit: maximumSize, service: "APNs") {
+            try render(message)
+        }
     }
 
     /// Refuses a string that cannot be an APNs device token. Lenient on length (Apple has

@@ -38,11 +38,16 @@ public struct APNsProvider: PushProvider {
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
+        _ = try checkedBody(message, for: target)
+    }
+
+    /// Validates and renders in one pass: the size check already has the bytes to send.
+    private func checkedBody(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) -> Data {
         guard target.platform == .ios else {
             throw PushValidationError(code: "invalid_message", message: "APNs delivers to iOS devices only")
         }
         try APNsPayload.validateDeviceToken(target.token)
-        try APNsPayload.validate(message)
+        return try APNsPayload.validate(message)
     }
 
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
@@ -52,8 +57,7 @@ public struct APNsProvider: PushProvider {
 
         let body: Data
         do {
-            try validate(message, for: target)
-            body = try APNsPayload.render(message)
+            body = try checkedBody(message, for: target)
         } catch {
             return .refused(error, service: "apns", logger: logger)
         }

@@ -7,20 +7,25 @@ enum PayloadChecks {
     /// - Parameters:
     ///   - what: How the service names the payload, for the message ("the APNs payload").
     ///   - encode: Renders the bytes that count against the limit.
+    /// - Returns: The rendered bytes, so a caller that sends them need not render twice.
+    @discardableResult
     static func checkSize(
         of what: String,
         limit: Int,
         service: String,
         encode: () throws -> Data
-    ) throws(PushValidationError) {
-        let size: Int
+    ) throws(PushValidationError) -> Data {
+        let rendered: Data
         do {
-            size = try encode().count
+            rendered = try encode()
         } catch {
             throw PushValidationError(code: "invalid_message", message: "the payload cannot be encoded as JSON")
         }
-        if size > limit {
-            throw PushValidationError(code: "payload_too_large", message: "\(what) is \(size) bytes; \(service) allows \(limit)")
+        if rendered.count > limit {
+            throw PushValidationError(
+                code: "payload_too_large", message: "\(what) is \(rendered.count) bytes; \(service) allows \(limit)"
+            )
         }
+        return rendered
     }
 }

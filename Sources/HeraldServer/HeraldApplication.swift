@@ -10,17 +10,21 @@ public struct HeraldServerConfiguration: Sendable {
     public var port: Int
     public var settings: ServerSettings
     public var dispatcher: DispatcherConfiguration
+    /// How often the SQLite WAL is checkpointed (off the commit path).
+    public var checkpointInterval: Duration
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         settings: ServerSettings,
-        dispatcher: DispatcherConfiguration = .init()
+        dispatcher: DispatcherConfiguration = .init(),
+        checkpointInterval: Duration = .seconds(1)
     ) {
         self.host = host
         self.port = port
         self.settings = settings
         self.dispatcher = dispatcher
+        self.checkpointInterval = checkpointInterval
     }
 }
 
@@ -89,8 +93,12 @@ public func buildApplication(
     )
     // Order matters for shutdown, which runs in reverse: the HTTP server stops first (and
     // finishes its requests), then intake commits what they submitted, then the dispatcher
-    // finishes its sends. The relay stops last: requests still held need its polling.
-    app.addServices(relay, dispatcher, intake)
+    // finishes its sends. The relay stops next: requests still held need its polling. The
+    // checkpointer goes last, after the final writes.
+    let checkpointer = StoreCheckpointer(
+        store: store, interval: configuration.checkpointInterval, logger: logger.with(component: "store")
+    )
+    app.addServices(checkpointer, relay, dispatcher, intake)
     return app
 }
 

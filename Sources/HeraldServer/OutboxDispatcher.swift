@@ -143,10 +143,9 @@ public final class OutboxDispatcher: Service, Sendable {
 
     private func resolve(_ job: OutboxJob, message decoded: PushMessage?) async -> JobResolution {
         let target = PushTarget(platform: job.platform, token: job.token)
+        // The provider adds the service and the redacted token.
         var logger = self.logger
-        logger[metadataKey: "job-id"] = "\(job.id)"
-        logger[metadataKey: "platform"] = "\(job.platform.rawValue)"
-        logger[metadataKey: "token"] = "\(target.redactedToken)"
+        logger[metadataKey: "job-id"] = .string(job.id)
 
         if now() >= job.expiresAt {
             return deadLetter("ttl_expired", logger: logger)
@@ -253,7 +252,7 @@ public final class OutboxDispatcher: Service, Sendable {
     private func housekeepingLoop() async throws {
         while !Task.isCancelled {
             do {
-                metrics.queueDepth.set(Int64(try await store.counts().pending))
+                metrics.queueDepth.set(Int64(try await store.pendingCount()))
                 let purged = try await store.purgeFinished(
                     deliveredBefore: now().addingTimeInterval(-configuration.deliveredRetention.timeInterval),
                     deadBefore: now().addingTimeInterval(-configuration.deadLetterRetention.timeInterval)

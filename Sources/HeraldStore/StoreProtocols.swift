@@ -15,7 +15,10 @@ public protocol OutboxStore: Sendable {
     /// Frees every lease: a single-process store calls it at start-up, when no other process can hold one.
     func releaseAllLeases() async throws
     func status(jobID: String) async throws -> JobStatus?
+    /// Jobs by state. Counts every row: for tests and tools, not for a periodic metric.
     func counts() async throws -> QueueCounts
+    /// Jobs still to be delivered, read from an index: cheap enough to run every few seconds.
+    func pendingCount() async throws -> Int
     /// Deletes finished jobs older than the given moments; returns how many.
     func purgeFinished(deliveredBefore: Date, deadBefore: Date) async throws -> Int
 }

@@ -38,20 +38,22 @@ public enum JSONValue: Sendable, Hashable {
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // Most webhook values are strings, then numbers: try those first, because every failed
+        // `try?` builds and throws a DecodingError, and that dominated decoding a webhook body.
         if container.decodeNil() {
             self = .null
-        } else if let b = try? container.decode(Bool.self) {
-            self = .bool(b)
+        } else if let s = try? container.decode(String.self) {
+            self = .string(s)
         } else if let i = try? container.decode(Int64.self) {
             self = .int(i)
         } else if let d = try? container.decode(Double.self) {
             self = .double(d)
-        } else if let s = try? container.decode(String.self) {
-            self = .string(s)
-        } else if let a = try? container.decode([JSONValue].self) {
-            self = .array(a)
+        } else if let b = try? container.decode(Bool.self) {
+            self = .bool(b)
         } else if let o = try? container.decode([String: JSONValue].self) {
             self = .object(o)
+        } else if let a = try? container.decode([JSONValue].self) {
+            self = .array(a)
         } else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a JSON value")
         }
