@@ -82,6 +82,8 @@ struct BenchOptions {
 final class TimingProvider: PushProvider {
     let inner: any PushProvider
     let sendTimes = NIOLockedValueBox([String: ContinuousClock.Instant]())
+    /// The same moments as CLOCK_MONOTONIC nanoseconds, the clock the out-of-process pacer uses.
+    let sendNanos = NIOLockedValueBox([String: Int64]())
     var name: String { inner.name }
 
     init(_ inner: any PushProvider) { self.inner = inner }
@@ -91,13 +93,27 @@ final class TimingProvider: PushProvider {
     }
 
     func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
-        if let payload = message.data["notification_payload"],
-            let update = try? WireJSON.decode(SwapUpdate.self, from: Data(payload.utf8))
-        {
+        // The id is read out of the payload string rather than decoded: the bench's own
+        // bookkeeping should cost this process as little as possible.
+        if let payload = message.data["notification_payload"], let id = Self.swapID(in: payload) {
             let now = ContinuousClock.now
-            sendTimes.withLockedValue { $0[update.id] = now }
+            sendTimes.withLockedValue { $0[id] = now }
+            if id.hasPrefix("lat-") {
+                var spec = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &spec)
+                let nanos = Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+                sendNanos.withLockedValue { $0[id] = nanos }
+            }
         }
         return await inner.send(message, to: target, logger: logger)
+    }
+
+    /// The value of `"id"` in a bench payload (`{"id":"…","status":"…"}`, no escapes in it).
+    static func swapID(in payload: String) -> String? {
+        guard let key = payload.range(of: #""id":""#) else { return nil }
+        let rest = payload[key.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
     }
 }
 
@@ -292,7 +308,7 @@ struct CPUSample {
         let perItem = { (seconds: Double) in seconds / Double(max(count, 1)) * 1e6 }
         var text = String(format: "CPU per webhook: this process %.0f µs", perItem(own - start.own))
         if apnsPID != nil { text += String(format: ", APNs look-alike %.0f µs", perItem(apns - start.apns)) }
-        if children > start.children { text += String(format: ", wrk %.0f µs", perItem(children - start.children)) }
+        if children > start.children { text += String(format: ", load generator %.0f µs", perItem(children - start.children)) }
         return text
     }
 }
@@ -452,37 +468,60 @@ do {
 
 // MARK: 3. Latency at a paced rate.
 
+/// The paced load comes from a small Python process when there is one (Benchmarks/pacer.py), so
+/// the load client does not share this process's CPU with the NDS; otherwise from in here.
+let pacerScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("pacer.py")
+let usePacer = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+    && FileManager.default.fileExists(atPath: pacerScript.path) && env["HERALD_BENCH_IN_PROCESS_PACER"] == nil
+
 do {
     let count = options.rate * options.seconds
     let interval = Duration.nanoseconds(1_000_000_000 / Int64(options.rate))
     let webhookStarts = NIOLockedValueBox([String: ContinuousClock.Instant]())
     let cpuStart = CPUSample(apnsPID: apnsChild?.processIdentifier)
     let started = ContinuousClock.now
-    await withTaskGroup(of: Void.self) { group in
-        for i in 0..<count {
-            let due = started + interval * i
-            let now = ContinuousClock.now
-            if due > now { try? await Task.sleep(until: due, clock: .continuous) }
-            group.addTask {
-                let id = "lat-\(i)"
-                webhookStarts.withLockedValue { $0[id] = ContinuousClock.now }
-                _ = await postWebhook(id: id)
+    if usePacer {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            pacerScript.path, "127.0.0.1", String(port), "/api/v1/notify?platform=ios&token=\(deviceToken)",
+            String(options.rate), String(options.seconds), "32",
+        ]
+        try process.run()
+        process.waitUntilExit()
+    } else {
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<count {
+                let due = started + interval * i
+                let now = ContinuousClock.now
+                if due > now { try? await Task.sleep(until: due, clock: .continuous) }
+                group.addTask {
+                    let id = "lat-\(i)"
+                    webhookStarts.withLockedValue { $0[id] = ContinuousClock.now }
+                    _ = await postWebhook(id: id)
+                }
             }
         }
     }
     await waitForSends(count, timeout: .seconds(60))
-    let starts = webhookStarts.withLockedValue { $0 }
-    let sends = timing.sendTimes.withLockedValue { $0 }
-    let latencies = starts.compactMap { id, start in sends[id].map { ms($0 - start) } }.sorted()
-    if env["HERALD_BENCH_TAIL"] != nil {
-        let slow = starts.compactMap { id, start in sends[id].map { (ms(start - started), ms($0 - start)) } }
-            .filter { $0.1 > percentile(latencies, 0.98) }.sorted { $0.0 < $1.0 }
-        for (at, latency) in slow { print(String(format: "  slow: at %.0f ms took %.1f ms", at, latency)) }
+    var latencies: [Double]
+    if usePacer {
+        // Ids are "lat-<n>-<CLOCK_MONOTONIC ns when the pacer wrote the request>".
+        latencies = timing.sendNanos.withLockedValue { $0 }.compactMap { id, sent in
+            id.split(separator: "-").last.flatMap { Int64($0) }.map { Double(sent - $0) / 1e6 }
+        }
+    } else {
+        let starts = webhookStarts.withLockedValue { $0 }
+        let sends = timing.sendTimes.withLockedValue { $0 }
+        latencies = starts.compactMap { id, start in sends[id].map { ms($0 - start) } }
     }
-    print(String(format: "3. webhook → APNs request at %d/s for %d s: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%d of %d measured)",
-                 options.rate, options.seconds, percentile(latencies, 0.5), percentile(latencies, 0.9),
-                 percentile(latencies, 0.99), latencies.last ?? .nan, latencies.count, count))
-    print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: count) + " (this process includes the load client)")
+    latencies.sort()
+    print(String(format: "3. webhook → APNs request at %d/s for %d s (%@): p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%d of %d measured)",
+                 options.rate, options.seconds, usePacer ? "pacer process" : "in-process client", percentile(latencies, 0.5),
+                 percentile(latencies, 0.9), percentile(latencies, 0.99), latencies.last ?? .nan, latencies.count, count))
+    print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: count)
+          + (usePacer ? " (load generator: the pacer process)" : " (this process includes the load client)"))
 }
 
 if let mockServer {

@@ -95,7 +95,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     /// The request body for a message, in Herald's deterministic JSON (sorted keys, slashes
     /// unescaped), so the same message is always the same bytes.
     public static func render(_ message: PushMessage) throws -> Data {
-        try WireJSON.encode(APNsPayload(message))
+        write(APNsPayload(message))
     }
 
     /// Refuses a message APNs would refuse: over 4096 bytes, a data key named `aps`, an

@@ -81,7 +81,10 @@ public struct APNsProvider: PushProvider {
             )
             // APNs error bodies are a few dozen bytes; the cap only guards against a broken peer.
             let responseBody = try await response.body.collect(upTo: 16 * 1024)
-            let reason = try? JSONDecoder().decode(APNsErrorBody.self, from: Data(responseBody.readableBytesView)).reason
+            // A success has no body: skip the decoder (a failed decode throws, which costs).
+            let reason =
+                responseBody.readableBytes == 0
+                ? nil : try? JSONDecoder().decode(APNsErrorBody.self, from: Data(responseBody.readableBytesView)).reason
             outcome = APNsResponse.outcome(
                 status: Int(response.status.code),
                 reason: reason,

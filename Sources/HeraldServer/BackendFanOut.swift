@@ -30,7 +30,7 @@ struct BackendFanOut: Sendable {
     ///   - type: The metrics label (`backend_event`, `backend_welcome`).
     func send(_ message: PushMessage, userID: String, idempotencyPrefix: String?, type: String) async throws -> Result {
         let targets = try await sessions.pushTargets(userID: userID, now: now())
-        let payload = try WireJSON.encode(message)
+        let payload = message.storedJSON()
         let expiresAt = now().addingTimeInterval(jobTTL.timeInterval)
         var jobs: [NewJob] = []
         for session in targets.sessions {

@@ -19,6 +19,10 @@ public struct DispatcherConfiguration: Sendable {
     public var backoff = Backoff()
     /// Completions written per transaction at most.
     public var completionBatch: Int = 1024
+    /// How long outcomes gather before they are written. Outcomes need no prompt commit (a lost
+    /// one means a resend), and gathering them keeps one transaction per send off the writer
+    /// that webhooks wait on.
+    public var completionLinger: Duration = .milliseconds(20)
     /// How long finished jobs are kept (idempotency keys live as long).
     public var deliveredRetention: Duration = .seconds(7 * 86400)
     public var deadLetterRetention: Duration = .seconds(30 * 86400)
@@ -209,6 +213,9 @@ public final class OutboxDispatcher: Service, Sendable {
             while true {
                 do {
                     try await store.complete(batch, now: now())
+                    if batch.count < configuration.completionBatch {
+                        try? await Task.sleep(for: configuration.completionLinger)
+                    }
                     return
                 } catch {
                     attempt += 1

@@ -71,7 +71,7 @@ struct WebhookRoutes: Sendable {
             platform: target.platform,
             token: target.token,
             notificationType: pushData.notificationType.rawValue,
-            payload: try WireJSON.encode(message),
+            payload: message.storedJSON(),
             idempotencyKey: idempotencyKey,
             expiresAt: expiresAt
         )

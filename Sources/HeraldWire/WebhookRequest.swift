@@ -94,7 +94,11 @@ public struct WebhookRequest: Sendable, Hashable {
     public func pushData(appData: String?) throws -> PushData {
         PushData(
             notificationType: notificationType,
-            notificationPayload: try WireJSON.encodeString(devicePayload),
+            notificationPayload: {
+                var writer = JSONWriter()
+                writer.object(devicePayload)
+                return String(decoding: writer.bytes, as: UTF8.self)
+            }(),
             appData: appData
         )
     }

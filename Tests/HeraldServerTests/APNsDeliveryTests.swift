@@ -158,7 +158,9 @@ struct APNsDeliveryTests {
     func restartResumes() async throws {
         let first = try TestNDS()
         let token = String(repeating: "5c", count: 32)
-        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: caFile)
+        // A refused connection is retried by the pool until the connect timeout: keep it short
+        // so the first attempt is over well within `eventually`'s ten seconds.
+        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: caFile, connectTimeout: .seconds(1))
         // Nothing listens on port 9 of 127.0.0.1: every send fails to connect and is retried.
         let unreachable = try router(baseURL: "https://127.0.0.1:9", httpClient: httpClient)
         let id: String = try await first.app(providers: unreachable).test(.live) { client in
