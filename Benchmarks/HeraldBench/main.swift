@@ -160,7 +160,8 @@ if CommandLine.arguments.contains("--micro") {
     try time("push data (payload string)") { _ = try webhook.pushData(appData: nil) }
     try time("render APNs payload") { _ = try APNsPayload.render(message) }
     try time("validate APNs message") { try APNsPayload.validate(message) }
-    try time("encode stored message") { _ = try WireJSON.encode(message) }
+    time("write stored message") { _ = message.storedJSON() }
+    try time("encode stored message with JSONEncoder") { _ = try WireJSON.encode(message) }
     let stored = try WireJSON.encode(message)
     try time("decode stored message") { _ = try WireJSON.decode(PushMessage.self, from: stored) }
     exit(0)
@@ -515,6 +516,16 @@ do {
         let starts = webhookStarts.withLockedValue { $0 }
         let sends = timing.sendTimes.withLockedValue { $0 }
         latencies = starts.compactMap { id, start in sends[id].map { ms($0 - start) } }
+    }
+    if usePacer, env["HERALD_BENCH_TAIL"] != nil {
+        // Which events were slow, by when they were sent: periodic stalls show as clusters.
+        let sorted = latencies.sorted()
+        let slow = timing.sendNanos.withLockedValue { $0 }.compactMap { id, sent -> (Int, Double)? in
+            let parts = id.split(separator: "-")
+            guard parts.count == 3, let index = Int(parts[1]), let start = Int64(parts[2]) else { return nil }
+            return (index, Double(sent - start) / 1e6)
+        }.filter { $0.1 > percentile(sorted, 0.98) }.sorted { $0.0 < $1.0 }
+        print(slow.map { String(format: "%d:%.0f", $0.0 * 1000 / options.rate, $0.1) }.joined(separator: " "))
     }
     latencies.sort()
     print(String(format: "3. webhook → APNs request at %d/s for %d s (%@): p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%d of %d measured)",

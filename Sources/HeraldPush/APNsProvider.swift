@@ -50,10 +50,15 @@ public struct APNsProvider: PushProvider {
         return try APNsPayload.validate(message)
     }
 
-    public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
-        var logger = logger
-        logger[metadataKey: "push.service"] = "apns"
-        logger[metadataKey: "push.token"] = "\(target.redactedToken)"
+    public func send(_ message: PushMessage, to target: PushTarget, logger baseLogger: Logger) async -> PushOutcome {
+        // Metadata goes on only when something is logged: every metadata change makes the
+        // standard handler re-render all of it, which costs a measurable share of a send.
+        var logger: Logger {
+            var scoped = baseLogger
+            scoped[metadataKey: "push.service"] = "apns"
+            scoped[metadataKey: "push.token"] = .string(target.redactedToken)
+            return scoped
+        }
 
         let body: Data
         do {
@@ -77,7 +82,8 @@ public struct APNsProvider: PushProvider {
             let response = try await httpClient.execute(
                 request,
                 deadline: .now() + TimeAmount(configuration.requestTimeout),
-                logger: logger
+                // The client tags its logger per request; only worth it when its logs are wanted.
+                logger: baseLogger.logLevel <= .debug ? logger : nil
             )
             // APNs error bodies are a few dozen bytes; the cap only guards against a broken peer.
             let responseBody = try await response.body.collect(upTo: 16 * 1024)
@@ -99,7 +105,9 @@ public struct APNsProvider: PushProvider {
             return TransportFailure.outcome(for: error)
         }
 
-        outcome.log(logger: logger)
+        if outcome.kind != .delivered || baseLogger.logLevel <= .debug {
+            outcome.log(logger: logger)
+        }
         return outcome
     }
 

@@ -147,9 +147,15 @@ public final class OutboxDispatcher: Service, Sendable {
 
     private func resolve(_ job: OutboxJob, message decoded: PushMessage?) async -> JobResolution {
         let target = PushTarget(platform: job.platform, token: job.token)
-        // The provider adds the service and the redacted token.
-        var logger = self.logger
-        logger[metadataKey: "job-id"] = .string(job.id)
+        // Built only where something is logged: each metadata change makes the standard handler
+        // re-render all of its metadata, a measurable cost when done for every send.
+        let baseLogger = self.logger
+        var logger: Logger {
+            var scoped = baseLogger
+            scoped[metadataKey: "job-id"] = .string(job.id)
+            return scoped
+        }
+        let verbose = baseLogger.logLevel <= .debug
 
         if now() >= job.expiresAt {
             return deadLetter("ttl_expired", logger: logger)
@@ -162,13 +168,14 @@ public final class OutboxDispatcher: Service, Sendable {
         }
 
         let started = ContinuousClock.now
-        let outcome = await providers.send(message, to: target, logger: logger)
+        // The provider adds the service and the redacted token.
+        let outcome = await providers.send(message, to: target, logger: verbose ? logger : baseLogger)
         metrics.sendLatency.record(ContinuousClock.now - started)
         metrics.sent(provider: providers.providerName(for: job.platform), outcome: outcome.kind.rawValue)
 
         switch outcome.kind {
         case .delivered:
-            logger.debug("push delivered")
+            if verbose { logger.debug("push delivered") }
             return .delivered
         case .tokenDead:
             deadTokens.withLockedValue { _ = $0.insert(Self.key(target)) }
@@ -190,7 +197,7 @@ public final class OutboxDispatcher: Service, Sendable {
                 return deadLetter("ttl_expired: \(outcome)", metricReason: "ttl_expired", logger: logger)
             }
             metrics.retries.increment()
-            logger.debug("push will be retried", metadata: ["outcome": "\(outcome)", "delay": "\(delay)"])
+            if verbose { logger.debug("push will be retried", metadata: ["outcome": "\(outcome)", "delay": "\(delay)"]) }
             return .retry(at: next, error: outcome.description)
         }
     }
