@@ -34,7 +34,7 @@ struct BenchOptions {
     /// Only measure a Hummingbird route that reads the body and answers: the framework's floor.
     var httpFloor = false
     /// Run the APNs look-alike in a child process, so its CPU is counted apart from the NDS's.
-    var apnsProcess = false
+    var apnsProcess = true
     /// Be that child: serve the look-alike, print its settings, run until stdin closes.
     var serveAPNs = false
 
@@ -46,8 +46,8 @@ struct BenchOptions {
                 continue
             }
             if flag == "--micro" { continue }
-            if flag == "--apns-process" {
-                apnsProcess = true
+            if flag == "--apns-in-process" {
+                apnsProcess = false
                 continue
             }
             if flag == "--serve-apns" {
@@ -71,7 +71,7 @@ struct BenchOptions {
             case "--rate": rate = value
             case "--seconds": seconds = value
             default:
-                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--instant-provider] [--apns-process] [--http-floor] [--micro]")
+                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--instant-provider] [--apns-in-process] [--http-floor] [--micro]")
                 exit(2)
             }
         }
@@ -229,6 +229,10 @@ if options.serveAPNs {
     fflush(nil)
     // Until the parent closes our stdin.
     _ = FileHandle.standardInput.readDataToEndOfFile()
+    let connections = await server.connections.connectionCount
+    let streams = await server.connections.maxConcurrentRequestsPerConnection
+    FileHandle.standardError.write(Data(
+        "APNs connections used: \(connections); most concurrent streams on one connection: \(streams)\n".utf8))
     try? FileManager.default.removeItem(at: keyFile)
     exit(0)
 }
