@@ -110,4 +110,34 @@ struct SQLiteStoreTests {
         #expect(try await store.purgeFinished(deliveredBefore: t0, deadBefore: t0) == 0)
         #expect(try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0) == 1)
     }
+
+    @Test("finished jobs are purged in slices through the index; pending ones stay and are counted")
+    func purgeSlices() async throws {
+        let finished = (0..<2_500).map { _ in job() }
+        let pending = (0..<3).map { _ in job() }
+        _ = try await store.enqueue(finished + pending, now: t0, leaseUntil: t0.addingTimeInterval(60))
+        try await store.complete(
+            finished.map { JobCompletion(job: OutboxJob($0, createdAt: t0), resolution: .delivered) },
+            now: t0
+        )
+        #expect(try await store.pendingCount() == 3)
+        #expect(try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0) == 2_500)
+        #expect(try await store.counts() == QueueCounts(pending: 3, delivered: 0, dead: 0))
+    }
+
+    @Test("commits never checkpoint the WAL; checkpoint() does, and the WAL then starts over")
+    func checkpoints() async throws {
+        // One transaction each: with SQLite's automatic checkpoint (every 1,000 pages) the WAL
+        // would have been reset along the way.
+        for _ in 0..<1_200 {
+            _ = try await store.enqueue([job()], now: t0, leaseUntil: t0.addingTimeInterval(60))
+        }
+        let first = try await store.checkpoint()
+        #expect(first.walPages > 1_000)
+        #expect(first.checkpointed == first.walPages)
+        _ = try await store.enqueue([job()], now: t0, leaseUntil: t0.addingTimeInterval(60))
+        let second = try await store.checkpoint()
+        #expect(second.walPages < 50)
+        #expect(try await store.pendingCount() == 1_201)
+    }
 }
