@@ -162,6 +162,35 @@ if CommandLine.arguments.contains("--micro") {
     try time("validate APNs message") { try APNsPayload.validate(message) }
     time("write stored message") { _ = message.storedJSON() }
     try time("encode stored message with JSONEncoder") { _ = try WireJSON.encode(message) }
+    do {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-micro-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteStore(path: folder.appendingPathComponent("micro.sqlite").path)
+        let payload = message.storedJSON()
+        var enqueueTime = Duration.zero
+        var completeTime = Duration.zero
+        let batches = 200
+        for _ in 0..<batches {
+            let jobs = (0..<100).map { _ in
+                NewJob(platform: .ios, token: deviceToken, notificationType: "swap_updated", payload: payload,
+                       idempotencyKey: nil, expiresAt: Date().addingTimeInterval(3600))
+            }
+            var start = ContinuousClock.now
+            _ = try await store.enqueue(jobs, now: Date(), leaseUntil: Date().addingTimeInterval(300))
+            enqueueTime += ContinuousClock.now - start
+            start = ContinuousClock.now
+            try await store.complete(jobs.map { JobCompletion(job: OutboxJob($0, createdAt: Date()), resolution: .delivered) }, now: Date())
+            completeTime += ContinuousClock.now - start
+            try await store.checkpoint()
+        }
+        print(String(format: "  store a job (batches of 100): %.2f µs", ms(enqueueTime) * 1000 / Double(batches * 100)))
+        print(String(format: "  record a delivery (batches of 100): %.2f µs", ms(completeTime) * 1000 / Double(batches * 100)))
+    }
+    let metrics = HeraldMetrics()
+    time("count a received webhook (metrics)") { metrics.received(type: "swap_updated") }
+    time("count a send (metrics)") { metrics.sent(provider: "apns", outcome: "delivered") }
+    time("record a send latency (metrics)") { metrics.sendLatency.record(.milliseconds(3)) }
     let stored = try WireJSON.encode(message)
     try time("decode stored message") { _ = try WireJSON.decode(PushMessage.self, from: stored) }
     exit(0)
@@ -242,7 +271,8 @@ var mock: RunningMockServer?
 var mockServer: MockAPNsServer?
 var apnsChild: Process?
 let apnsChildInput = Pipe()
-if settings.apns == nil, options.apnsProcess {
+// With the instant provider the look-alike serves only phase 1: no need for a process of its own.
+if settings.apns == nil, options.apnsProcess, !options.instantProvider {
     let child = Process()
     child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     child.arguments = ["--serve-apns"]

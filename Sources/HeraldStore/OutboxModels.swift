@@ -13,7 +13,7 @@ public struct NewJob: Sendable, Hashable {
     public var expiresAt: Date
 
     public init(
-        id: String = UUID().uuidString.lowercased(),
+        id: String = JobID.make(),
         platform: Platform,
         token: String,
         notificationType: String,

@@ -141,3 +141,25 @@ struct SQLiteStoreTests {
         #expect(try await store.pendingCount() == 1_201)
     }
 }
+
+@Suite("Job ids")
+struct JobIDTests {
+    @Test("are version 7 UUIDs that sort by creation time")
+    func timeOrdered() throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let ids = (0..<50).map { JobID.make(now: start.addingTimeInterval(Double($0) * 0.002)) }
+        #expect(ids == ids.sorted())
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            let uuid = try #require(UUID(uuidString: id))
+            #expect(uuid.uuidString.lowercased() == id)
+            let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            #expect(bytes[6] >> 4 == 7)
+            #expect(bytes[8] >> 6 == 0b10)
+        }
+        // The first 48 bits are the Unix time in milliseconds.
+        let first = withUnsafeBytes(of: UUID(uuidString: ids[0])!.uuid) { Array($0) }
+        let milliseconds = first[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        #expect(milliseconds == 1_800_000_000_000)
+    }
+}
