@@ -1,11 +1,15 @@
 // herald-bench: how fast webhooks become APNs requests on this machine.
 //
 // Points at any APNs-shaped server through the same HERALD_APNS_* / HERALD_TLS_CA_FILE
-// settings as `herald serve`; with none set it starts the local APNs look-alike (HTTP/2 + TLS,
-// ES256 checks) in this process. Prints three figures:
+// settings as `herald serve`; with none it starts the local APNs look-alike (HTTP/2 + TLS,
+// ES256 checks) in a child process (`--apns-in-process` keeps it in this one). Prints:
 //   1. raw sends/s through the APNs provider alone,
 //   2. end-to-end acknowledged webhooks/s (HTTP → group commit → dispatcher → APNs),
-//   3. webhook → APNs request latency percentiles at a paced 1,000 events/s.
+//   3. webhook → APNs request latency percentiles at a paced 1,000 events/s,
+// each with the CPU time per webhook of this process, the look-alike and the load generator.
+// `--http-floor` measures a bare Hummingbird route instead; `--micro` the steps of one webhook.
+// HERALD_BENCH_TAIL=1 lists phase 3's slowest events by send time (periodic stalls cluster);
+// HERALD_BENCH_IN_PROCESS_PACER=1 paces phase 3 from this process instead of Benchmarks/pacer.py.
 import AsyncHTTPClient
 import Foundation
 import HeraldPush
@@ -393,7 +397,7 @@ let store = try SQLiteStore(path: folder.appendingPathComponent("bench.sqlite").
 let timing = TimingProvider(options.instantProvider ? InstantProvider() : apns)
 let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
 let app = buildApplication(
-    configuration: HeraldServerConfiguration(host: "127.0.0.1", port: 0, settings: ServerSettings(publicURL: "http://127.0.0.1"), checkpointInterval: .milliseconds(Int64(env["HERALD_BENCH_CHECKPOINT_MS"] ?? "1000") ?? 1000)),
+    configuration: HeraldServerConfiguration(host: "127.0.0.1", port: 0, settings: ServerSettings(publicURL: "http://127.0.0.1")),
     store: store,
     providers: PushRouter(ios: timing, android: nil),
     logger: logger,
