@@ -68,17 +68,22 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: text.utf8)
     }
 
-    /// An object whose members are written by `member` in the order of `keys`, which the caller
-    /// sorts.
-    public mutating func object<Key: StringProtocol>(keys: [Key], _ member: (inout JSONWriter, Key) -> Void) {
+    /// Opens an object. Its members follow as ``key(_:)`` and then the value, in sorted key order
+    /// (the caller's part, as `.sortedKeys` is `WireJSON`'s); ``endObject()`` closes it.
+    public mutating func beginObject() {
         bytes.append(0x7B)
-        for (index, key) in keys.enumerated() {
-            if index > 0 { bytes.append(0x2C) }
-            string(String(key))
-            bytes.append(0x3A)
-            member(&self, key)
-        }
+    }
+
+    public mutating func endObject() {
         bytes.append(0x7D)
+    }
+
+    /// Starts a member. A comma is due unless the object was just opened: every member follows
+    /// either its object's `{` or the end of the member before it, and no value ends in `{`.
+    public mutating func key(_ name: String) {
+        if bytes.last != 0x7B { bytes.append(0x2C) }
+        string(name)
+        bytes.append(0x3A)
     }
 
     public mutating func value(_ value: JSONValue) {
@@ -100,10 +105,20 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func object(_ members: [String: JSONValue]) {
-        object(keys: members.keys.sorted()) { writer, key in writer.value(members[key]!) }
+        beginObject()
+        for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+            key(name)
+            value(member)
+        }
+        endObject()
     }
 
     public mutating func object(_ members: [String: String]) {
-        object(keys: members.keys.sorted()) { writer, key in writer.string(members[key]!) }
+        beginObject()
+        for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+            key(name)
+            string(member)
+        }
+        endObject()
     }
 }
