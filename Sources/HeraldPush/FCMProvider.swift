@@ -41,14 +41,7 @@ public struct FCMProvider: PushProvider {
     }
 
     public func send(_ message: PushMessage, to target: PushTarget, logger baseLogger: Logger) async -> PushOutcome {
-        // Metadata goes on only when something is logged: every metadata change makes the
-        // standard handler re-render all of it, which costs a measurable share of a send.
-        var logger: Logger {
-            var scoped = baseLogger
-            scoped[metadataKey: "push.service"] = "fcm"
-            scoped[metadataKey: "push.token"] = .string(target.redactedToken)
-            return scoped
-        }
+        var logger: Logger { baseLogger.forPush(service: "fcm", to: target) }
 
         let body: Data
         do {
