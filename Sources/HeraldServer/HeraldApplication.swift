@@ -10,21 +10,17 @@ public struct HeraldServerConfiguration: Sendable {
     public var port: Int
     public var settings: ServerSettings
     public var dispatcher: DispatcherConfiguration
-    /// How often the SQLite WAL is checkpointed (off the commit path).
-    public var checkpointInterval: Duration
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         settings: ServerSettings,
-        dispatcher: DispatcherConfiguration = .init(),
-        checkpointInterval: Duration = .seconds(1)
+        dispatcher: DispatcherConfiguration = .init()
     ) {
         self.host = host
         self.port = port
         self.settings = settings
         self.dispatcher = dispatcher
-        self.checkpointInterval = checkpointInterval
     }
 }
 
@@ -96,7 +92,7 @@ public func buildApplication(
     // finishes its sends. The relay stops next: requests still held need its polling. The
     // checkpointer goes last, after the final writes.
     let checkpointer = StoreCheckpointer(
-        store: store, interval: configuration.checkpointInterval, logger: logger.with(component: "store")
+        store: store, interval: .seconds(1), logger: logger.with(component: "store")
     )
     app.addServices(checkpointer, relay, dispatcher, intake)
     return app

@@ -91,16 +91,12 @@ extension SQLiteStore: ReplyStore {
 
     public func replyCounts() async throws -> ReplyCounts {
         try await pool.read { db in
-            var counts = ReplyCounts(pending: 0, answered: 0, expired: 0)
-            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM pending_reply GROUP BY state") {
-                let n: Int = row["n"]
-                switch row["state"] as String {
-                case "pending": counts.pending = n
-                case "answered": counts.answered = n
-                default: counts.expired += n
-                }
-            }
-            return counts
+            var byState = try Self.countsByState(in: "pending_reply", db)
+            return ReplyCounts(
+                pending: byState.removeValue(forKey: "pending") ?? 0,
+                answered: byState.removeValue(forKey: "answered") ?? 0,
+                expired: byState.values.reduce(0, +)
+            )
         }
     }
 

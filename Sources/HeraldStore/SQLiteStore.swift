@@ -227,18 +227,22 @@ extension SQLiteStore: OutboxStore {
 
     public func counts() async throws -> QueueCounts {
         try await pool.read { db in
-            var counts = QueueCounts(pending: 0, delivered: 0, dead: 0)
-            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM job GROUP BY state") {
-                let n: Int = row["n"]
-                switch row["state"] as String {
-                case "pending": counts.pending = n
-                case "delivered": counts.delivered = n
-                case "dead": counts.dead = n
-                default: break
-                }
-            }
-            return counts
+            let byState = try Self.countsByState(in: "job", db)
+            return QueueCounts(
+                pending: byState["pending"] ?? 0,
+                delivered: byState["delivered"] ?? 0,
+                dead: byState["dead"] ?? 0
+            )
         }
+    }
+
+    /// Rows per value of a table's `state` column (a full scan: not for hot paths).
+    static func countsByState(in table: String, _ db: Database) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM \(table) GROUP BY state") {
+            counts[row["state"], default: 0] += row["n"] as Int
+        }
+        return counts
     }
 
     public func pendingCount() async throws -> Int {
@@ -375,11 +379,7 @@ extension SQLiteStore: DeviceStore {
 
     public func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution {
         // Read on the caller's thread: two indexed lookups take microseconds, less than the
-        // hop to a reader's queue and back that the async read costs on every webhook.
-        try resolveWebhookTokenNow(token, rawPlatform: rawPlatform)
-    }
-
-    private func resolveWebhookTokenNow(_ token: String, rawPlatform: Platform?) throws -> WebhookTokenResolution {
+        // hop to a reader's queue and back that an async read costs on every webhook. And
         // `inDatabase`, not `read`: no transaction or query_only toggling around two lookups
         // (the connection is read-only anyway); they showed up as a third of the lookup's cost.
         try lookupReader.inDatabase { db in
