@@ -12,6 +12,12 @@ import Logging
 /// commit that crosses the threshold and stalls every webhook waiting on that batch for
 /// milliseconds (measured: the cause of the p99 at 1,000 events/s). ``checkpoint()`` runs them
 /// on a connection of their own instead; the server calls it periodically.
+///
+/// A passive checkpoint alone never lets the WAL start over while writes keep coming (frames
+/// arrive behind it), so under sustained load the file grew without bound, and the commit that
+/// finally restarted it truncated hundreds of megabytes (one 240 ms `ftruncate`, measured after
+/// a 115,000-event burst). Past ``walRestartPages`` the checkpoint therefore ends with a brief
+/// RESTART, and the WAL never grows much past that size.
 public final class SQLiteStore: Sendable {
     let pool: DatabasePool
     /// Only for checkpoints, so they never wait behind (or hold up) the writer.
@@ -21,33 +27,54 @@ public final class SQLiteStore: Sendable {
     /// pool could wait for a reader held by an async read whose continuation needs the very
     /// cooperative thread that is waiting (seen as a deadlock under test).
     private let lookupReader: DatabaseQueue
+    /// The WAL length, in pages, from which ``checkpoint()`` restarts the WAL.
+    public let walRestartPages: Int
 
     /// Opens (creating if needed) the database file and migrates it.
-    public init(path: String) throws {
+    ///
+    /// - Parameter walRestartPages: From this many WAL pages (4 KiB each) on, a checkpoint also
+    ///   restarts the WAL, briefly holding writers off. The default is 16 MiB.
+    public init(path: String, walRestartPages: Int = 4_096) throws {
+        self.walRestartPages = walRestartPages
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
-            // A burst can grow the WAL; give the space back once a checkpoint has caught up.
-            try db.execute(sql: "PRAGMA journal_size_limit = \(16 << 20)")
+            // Give the space back after a WAL that readers kept from restarting. Well above the
+            // restart size: the commit that truncates pays for every megabyte it frees.
+            try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
-        checkpointer = try DatabaseQueue(path: path, configuration: config)
+        var checkpointing = config
+        // Only a RESTART waits, and writers wait with it: give up soon and try next time.
+        checkpointing.busyMode = .timeout(0.1)
+        checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
         var readOnly = config
         readOnly.readonly = true
         lookupReader = try DatabaseQueue(path: path, configuration: readOnly)
     }
 
     /// Copies committed WAL pages into the database file without blocking writers or readers
-    /// (a passive checkpoint), so the WAL stays short and is restarted from its beginning.
+    /// (a passive checkpoint). Once the WAL is ``walRestartPages`` long it also restarts it: a
+    /// second passive pass copies what arrived during the first, then a RESTART checkpoint holds
+    /// writers off only while it copies the few frames since, and the next commit writes the WAL
+    /// from its beginning. If readers or the writer do not let go within 100 ms, next time.
     ///
     /// - Returns: The WAL's size in pages, and how many of them are now in the database file.
     @discardableResult
     public func checkpoint() async throws -> (walPages: Int, checkpointed: Int) {
         try await checkpointer.writeWithoutTransaction { db in
-            let result = try db.checkpoint(.passive)
+            var result = try db.checkpoint(.passive)
+            if result.walFrameCount >= walRestartPages {
+                result = try db.checkpoint(.passive)
+                do {
+                    result = try db.checkpoint(.restart)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                    // Someone held on past the timeout; the frames copied so far stay copied.
+                }
+            }
             return (result.walFrameCount, result.checkpointedFrameCount)
         }
     }

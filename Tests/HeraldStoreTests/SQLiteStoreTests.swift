@@ -140,6 +140,32 @@ struct SQLiteStoreTests {
         #expect(second.walPages < 50)
         #expect(try await store.pendingCount() == 1_201)
     }
+
+    @Test("under writes that never pause, checkpoints still restart the WAL, so its file stays short")
+    func walRestartsUnderLoad() async throws {
+        let path = folder.appendingPathComponent("busy.sqlite").path
+        let busy = try SQLiteStore(path: path, walRestartPages: 200)
+        let t0 = self.t0
+        let writer = Task {
+            // ~4 pages per commit: without restarts the WAL reaches about 12,000 pages.
+            for _ in 0..<3_000 {
+                _ = try await busy.enqueue([job()], now: t0, leaseUntil: t0.addingTimeInterval(60))
+            }
+        }
+        var restarts = 0
+        var previous = 0
+        while !writer.isCancelled {
+            let result = try await busy.checkpoint()
+            if result.walPages < previous { restarts += 1 }
+            previous = result.walPages
+            if try await busy.pendingCount() == 3_000 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await writer.value
+        let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+        #expect(restarts > 0)
+        #expect(walBytes < 2_000 * 4_096, "the WAL file grew to \(walBytes / 4_096) pages")
+    }
 }
 
 @Suite("Job ids")
