@@ -16,8 +16,8 @@ import Logging
 /// A passive checkpoint alone never lets the WAL start over while writes keep coming (frames
 /// arrive behind it), so under sustained load the file grew without bound, and the commit that
 /// finally restarted it truncated hundreds of megabytes (one 240 ms `ftruncate`, measured after
-/// a 115,000-event burst). Past ``walRestartPages`` the checkpoint therefore ends with a brief
-/// RESTART, and the WAL never grows much past that size.
+/// a 115,000-event burst). Past ``walRestartPages`` the writer therefore finishes the checkpoint
+/// itself, and the WAL never grows much past that size.
 public final class SQLiteStore: Sendable {
     let pool: DatabasePool
     /// Only for checkpoints, so they never wait behind (or hold up) the writer.
@@ -27,13 +27,15 @@ public final class SQLiteStore: Sendable {
     /// pool could wait for a reader held by an async read whose continuation needs the very
     /// cooperative thread that is waiting (seen as a deadlock under test).
     private let lookupReader: DatabaseQueue
+    /// In front of `lookupReader`; cleared by every write to `device` or `dead_token`.
+    private let tokenCache = TokenResolutionCache()
     /// The WAL length, in pages, from which ``checkpoint()`` restarts the WAL.
     public let walRestartPages: Int
 
     /// Opens (creating if needed) the database file and migrates it.
     ///
     /// - Parameter walRestartPages: From this many WAL pages (4 KiB each) on, a checkpoint also
-    ///   restarts the WAL, briefly holding writers off. The default is 16 MiB.
+    ///   restarts the WAL, taking the writer for a moment. The default is 16 MiB.
     public init(path: String, walRestartPages: Int = 4_096) throws {
         self.walRestartPages = walRestartPages
         var config = Configuration()
@@ -47,36 +49,28 @@ public final class SQLiteStore: Sendable {
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
-        var checkpointing = config
-        // Only a RESTART waits, and writers wait with it: give up soon and try next time.
-        checkpointing.busyMode = .timeout(0.1)
-        checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
+        checkpointer = try DatabaseQueue(path: path, configuration: config)
         var readOnly = config
         readOnly.readonly = true
         lookupReader = try DatabaseQueue(path: path, configuration: readOnly)
     }
 
     /// Copies committed WAL pages into the database file without blocking writers or readers
-    /// (a passive checkpoint). Once the WAL is ``walRestartPages`` long it also restarts it: a
-    /// second passive pass copies what arrived during the first, then a RESTART checkpoint holds
-    /// writers off only while it copies the few frames since, and the next commit writes the WAL
-    /// from its beginning. If readers or the writer do not let go within 100 ms, next time.
+    /// (a passive checkpoint). Once the WAL is ``walRestartPages`` long, the writer then copies
+    /// the few frames committed meanwhile, between two of its transactions, so the WAL is fully
+    /// copied and its next commit writes the WAL from the beginning.
     ///
     /// - Returns: The WAL's size in pages, and how many of them are now in the database file.
     @discardableResult
     public func checkpoint() async throws -> (walPages: Int, checkpointed: Int) {
-        try await checkpointer.writeWithoutTransaction { db in
-            var result = try db.checkpoint(.passive)
-            if result.walFrameCount >= walRestartPages {
-                result = try db.checkpoint(.passive)
-                do {
-                    result = try db.checkpoint(.restart)
-                } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-                    // Someone held on past the timeout; the frames copied so far stay copied.
-                }
-            }
-            return (result.walFrameCount, result.checkpointedFrameCount)
+        var result = try await checkpointer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        if result.walFrameCount >= walRestartPages {
+            // On the writer's queue nobody appends while it copies, and it never waits: a
+            // RESTART from another connection would have to catch the writer between two
+            // transactions, and under sustained load it seldom did (seen in the tests).
+            result = try await pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         }
+        return (result.walFrameCount, result.checkpointedFrameCount)
     }
 
     /// The file's path, for logs.
@@ -173,6 +167,9 @@ extension SQLiteStore: OutboxStore {
                 try Self.record(completions, now: nowValue, in: db)
                 return .commit
             }
+        }
+        if completions.contains(where: { if case .tokenDead = $0.resolution { true } else { false } }) {
+            tokenCache.invalidate()
         }
     }
 
@@ -324,6 +321,7 @@ extension SQLiteStore: TokenStore {
         try await pool.write { db in
             try Self.markDead(db, platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970)
         }
+        tokenCache.invalidate()
     }
 
     /// Marks the token dead and dead-letters every job still waiting for it: no further sends.
@@ -368,6 +366,7 @@ extension SQLiteStore: DeviceStore {
                 ]
             )
         }
+        tokenCache.invalidate()
         return DeviceRegistration(device: device, secret: secret)
     }
 
@@ -402,9 +401,19 @@ extension SQLiteStore: DeviceStore {
                 arguments: [platform.rawValue, token, now.timeIntervalSince1970, deviceID]
             )
         }
+        tokenCache.invalidate()
     }
 
     public func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution {
+        let key = TokenResolutionCache.Key(token: token, rawPlatform: rawPlatform)
+        let (cached, generation) = tokenCache.lookup(key)
+        if let cached { return cached }
+        let resolution = try readWebhookToken(token, rawPlatform: rawPlatform)
+        tokenCache.store(resolution, for: key, generation: generation)
+        return resolution
+    }
+
+    private func readWebhookToken(_ token: String, rawPlatform: Platform?) throws -> WebhookTokenResolution {
         // Read on the caller's thread: two indexed lookups take microseconds, less than the
         // hop to a reader's queue and back that an async read costs on every webhook. And
         // `inDatabase`, not `read`: no transaction or query_only toggling around two lookups
@@ -427,6 +436,7 @@ extension SQLiteStore: DeviceStore {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
         }
+        tokenCache.invalidate()
     }
 }
 

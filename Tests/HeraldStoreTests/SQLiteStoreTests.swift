@@ -91,6 +91,37 @@ struct SQLiteStoreTests {
         #expect(try await store.device(alias: registration.device.alias) == nil)
     }
 
+    @Test("webhook token lookups follow every change to devices and dead tokens, though they are cached")
+    func tokenResolutionFollowsWrites() async throws {
+        let registration = try await store.registerDevice(platform: .ios, token: "apns-1", now: t0)
+        let alias = registration.device.alias
+        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-1")
+        try await store.updateToken(deviceID: registration.device.id, platform: .ios, token: "apns-2", now: t0)
+        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-2")
+
+        // The dispatcher learns the token is gone.
+        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).isDead == false)
+        let pending = job("apns-2")
+        _ = try await store.enqueue([pending], now: t0, leaseUntil: t0.addingTimeInterval(60))
+        try await store.complete(
+            [JobCompletion(job: OutboxJob(pending, createdAt: t0), resolution: .tokenDead(reason: "Unregistered"))],
+            now: t0
+        )
+        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).isDead)
+
+        // A raw token (Breez style), then marked dead directly.
+        let raw = try await store.resolveWebhookToken("raw-1", rawPlatform: .android)
+        #expect(raw.device == nil && !raw.isDead)
+        try await store.markDead(platform: .android, token: "raw-1", reason: "UNREGISTERED", now: t0)
+        #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: .android).isDead)
+        #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: .ios).isDead == false)
+
+        try await store.deleteDevice(id: registration.device.id)
+        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device == nil)
+        let again = try await store.registerDevice(platform: .android, token: "fcm-9", now: t0)
+        #expect(try await store.resolveWebhookToken(again.device.alias, rawPlatform: nil).device?.token == "fcm-9")
+    }
+
     @Test("jobs survive reopening the file")
     func reopen() async throws {
         let new = job()
