@@ -1,4 +1,5 @@
 import Foundation
+import HeraldServer
 import HeraldStore
 import HeraldWire
 import Hummingbird
@@ -157,5 +158,18 @@ struct WebhookTests {
             #expect(metrics.text.contains("herald_push_send_duration_seconds_bucket"))
             #expect(metrics.text.contains("herald_outbox_pending"))
         }
+    }
+
+    @Test("caller-chosen event names cannot grow the metrics without bound")
+    func metricLabelsBounded() {
+        let metrics = HeraldMetrics()
+        for i in 0..<(HeraldMetrics.maxTypeLabels + 10) { metrics.received(type: "custom_\(i)") }
+        metrics.received(type: "custom_0")
+        metrics.received(type: "custom_0")
+        let text = metrics.render()
+        let series = text.split(separator: "\n").filter { $0.hasPrefix("herald_webhooks_received_total{") }
+        #expect(series.count == HeraldMetrics.maxTypeLabels + 1)
+        #expect(series.contains(#"herald_webhooks_received_total{type="custom_0"} 3"#))
+        #expect(series.contains(#"herald_webhooks_received_total{type="other"} 10"#))
     }
 }
