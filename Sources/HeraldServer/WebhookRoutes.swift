@@ -27,9 +27,10 @@ struct WebhookRoutes: Sendable {
 
     func notify(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
-        let target = try await resolveTarget(request)
+        let query = request.uri.queryParameters
+        let target = try await resolveTarget(query)
         let webhook = try await decodeBody(&request)
-        let appData = request.uri.queryParameters.get("app_data")
+        let appData = query.get("app_data")
         if ReplyRelay.holdsAnswer(for: webhook) {
             // Held until the device answers on the reply URL Herald adds; a retry asks the
             // device again, so no idempotency key.
@@ -89,8 +90,7 @@ struct WebhookRoutes: Sendable {
 
     /// Finds the push token behind the `token` parameter: a registered alias, or (when the
     /// operator allows it) a raw push token, as Breez-style integrations send.
-    func resolveTarget(_ request: Request) async throws -> PushTarget {
-        let query = request.uri.queryParameters
+    func resolveTarget(_ query: Parameters) async throws -> PushTarget {
         guard let token = query.get("token"), !token.isEmpty else {
             throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
         }

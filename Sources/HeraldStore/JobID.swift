@@ -9,19 +9,26 @@ import Foundation
 public enum JobID {
     public static func make(now: Date = Date()) -> String {
         var generator = SystemRandomNumberGenerator()
-        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
-        let high = generator.next() as UInt64
-        let low = generator.next() as UInt64
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
-        bytes[6] = 0x70 | UInt8(truncatingIfNeeded: high & 0x0F)  // version 7
-        bytes[7] = UInt8(truncatingIfNeeded: high >> 8)
-        bytes[8] = 0x80 | UInt8(truncatingIfNeeded: low & 0x3F)  // variant 10
-        for index in 9..<16 { bytes[index] = UInt8(truncatingIfNeeded: low >> (8 * UInt64(index - 8))) }
-        let uuid = UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-        ))
-        return uuid.uuidString.lowercased()
+        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000)) & 0xFFFF_FFFF_FFFF
+        // The two halves as big-endian words: time, version 7 and 12 random bits; then the
+        // variant (binary 10) and 62 random bits.
+        let high = milliseconds << 16 | 0x7000 | (generator.next() as UInt64) & 0x0FFF
+        let low = 0x8000_0000_0000_0000 | (generator.next() as UInt64) >> 2
+        // Written straight into the string: going through `UUID.uuidString` and `lowercased()`
+        // cost three allocations per job.
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var position = 0
+            for digit in 0..<32 {
+                if digit == 8 || digit == 12 || digit == 16 || digit == 20 {
+                    out[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                let word = digit < 16 ? high : low
+                let nibble = Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(digit % 16))) & 0xF
+                out[position] = nibble < 10 ? UInt8(ascii: "0") + UInt8(nibble) : UInt8(ascii: "a") + UInt8(nibble - 10)
+                position += 1
+            }
+            return position
+        }
     }
 }
