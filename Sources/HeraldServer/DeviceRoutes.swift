@@ -14,37 +14,6 @@ struct DeviceRoutes: Sendable {
     let limiter: RateLimiter
     let now: @Sendable () -> Date
 
-    struct RegisterBody: Decodable {
-        var platform: String
-        var pushToken: String
-        enum CodingKeys: String, CodingKey {
-            case platform
-            case pushToken = "push_token"
-        }
-    }
-
-    struct UpdateBody: Decodable {
-        var platform: String?
-        var pushToken: String
-        enum CodingKeys: String, CodingKey {
-            case platform
-            case pushToken = "push_token"
-        }
-    }
-
-    struct Registered: Encodable {
-        var deviceID: String
-        var deviceSecret: String?
-        var alias: String
-        var webhookURL: String
-        enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id"
-            case deviceSecret = "device_secret"
-            case alias
-            case webhookURL = "webhook_url"
-        }
-    }
-
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("devices") { request, context in try await create(request, context: context) }
         router.put("devices/:id") { request, context in try await update(request, context: context) }
@@ -62,12 +31,12 @@ struct DeviceRoutes: Sendable {
             )
         }
         var request = request
-        let body = try await decode(RegisterBody.self, from: &request)
+        let body = try await decode(DeviceRegistrationRequest.self, from: &request)
         let platform = try parsePlatform(body.platform)
         try checkToken(body.pushToken)
         let registration = try await devices.registerDevice(platform: platform, token: body.pushToken, now: now())
         return try JSONResponse.make(
-            Registered(
+            DeviceRegistrationAnswer(
                 deviceID: registration.device.id,
                 deviceSecret: registration.secret,
                 alias: registration.device.alias,
@@ -80,14 +49,14 @@ struct DeviceRoutes: Sendable {
     func update(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let device = try await authenticate(request, context: context)
         var request = request
-        let body = try await decode(UpdateBody.self, from: &request)
+        let body = try await decode(DeviceTokenUpdate.self, from: &request)
         let platform = try body.platform.map(parsePlatform) ?? device.platform
         try checkToken(body.pushToken)
         try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
         var updated = device
         updated.platform = platform
         return try JSONResponse.make(
-            Registered(deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated))
+            DeviceRegistrationAnswer(deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated))
         )
     }
 
@@ -95,17 +64,6 @@ struct DeviceRoutes: Sendable {
         let device = try await authenticate(request, context: context)
         try await devices.deleteDevice(id: device.id)
         return Response(status: .noContent)
-    }
-
-    struct FeedItem: Encodable {
-        var seq: Int64
-        var platform: Platform
-        var payload: JSONValue
-    }
-
-    struct Feed: Encodable {
-        var pushes: [FeedItem]
-        var next: Int64
     }
 
     /// The local development provider's pushes for this device, long-polled: a development
@@ -120,13 +78,13 @@ struct DeviceRoutes: Sendable {
             let found = try await localPushes.localPushes(platform: device.platform, token: device.token, after: after, limit: 100)
             if !found.isEmpty || ContinuousClock.now >= deadline {
                 let items = found.map { push in
-                    FeedItem(
+                    LocalPushFeed.Item(
                         seq: push.seq,
                         platform: push.platform,
                         payload: (try? WireJSON.decode(JSONValue.self, from: push.payload)) ?? .null
                     )
                 }
-                return try JSONResponse.make(Feed(pushes: items, next: found.last?.seq ?? after))
+                return try JSONResponse.make(LocalPushFeed(pushes: items, next: found.last?.seq ?? after))
             }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -22,19 +22,21 @@ struct DevelopmentServerClient {
         var request = URLRequest(url: server.appendingPathComponent("api/v1/devices"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try WireJSON.encode(RegistrationRequest(platform: platform, pushToken: pushToken))
-        return try await decode(DeviceRegistration.self, request, expecting: 201)
+        request.httpBody = try WireJSON.encode(DeviceRegistrationRequest(platform: platform.rawValue, pushToken: pushToken))
+        let answer = try await decode(DeviceRegistrationAnswer.self, request, expecting: 201)
+        guard let secret = answer.deviceSecret else { throw ServerError(status: 201, body: "the answer has no device_secret") }
+        return DeviceRegistration(deviceID: answer.deviceID, deviceSecret: secret, webhookURL: answer.webhookURL, alias: answer.alias)
     }
 
     /// `GET /api/v1/devices/{id}/pushes?after=…&wait=…`: the pushes newer than `after`, waiting up to `wait`.
-    func pushes(for registration: DeviceRegistration, after sequence: Int, wait: Int) async throws -> PushFeed {
+    func pushes(for registration: DeviceRegistration, after sequence: Int64, wait: Int) async throws -> LocalPushFeed {
         var components = URLComponents(url: server.appendingPathComponent("api/v1/devices/\(registration.deviceID)/pushes"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "after", value: String(sequence)), URLQueryItem(name: "wait", value: String(wait))]
         guard let url = components?.url else { throw ServerError(status: 0, body: "bad server URL") }
         var request = URLRequest(url: url)
         request.setValue("Bearer \(registration.deviceSecret)", forHTTPHeaderField: "Authorization")
         request.timeoutInterval = TimeInterval(wait + 15)
-        return try await decode(PushFeed.self, request, expecting: 200)
+        return try await decode(LocalPushFeed.self, request, expecting: 200)
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ request: URLRequest, expecting status: Int) async throws -> T {
@@ -47,16 +49,7 @@ struct DevelopmentServerClient {
     }
 }
 
-struct RegistrationRequest: Encodable {
-    var platform: Platform
-    var pushToken: String
-    enum CodingKeys: String, CodingKey {
-        case platform
-        case pushToken = "push_token"
-    }
-}
-
-/// The answer to device registration, kept in the wallet folder to reuse on the next start.
+/// A registration kept in the wallet folder, to reuse on the next start with the same server.
 struct DeviceRegistration: Codable {
     var deviceID: String
     var deviceSecret: String
@@ -71,18 +64,6 @@ struct DeviceRegistration: Codable {
         case webhookURL = "webhook_url"
         case alias, server
     }
-}
-
-/// One page of the local provider's push feed.
-struct PushFeed: Decodable {
-    var pushes: [FeedPush]
-    var next: Int
-}
-
-struct FeedPush: Decodable {
-    var seq: Int
-    var platform: Platform?
-    var payload: [String: JSONValue]
 }
 
 struct ServerError: Error, CustomStringConvertible {

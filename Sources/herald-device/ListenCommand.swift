@@ -19,10 +19,10 @@ enum ListenCommand {
         let registration = try await register(client, platform: platform, token: arguments.option("token"), folder: environment.walletFolder, fresh: arguments.option("token") != nil)
         printJSON(RegisteredLine(deviceID: registration.deviceID, webhookURL: registration.webhookURL, alias: registration.alias))
 
-        var after = 0
+        var after: Int64 = 0
         var handled = 0
         while maxPushes.map({ handled < $0 }) ?? true {
-            let feed: PushFeed
+            let feed: LocalPushFeed
             do {
                 feed = try await client.pushes(for: registration, after: after, wait: 25)
             } catch {
@@ -31,7 +31,7 @@ enum ListenCommand {
                 continue
             }
             for push in feed.pushes where push.seq > after {
-                let result = await plugin.handle(IncomingPush(userInfo: push.payload))
+                let result = await plugin.handle(IncomingPush(userInfo: push.payload.objectValue ?? [:]))
                 printJSON(HandleOutput(result))
                 after = push.seq
                 handled += 1

@@ -115,3 +115,31 @@ struct SeedWebhookTests {
         #expect(try WireJSON.encodeString(value) == text)
     }
 }
+
+@Suite("Device API bodies")
+struct DeviceAPITests {
+    @Test("the registration, rotation and answer bodies of the README decode and encode with snake_case keys")
+    func bodies() throws {
+        let register = try WireJSON.decode(
+            DeviceRegistrationRequest.self, from: Data(#"{"platform":"ios","push_token":"<APNs device token>"}"#.utf8)
+        )
+        #expect(register == DeviceRegistrationRequest(platform: "ios", pushToken: "<APNs device token>"))
+        let rotate = try WireJSON.decode(DeviceTokenUpdate.self, from: Data(#"{"push_token": "<new token>"}"#.utf8))
+        #expect(rotate == DeviceTokenUpdate(platform: nil, pushToken: "<new token>"))
+        let answer = DeviceRegistrationAnswer(
+            deviceID: "d1", deviceSecret: "s1", alias: "a1",
+            webhookURL: "http://127.0.0.1:8080/api/v1/notify?platform=ios&token=a1"
+        )
+        let encoded = try #require(try JSONSerialization.jsonObject(with: WireJSON.encode(answer)) as? [String: String])
+        #expect(encoded == [
+            "device_id": "d1", "device_secret": "s1", "alias": "a1",
+            "webhook_url": "http://127.0.0.1:8080/api/v1/notify?platform=ios&token=a1",
+        ])
+        let feed = try WireJSON.decode(
+            LocalPushFeed.self,
+            from: Data(#"{"pushes":[{"seq":7,"platform":"android","payload":{"notification_type":"swap_updated"}}],"next":7}"#.utf8)
+        )
+        #expect(feed.pushes.first?.payload["notification_type"]?.stringValue == "swap_updated")
+        #expect(feed.next == 7)
+    }
+}

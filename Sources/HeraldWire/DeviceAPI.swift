@@ -1,0 +1,83 @@
+/// `POST /api/v1/devices`: an app trades its push token for a webhook alias.
+public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
+    /// `ios` or `android`. Text rather than ``Platform``, so the server can name a wrong value in
+    /// its error instead of failing to decode the body.
+    public var platform: String
+    public var pushToken: String
+
+    public init(platform: String, pushToken: String) {
+        self.platform = platform
+        self.pushToken = pushToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case platform
+        case pushToken = "push_token"
+    }
+}
+
+/// `PUT /api/v1/devices/{device_id}`: the OS rotated the push token. Without `platform` the
+/// device keeps its own.
+public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
+    public var platform: String?
+    public var pushToken: String
+
+    public init(platform: String? = nil, pushToken: String) {
+        self.platform = platform
+        self.pushToken = pushToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case platform
+        case pushToken = "push_token"
+    }
+}
+
+/// The answer to a registration or an update. The secret is shown once, on registration.
+public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
+    public var deviceID: String
+    public var deviceSecret: String?
+    public var alias: String
+    /// The URL to give the wallet SDK (`register_webhook`): it carries the alias, not the token.
+    public var webhookURL: String
+
+    public init(deviceID: String, deviceSecret: String?, alias: String, webhookURL: String) {
+        self.deviceID = deviceID
+        self.deviceSecret = deviceSecret
+        self.alias = alias
+        self.webhookURL = webhookURL
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id"
+        case deviceSecret = "device_secret"
+        case alias
+        case webhookURL = "webhook_url"
+    }
+}
+
+/// `GET /api/v1/devices/{device_id}/pushes`: what the local development provider recorded for
+/// the device, oldest first, for a development phone to handle as if it had received them.
+public struct LocalPushFeed: Codable, Sendable, Hashable {
+    public struct Item: Codable, Sendable, Hashable {
+        public var seq: Int64
+        public var platform: Platform
+        /// The push as the device would get it: APNs `userInfo` or the FCM data map.
+        public var payload: JSONValue
+
+        public init(seq: Int64, platform: Platform, payload: JSONValue) {
+            self.seq = seq
+            self.platform = platform
+            self.payload = payload
+        }
+    }
+
+    public var pushes: [Item]
+    /// The `after` to ask with next.
+    public var next: Int64
+
+    public init(pushes: [Item], next: Int64) {
+        self.pushes = pushes
+        self.next = next
+    }
+}
