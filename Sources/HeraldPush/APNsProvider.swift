@@ -83,7 +83,7 @@ public struct APNsProvider: PushProvider {
             // A success has no body: skip the decoder (a failed decode throws, which costs).
             let reason =
                 responseBody.readableBytes == 0
-                ? nil : try? JSONDecoder().decode(APNsErrorBody.self, from: Data(responseBody.readableBytesView)).reason
+                ? nil : try? WireJSON.decode(APNsErrorBody.self, from: Data(responseBody.readableBytesView)).reason
             outcome = APNsResponse.outcome(
                 status: Int(response.status.code),
                 reason: reason,

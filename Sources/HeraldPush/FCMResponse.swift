@@ -1,4 +1,5 @@
 import Foundation
+import HeraldWire
 
 /// FCM's success body: `{"name": "projects/p/messages/0:123…"}`.
 struct FCMSendResponse: Codable, Sendable {
@@ -52,10 +53,10 @@ enum FCMResponse {
     ///   `Retry-After`.
     static func map(status: Int, body: Data, retryAfter: Duration?) -> Mapped {
         if status == 200 {
-            let name = (try? JSONDecoder().decode(FCMSendResponse.self, from: body))?.name
+            let name = (try? WireJSON.decode(FCMSendResponse.self, from: body))?.name
             return Mapped(outcome: .delivered(id: name), dropAccessToken: false)
         }
-        let error = try? JSONDecoder().decode(FCMErrorResponse.self, from: body)
+        let error = try? WireJSON.decode(FCMErrorResponse.self, from: body)
         let errorCode = error?.fcmErrorCode
         let reason = errorCode ?? error?.error.status ?? "HTTP_\(status)"
         func mapped(_ kind: PushOutcome.Kind, retryAfter: Duration? = nil, drop: Bool = false) -> Mapped {

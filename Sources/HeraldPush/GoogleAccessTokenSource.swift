@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldWire
 import JWTKit
 import NIOCore
 
@@ -56,11 +57,11 @@ struct GoogleAccessTokenSource: Sendable {
         guard status == 200 else {
             throw AccessTokenError(
                 status: status,
-                error: (try? JSONDecoder().decode(OAuthErrorResponse.self, from: body))?.error,
+                error: (try? WireJSON.decode(OAuthErrorResponse.self, from: body))?.error,
                 retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after"), now: now())
             )
         }
-        guard let token = try? JSONDecoder().decode(OAuthTokenResponse.self, from: body), !token.accessToken.isEmpty
+        guard let token = try? WireJSON.decode(OAuthTokenResponse.self, from: body), !token.accessToken.isEmpty
         else {
             throw AccessTokenError(status: status, error: "malformed_token_response", retryAfter: nil)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldWire
 
 /// A Google service-account key file, the JSON the Firebase console downloads.
 ///
@@ -35,7 +36,7 @@ public struct ServiceAccount: Codable, Sendable, Hashable {
 
     /// Decodes a key file's contents.
     public init(json: Data) throws {
-        self = try JSONDecoder().decode(ServiceAccount.self, from: json)
+        self = try WireJSON.decode(ServiceAccount.self, from: json)
     }
 
     enum CodingKeys: String, CodingKey {

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldPush
 import HeraldStore
+import HeraldWire
 import Hummingbird
 import NIOCore
 
@@ -70,14 +71,26 @@ func decodeOptionalBody<T: Decodable>(_ type: T.Type, from request: inout Reques
     }
     guard buffer.readableBytes > 0 else { return nil }
     let data = Data(buffer: buffer)
-    guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-        throw APIError.badRequest("invalid_json", "the body is not a JSON object")
-    }
+    let parsed = try parseJSONObject(data)
     do {
-        return try JSONDecoder().decode(T.self, from: data)
+        return try WireJSON.decode(T.self, parsed: parsed, from: data)
     } catch let error as DecodingError {
         throw APIError(.unprocessableContent, "invalid_body", describe(error))
+    } catch let error as JSONParseError {
+        throw APIError.badRequest("invalid_json", "the body cannot be read: \(error)")
     }
+}
+
+/// Parses a request body that must be a JSON object, with the JSON error shape when it is not.
+func parseJSONObject(_ data: Data) throws -> JSONValue {
+    let parsed: JSONValue
+    do {
+        parsed = try JSONParser.parse(data)
+    } catch {
+        throw APIError.badRequest("invalid_json", "the body is not valid JSON: \(error)")
+    }
+    guard case .object = parsed else { throw APIError.badRequest("invalid_json", "the body is not a JSON object") }
+    return parsed
 }
 
 /// Reads a required JSON object body into `T`.

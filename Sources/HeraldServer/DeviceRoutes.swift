@@ -138,11 +138,11 @@ func decode<T: Decodable>(_ type: T.Type, from request: inout Request, limit: In
         throw APIError(.contentTooLarge, "body_too_large", "the body is over \(limit) bytes")
     }
     let data = Data(buffer: body)
-    guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-        throw APIError.badRequest("invalid_json", "the body is not a JSON object")
-    }
+    let parsed = try parseJSONObject(data)
     do {
-        return try JSONDecoder().decode(T.self, from: data)
+        return try WireJSON.decode(T.self, parsed: parsed, from: data)
+    } catch let error as JSONParseError {
+        throw APIError.badRequest("invalid_json", "the body cannot be read: \(error)")
     } catch {
         throw APIError(.unprocessableContent, "invalid_body", "the body does not match the expected fields: \(error.localizedDescription)")
     }

@@ -45,7 +45,7 @@ struct LnurlPayRoutes: Sendable {
         )
         let answer = try await ask(webhook, address: address)
         if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
-        guard let info = try? JSONDecoder().decode(LnurlPayInfo.self, from: answer.body),
+        guard let info = try? WireJSON.decode(LnurlPayInfo.self, from: answer.body),
             info.tag == LnurlPayInfo.payRequestTag, info.minSendable >= 1, info.minSendable <= info.maxSendable
         else { throw LnurlFailure(.badGateway, "The wallet answered with an invalid pay request") }
         try await addresses.savePayInfo(
@@ -92,7 +92,7 @@ struct LnurlPayRoutes: Sendable {
         let webhook = WebhookRequest(form: .template, name: NotificationType.lnurlpayInvoice.rawValue, data: data)
         let answer = try await ask(webhook, address: address)
         if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
-        guard let invoice = try? JSONDecoder().decode(LnurlPayInvoice.self, from: answer.body), !invoice.pr.isEmpty else {
+        guard let invoice = try? WireJSON.decode(LnurlPayInvoice.self, from: answer.body), !invoice.pr.isEmpty else {
             throw LnurlFailure(.badGateway, "The wallet answered with an invalid invoice")
         }
         // An invoice is for one payer only: never cached, whatever the device sent.
@@ -112,7 +112,7 @@ struct LnurlPayRoutes: Sendable {
         )
         let answer = try await ask(webhook, address: address)
         if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
-        guard (try? JSONDecoder().decode(LnurlPayVerification.self, from: answer.body)) != nil else {
+        guard (try? WireJSON.decode(LnurlPayVerification.self, from: answer.body)) != nil else {
             throw LnurlFailure(.badGateway, "The wallet answered with an invalid verification")
         }
         try await store(answer, key: key)
@@ -152,7 +152,7 @@ struct LnurlPayRoutes: Sendable {
 
     /// Whether the device answered with its own LNURL error: passed on as it is, never cached.
     static func isLnurlError(_ answer: ReplyAnswer) -> Bool {
-        (try? JSONDecoder().decode(LnurlError.self, from: answer.body))?.status == LnurlStatus.error
+        (try? WireJSON.decode(LnurlError.self, from: answer.body))?.status == LnurlStatus.error
     }
 
     var host: String { LightningAddressName.host(of: settings.publicURL) }

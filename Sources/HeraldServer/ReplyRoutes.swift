@@ -29,9 +29,7 @@ struct ReplyRoutes: Sendable {
             throw APIError(.contentTooLarge, "reply_too_large", "the reply is over \(settings.replyBodyLimit) bytes")
         }
         let data = Data(buffer: body)
-        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-            throw APIError.badRequest("invalid_json", "the reply is not a JSON object")
-        }
+        _ = try parseJSONObject(data)
         let answer = ReplyAnswer(body: data, cacheMaxAge: Self.maxAge(request.headers[.cacheControl]))
         switch try await relay.deliver(id: id, answer: answer) {
         case .accepted:

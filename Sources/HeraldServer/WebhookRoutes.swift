@@ -134,17 +134,26 @@ struct WebhookRoutes: Sendable {
         guard body.readableBytes > 0 else {
             throw APIError.badRequest("invalid_json", "the body is empty; expected a JSON object")
         }
-        let data = Data(buffer: body)
-        do {
-            return try WireJSON.decode(WebhookRequest.self, from: data)
-        } catch {
-            // Tell malformed JSON from a well-formed body of the wrong shape (off the hot path).
-            guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) is [String: Any] else {
-                throw APIError.badRequest("invalid_json", "the body is not a JSON object")
+        let parsed = body.withUnsafeReadableBytes { bytes in
+            Result { () throws(WebhookBodyError) in try WebhookRequest(parsing: bytes) }
+        }
+        switch parsed {
+        case .success(let webhook):
+            // Passed on as sent, such a number could crash a device decoding it with JSONDecoder.
+            guard !JSONValue.object(webhook.data).containsUnsafeNumber else {
+                throw APIError.badRequest(
+                    "invalid_json", "a number in data of 2^53 or more must be a plain integer that fits 64 bits"
+                )
             }
+            return webhook
+        case .failure(.invalidJSON(let reason)):
+            throw APIError.badRequest("invalid_json", "the body is not valid JSON: \(reason)")
+        case .failure(.notAnObject):
+            throw APIError.badRequest("invalid_json", "the body is not a JSON object")
+        case .failure(.unknownShape(let reason)):
             throw APIError.badRequest(
                 "unknown_body_shape",
-                "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}"
+                "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}: \(reason)"
             )
         }
     }

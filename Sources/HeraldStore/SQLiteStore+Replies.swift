@@ -205,7 +205,7 @@ extension SQLiteStore: LightningAddressStore {
 
     static func address(from row: Row) -> LightningAddress? {
         guard let device = device(from: row) else { return nil }
-        let info = (row["pay_info"] as Data?).flatMap { try? JSONDecoder().decode(StoredPayInfo.self, from: $0) }
+        let info = (row["pay_info"] as Data?).flatMap { try? WireJSON.decode(StoredPayInfo.self, from: $0) }
         return LightningAddress(username: row["username"], device: device, payInfo: info)
     }
 }

@@ -114,6 +114,60 @@ public struct WebhookRequestError: Error, Sendable, Hashable {
     }
 }
 
+/// Why `WebhookRequest(parsing:)` refused a body.
+public enum WebhookBodyError: Error, Sendable, Hashable {
+    /// The body is not JSON at all.
+    case invalidJSON(String)
+    /// The body is JSON, but not an object.
+    case notAnObject
+    /// The object is not a webhook: no single string name, or `data` not an object.
+    case unknownShape(String)
+}
+
+extension WebhookRequest {
+    /// Parses a webhook body with `JSONParser`, accepting exactly the bodies the `Codable`
+    /// conformance accepts from valid JSON, with the same result, at a fraction of the cost.
+    ///
+    /// The whole body must be strict JSON, ignored members included, where `JSONDecoder`
+    /// only scans members it is not asked for.
+    public init(parsing bytes: UnsafeRawBufferPointer) throws(WebhookBodyError) {
+        let body: JSONValue
+        do {
+            body = try JSONParser.parse(bytes)
+        } catch {
+            throw .invalidJSON(error.description)
+        }
+        guard case .object(let members) = body else { throw .notAnObject }
+
+        // `decodeIfPresent` takes null for absent, and anything else but a string for an error.
+        func optionalString(_ key: String) throws(WebhookBodyError) -> String? {
+            switch members[key] {
+            case nil, .null?: return nil
+            case .string(let s)?: return s
+            default: throw .unknownShape("\"\(key)\" is not a string")
+            }
+        }
+        switch (try optionalString("event"), try optionalString("template")) {
+        case (let name?, nil):
+            form = .event
+            self.name = name
+        case (nil, let name?):
+            form = .template
+            self.name = name
+        default:
+            throw .unknownShape("exactly one of \"event\" or \"template\" is required")
+        }
+        guard !name.isEmpty, name.count <= 128 else {
+            throw .unknownShape("the event or template name must be 1 to 128 characters")
+        }
+        switch members["data"] {
+        case nil, .null?: data = [:]
+        case .object(let object)?: data = object
+        default: throw .unknownShape("\"data\" is not an object")
+        }
+    }
+}
+
 extension WebhookRequest: Codable {
     enum CodingKeys: String, CodingKey {
         case event, template, data

@@ -160,4 +160,19 @@ struct BackendDeliveryTests {
         let data = (try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
+
+    @Test("an event whose data holds a number JSONDecoder would trap on is refused, and the server lives on")
+    func trappingNumber() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.events])
+        try await nds.app().test(.router) { client in
+            let body = #"{"action":"NONE","data":{"n":9007199254740993"# + String(repeating: "0", count: 150)
+                + #"e-150},"notification":{"title":"Hello","body":"Nothing to do"}}"#
+            let response = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: body)
+            #expect(response.status == .badRequest)
+            #expect(response.json["error"] as? String == "invalid_json")
+            let after = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.none)
+            #expect(after.status.code < 500)
+        }
+    }
 }

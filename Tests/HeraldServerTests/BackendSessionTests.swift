@@ -55,6 +55,7 @@ struct BackendSessionTests {
             (#"{"platform":"android","push_token":"t"}"#, .unprocessableContent, "invalid_body"),
             (#"{"allow_notifications":"yes","platform":"android"}"#, .unprocessableContent, "invalid_body"),
             (#"[1]"#, .badRequest, "invalid_json"),
+            (#"{"allow_notifications":true,"platform":"android","push_token":"t","n":9007199254740993"# + String(repeating: "0", count: 150) + "e-150}", .badRequest, "invalid_json"),
         ]
     )
     func badSession(_ body: String, _ status: HTTPResponse.Status, _ code: String) async throws {

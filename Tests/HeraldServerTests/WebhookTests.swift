@@ -88,6 +88,9 @@ struct WebhookTests {
         BadInput(uri: "/api/v1/notify?platform=ios", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_token"),
         BadInput(uri: "/api/v1/notify?token=t", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_platform"),
         BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"hello":"world"}"#, status: .badRequest, code: "unknown_body_shape"),
+        // JSONDecoder traps on this number (Foundation's Decimal overflows): it once took the server down.
+        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"event":"x","data":{"n":9007199254740993"# + String(repeating: "0", count: 150) + "e-150}}", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"event":"x","data":{"a":1,}}"#, status: .badRequest, code: "invalid_json"),
         BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"event":"swap.update","data":{"id":"x"}}"#, status: .unprocessableContent, code: "invalid_data"),
         BadInput(
             uri: "/api/v1/notify?platform=ios&token=t",

@@ -143,3 +143,25 @@ struct DeviceAPITests {
         #expect(feed.next == 7)
     }
 }
+
+@Suite("Decoding untrusted JSON")
+struct SafeDecodeTests {
+    /// JSONDecoder traps (SIGILL) on this number when asked for an integer, as JSONValue asks.
+    static let trapping = "9007199254740993" + String(repeating: "0", count: 150) + "e-150"
+
+    @Test("WireJSON refuses numbers JSONDecoder would trap on, with an error instead of a crash")
+    func refusesTrappingNumbers() throws {
+        #expect(throws: JSONParseError.self) {
+            try WireJSON.decode(JSONValue.self, from: Data(#"{"n":\#(Self.trapping)}"#.utf8))
+        }
+        #expect(throws: JSONParseError.self) {
+            try WireJSON.decode([String: JSONValue].self, from: Data("[1, {\"a\": [1e300]}]".utf8))
+        }
+        #expect(throws: JSONParseError.self) {
+            try WireJSON.decode(JSONValue.self, from: Data("12345678901234567890".utf8))
+        }
+        // Plain integers that fit 64 bits, and smaller numbers, decode as JSONDecoder reads them.
+        #expect(try WireJSON.decode(JSONValue.self, from: Data("[9223372036854775807, 0.5, 2100000000000000000, 1e3]".utf8))
+            == .array([.int(9_223_372_036_854_775_807), .double(0.5), .int(2_100_000_000_000_000_000), .int(1000)]))
+    }
+}
