@@ -159,7 +159,10 @@ if CommandLine.arguments.contains("--micro") {
     let webhook = try WireJSON.decode(WebhookRequest.self, from: body)
     let pushData = try webhook.pushData(appData: nil)
     let message = PushMessage.wake(pushData, collapseID: "swap:abc-123", expiresAt: Date())
-    try time("decode webhook body") { _ = try WireJSON.decode(WebhookRequest.self, from: body) }
+    try time("decode webhook body (JSONParser, as the server does)") {
+        _ = try body.withUnsafeBytes { try WebhookRequest(parsing: $0) }
+    }
+    try time("decode webhook body (JSONDecoder)") { _ = try JSONDecoder().decode(WebhookRequest.self, from: body) }
     try time("validate data") { try webhook.validate() }
     try time("push data (payload string)") { _ = try webhook.pushData(appData: nil) }
     try time("render APNs payload") { _ = try APNsPayload.render(message) }
