@@ -115,13 +115,20 @@ public struct WebhookRequestError: Error, Sendable, Hashable {
 }
 
 /// Why `WebhookRequest(parsing:)` refused a body.
-public enum WebhookBodyError: Error, Sendable, Hashable {
+public enum WebhookBodyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The body is not JSON at all.
     case invalidJSON(String)
     /// The body is JSON, but not an object.
     case notAnObject
     /// The object is not a webhook: no single string name, or `data` not an object.
     case unknownShape(String)
+
+    public var description: String {
+        switch self {
+        case .invalidJSON(let reason), .unknownShape(let reason): return reason
+        case .notAnObject: return "the body is not a JSON object"
+        }
+    }
 }
 
 extension WebhookRequest {
@@ -147,24 +154,29 @@ extension WebhookRequest {
             default: throw .unknownShape("\"\(key)\" is not a string")
             }
         }
-        switch (try optionalString("event"), try optionalString("template")) {
-        case (let name?, nil):
-            form = .event
-            self.name = name
-        case (nil, let name?):
-            form = .template
-            self.name = name
-        default:
-            throw .unknownShape("exactly one of \"event\" or \"template\" is required")
-        }
-        guard !name.isEmpty, name.count <= 128 else {
-            throw .unknownShape("the event or template name must be 1 to 128 characters")
-        }
+        (form, name) = try Self.named(event: optionalString("event"), template: optionalString("template"))
         switch members["data"] {
         case nil, .null?: data = [:]
         case .object(let object)?: data = object
         default: throw .unknownShape("\"data\" is not an object")
         }
+    }
+}
+
+extension WebhookRequest {
+    /// The form and name given by the `event` and `template` members: exactly one, 1 to 128
+    /// characters long.
+    static func named(event: String?, template: String?) throws(WebhookBodyError) -> (Form, String) {
+        let named: (Form, String)
+        switch (event, template) {
+        case (let name?, nil): named = (.event, name)
+        case (nil, let name?): named = (.template, name)
+        default: throw .unknownShape("exactly one of \"event\" or \"template\" is required")
+        }
+        guard !named.1.isEmpty, named.1.count <= 128 else {
+            throw .unknownShape("the event or template name must be 1 to 128 characters")
+        }
+        return named
     }
 }
 
@@ -177,22 +189,10 @@ extension WebhookRequest: Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let event = try c.decodeIfPresent(String.self, forKey: .event)
         let template = try c.decodeIfPresent(String.self, forKey: .template)
-        switch (event, template) {
-        case (let name?, nil):
-            form = .event
-            self.name = name
-        case (nil, let name?):
-            form = .template
-            self.name = name
-        default:
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: [], debugDescription: "exactly one of \"event\" or \"template\" is required")
-            )
-        }
-        guard !name.isEmpty, name.count <= 128 else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: [], debugDescription: "the event or template name must be 1 to 128 characters")
-            )
+        do {
+            (form, name) = try Self.named(event: event, template: template)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(error)"))
         }
         data = try c.decodeIfPresent([String: JSONValue].self, forKey: .data) ?? [:]
     }
