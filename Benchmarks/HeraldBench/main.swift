@@ -252,7 +252,7 @@ func cpuSeconds(pid: Int32? = nil, children: Bool = false) -> Double {
 if options.serveAPNs {
     let key = TestKeys.apnsP8()
     let certificate = try TestCertificate.make()
-    let server = MockAPNsServer(key: key, topic: "org.herald.bench", certificate: certificate)
+    let server = MockAPNsServer(key: key, topic: "org.herald.bench", certificate: certificate, recordsRequests: false)
     let running = try await server.start()
     let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("bench-apns-\(UUID().uuidString).p8")
     try key.privateKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
@@ -317,7 +317,7 @@ if settings.apns == nil, options.apnsProcess, !options.instantProvider {
 } else if settings.apns == nil {
     let key = TestKeys.apnsP8()
     let certificate = try TestCertificate.make()
-    let server = MockAPNsServer(key: key, topic: "org.herald.bench", certificate: certificate)
+    let server = MockAPNsServer(key: key, topic: "org.herald.bench", certificate: certificate, recordsRequests: false)
     let running = try await server.start()
     mock = running
     mockServer = server

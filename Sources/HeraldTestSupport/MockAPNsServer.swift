@@ -28,6 +28,7 @@ public struct MockAPNsServer: Sendable {
     let certificate: TestCertificate
     let now: @Sendable () -> Date
     let responseDelay: Duration?
+    let recordsRequests: Bool
     let tokenUpdates = ProviderTokenUpdates()
     let verified = NIOLockedValueBox([String: MockAPNsRequest.Claims]())
 
@@ -37,13 +38,17 @@ public struct MockAPNsServer: Sendable {
     ///   - certificate: The TLS identity the server presents.
     ///   - now: The clock for `iat` checks; share the provider's test clock.
     ///   - responseDelay: Hold every answer this long (to see streams overlap in a bench).
+    ///   - recordsRequests: Keep every request in ``requests``. A bench sending millions turns it
+    ///     off: the log would only grow.
     public init(
         key: APNsTestKey,
         topic: String,
         certificate: TestCertificate,
         now: @escaping @Sendable () -> Date = { Date() },
-        responseDelay: Duration? = nil
+        responseDelay: Duration? = nil,
+        recordsRequests: Bool = true
     ) {
+        self.recordsRequests = recordsRequests
         self.key = key
         self.topic = topic
         self.certificate = certificate
@@ -111,18 +116,20 @@ public struct MockAPNsServer: Sendable {
         {
             await tokenUpdates.rejected(providerToken)
         }
-        await requests.append(
-            MockAPNsRequest(
-                deviceToken: deviceToken,
-                headers: headers,
-                body: body,
-                arrival: arrival,
-                providerToken: providerToken,
-                claims: claims,
-                connection: connection,
-                answer: final
+        if recordsRequests {
+            await requests.append(
+                MockAPNsRequest(
+                    deviceToken: deviceToken,
+                    headers: headers,
+                    body: body,
+                    arrival: arrival,
+                    providerToken: providerToken,
+                    claims: claims,
+                    connection: connection,
+                    answer: final
+                )
             )
-        )
+        }
         if let responseDelay {
             try await Task.sleep(for: responseDelay)
         }
