@@ -27,7 +27,7 @@ public final class SQLiteStore: Sendable {
     /// pool could wait for a reader held by an async read whose continuation needs the very
     /// cooperative thread that is waiting (seen as a deadlock under test).
     private let lookupReader: DatabaseQueue
-    /// In front of `lookupReader`; cleared by every write to `device` or `dead_token`.
+    /// In front of `lookupReader`; cleared by every commit that writes `device` or `dead_token`.
     private let tokenCache = TokenResolutionCache()
     /// The WAL length, in pages, from which ``checkpoint()`` restarts the WAL.
     public let walRestartPages: Int
@@ -49,6 +49,7 @@ public final class SQLiteStore: Sendable {
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
+        pool.add(transactionObserver: TokenResolutionCache.Invalidator(tokenCache), extent: .databaseLifetime)
         checkpointer = try DatabaseQueue(path: path, configuration: config)
         var readOnly = config
         readOnly.readonly = true
@@ -167,9 +168,6 @@ extension SQLiteStore: OutboxStore {
                 try Self.record(completions, now: nowValue, in: db)
                 return .commit
             }
-        }
-        if completions.contains(where: { if case .tokenDead = $0.resolution { true } else { false } }) {
-            tokenCache.invalidate()
         }
     }
 
@@ -321,7 +319,6 @@ extension SQLiteStore: TokenStore {
         try await pool.write { db in
             try Self.markDead(db, platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970)
         }
-        tokenCache.invalidate()
     }
 
     /// Marks the token dead and dead-letters every job still waiting for it: no further sends.
@@ -333,6 +330,8 @@ extension SQLiteStore: TokenStore {
                 """,
             arguments: [platform.rawValue, token, reason, now]
         )
+        // WITHOUT ROWID: SQLite reports no change events for it, so tell the token cache's observer.
+        try db.notifyChanges(in: Table("dead_token"))
         try db.execute(
             sql: """
                 UPDATE job SET state = 'dead', lease_until = NULL, finished_at = ?, last_error = 'token_unregistered'
@@ -366,7 +365,6 @@ extension SQLiteStore: DeviceStore {
                 ]
             )
         }
-        tokenCache.invalidate()
         return DeviceRegistration(device: device, secret: secret)
     }
 
@@ -401,7 +399,6 @@ extension SQLiteStore: DeviceStore {
                 arguments: [platform.rawValue, token, now.timeIntervalSince1970, deviceID]
             )
         }
-        tokenCache.invalidate()
     }
 
     public func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution {
@@ -436,7 +433,6 @@ extension SQLiteStore: DeviceStore {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
         }
-        tokenCache.invalidate()
     }
 }
 
