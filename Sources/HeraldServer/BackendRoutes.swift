@@ -71,11 +71,19 @@ func decodeOptionalBody<T: Decodable>(_ type: T.Type, from request: inout Reques
     }
     guard buffer.readableBytes > 0 else { return nil }
     let data = Data(buffer: buffer)
+    do {
+        return try decodeJSONObject(T.self, from: data)
+    } catch let error as DecodingError {
+        throw APIError(.unprocessableContent, "invalid_body", describe(error))
+    }
+}
+
+/// Decodes a request body that must be a JSON object. JSON faults get the JSON error shape; a
+/// `DecodingError` (the wrong fields) is left to the caller to word.
+func decodeJSONObject<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
     let parsed = try parseJSONObject(data)
     do {
         return try WireJSON.decode(T.self, parsed: parsed, from: data)
-    } catch let error as DecodingError {
-        throw APIError(.unprocessableContent, "invalid_body", describe(error))
     } catch let error as JSONParseError {
         throw APIError.badRequest("invalid_json", "the body cannot be read: \(error)")
     }

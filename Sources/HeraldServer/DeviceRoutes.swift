@@ -138,12 +138,9 @@ func decode<T: Decodable>(_ type: T.Type, from request: inout Request, limit: In
         throw APIError(.contentTooLarge, "body_too_large", "the body is over \(limit) bytes")
     }
     let data = Data(buffer: body)
-    let parsed = try parseJSONObject(data)
     do {
-        return try WireJSON.decode(T.self, parsed: parsed, from: data)
-    } catch let error as JSONParseError {
-        throw APIError.badRequest("invalid_json", "the body cannot be read: \(error)")
-    } catch {
+        return try decodeJSONObject(T.self, from: data)
+    } catch let error as DecodingError {
         throw APIError(.unprocessableContent, "invalid_body", "the body does not match the expected fields: \(error.localizedDescription)")
     }
 }
