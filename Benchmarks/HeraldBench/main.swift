@@ -586,8 +586,8 @@ if let mockServer {
 
 await serviceGroup.triggerGracefulShutdown()
 _ = try? await serverTask.value
-try await loadClient.shutdown()
-try await httpClient.shutdown()
+try await loadClient.shutdown().get()
+try await httpClient.shutdown().get()
 if let mock { await mock.stop() }
 if let apnsChild {
     try? apnsChildInput.fileHandleForWriting.close()

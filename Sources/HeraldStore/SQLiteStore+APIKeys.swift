@@ -15,7 +15,7 @@ extension SQLiteStore: APIKeyStore {
         )
         // 32 bytes = 256 bits: a hash lookup needs no slow KDF when the secret cannot be guessed.
         let secret = Self.apiKeyPrefix + Secrets.random(bytes: 32)
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "INSERT INTO api_key (id, name, secret_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)",
                 arguments: [key.id, name, Secrets.hash(secret), Self.encode(scopes), now.timeIntervalSince1970]
@@ -28,7 +28,7 @@ extension SQLiteStore: APIKeyStore {
         guard secret.hasPrefix(Self.apiKeyPrefix), secret.utf8.count <= 256 else { return nil }
         // Looked up by hash: the index compares digests, never the secret itself.
         let hash = Secrets.hash(secret)
-        return try await pool.read { db in
+        return try await database.read { db in
             try Row.fetchOne(
                 db,
                 sql: "SELECT id, name, scopes, created_at, revoked_at FROM api_key WHERE secret_hash = ?",
@@ -38,7 +38,7 @@ extension SQLiteStore: APIKeyStore {
     }
 
     public func apiKeys() async throws -> [APIKey] {
-        try await pool.read { db in
+        try await database.read { db in
             try Row.fetchAll(
                 db,
                 sql: "SELECT id, name, scopes, created_at, revoked_at FROM api_key ORDER BY created_at, id"
@@ -47,7 +47,7 @@ extension SQLiteStore: APIKeyStore {
     }
 
     public func revokeAPIKey(id: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "UPDATE api_key SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
                 arguments: [now.timeIntervalSince1970, id]

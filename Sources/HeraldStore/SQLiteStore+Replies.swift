@@ -6,7 +6,7 @@ extension SQLiteStore: ReplyStore {
     public func createReply(kind: String, now: Date, expiresAt: Date) async throws -> String {
         // 192 bits: the id alone authorises answering the request.
         let id = Secrets.random(bytes: 24)
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO pending_reply (id, kind, state, created_at, expires_at)
@@ -20,7 +20,7 @@ extension SQLiteStore: ReplyStore {
 
     public func answerReply(id: String, answer: ReplyAnswer, now: Date) async throws -> ReplyAnswerOutcome {
         let nowValue = now.timeIntervalSince1970
-        return try await pool.write { db in
+        return try await database.write { db in
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT state, expires_at FROM pending_reply WHERE id = ?", arguments: [id]
@@ -44,7 +44,7 @@ extension SQLiteStore: ReplyStore {
 
     public func answeredReplies(ids: [String]) async throws -> [String: ReplyAnswer] {
         guard !ids.isEmpty else { return [:] }
-        return try await pool.read { db in
+        return try await database.read { db in
             var answers: [String: ReplyAnswer] = [:]
             // SQLite caps bound parameters; 500 at a time stays well under it.
             for start in stride(from: 0, to: ids.count, by: 500) {
@@ -64,7 +64,7 @@ extension SQLiteStore: ReplyStore {
     }
 
     public func expireReply(id: String, now: Date) async throws -> ReplyAnswer? {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "UPDATE pending_reply SET state = 'expired', expires_at = min(expires_at, ?) WHERE id = ? AND state = 'pending'",
                 arguments: [now.timeIntervalSince1970, id]
@@ -81,7 +81,7 @@ extension SQLiteStore: ReplyStore {
     }
 
     public func purgeReplies(expiredBefore before: Date) async throws -> Int {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "DELETE FROM pending_reply WHERE expires_at < ?", arguments: [before.timeIntervalSince1970]
             )
@@ -90,7 +90,7 @@ extension SQLiteStore: ReplyStore {
     }
 
     public func replyCounts() async throws -> ReplyCounts {
-        try await pool.read { db in
+        try await database.read { db in
             var byState = try Self.countsByState(in: "pending_reply", db)
             return ReplyCounts(
                 pending: byState.removeValue(forKey: "pending") ?? 0,
@@ -101,7 +101,7 @@ extension SQLiteStore: ReplyStore {
     }
 
     public func cachedReply(key: String, now: Date) async throws -> ReplyAnswer? {
-        try await pool.read { db in
+        try await database.read { db in
             try Row.fetchOne(
                 db,
                 sql: "SELECT body, max_age FROM reply_cache WHERE key = ? AND expires_at > ?",
@@ -111,7 +111,7 @@ extension SQLiteStore: ReplyStore {
     }
 
     public func cacheReply(key: String, answer: ReplyAnswer, until: Date) async throws {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO reply_cache (key, body, max_age, expires_at) VALUES (?, ?, ?, ?)
@@ -124,7 +124,7 @@ extension SQLiteStore: ReplyStore {
     }
 
     public func removeCachedReplies(prefix: String) async throws {
-        try await pool.write { db in
+        try await database.write { db in
             // substr rather than LIKE: a username may hold '_', which LIKE treats as a wildcard.
             try db.execute(
                 sql: "DELETE FROM reply_cache WHERE substr(key, 1, ?) = ?",
@@ -134,7 +134,7 @@ extension SQLiteStore: ReplyStore {
     }
 
     public func purgeCachedReplies(now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(sql: "DELETE FROM reply_cache WHERE expires_at <= ?", arguments: [now.timeIntervalSince1970])
             return db.changesCount
         }
@@ -144,7 +144,7 @@ extension SQLiteStore: ReplyStore {
 extension SQLiteStore: LightningAddressStore {
     public func claimUsername(_ username: String, deviceID: String, now: Date) async throws -> UsernameClaim {
         let nowValue = now.timeIntervalSince1970
-        return try await pool.write { db in
+        return try await database.write { db in
             let owner = try String.fetchOne(
                 db, sql: "SELECT device_id FROM lightning_address WHERE username = ?", arguments: [username]
             )
@@ -167,7 +167,7 @@ extension SQLiteStore: LightningAddressStore {
     }
 
     public func releaseUsername(deviceID: String) async throws -> String? {
-        try await pool.write { db in
+        try await database.write { db in
             try String.fetchOne(
                 db, sql: "DELETE FROM lightning_address WHERE device_id = ? RETURNING username", arguments: [deviceID]
             )
@@ -175,14 +175,14 @@ extension SQLiteStore: LightningAddressStore {
     }
 
     public func lightningAddress(username: String) async throws -> LightningAddress? {
-        try await pool.read { db in
+        try await database.read { db in
             try Row.fetchOne(db, sql: Self.addressSelect + " WHERE a.username = ?", arguments: [username])
                 .flatMap(Self.address(from:))
         }
     }
 
     public func lightningAddress(deviceID: String) async throws -> LightningAddress? {
-        try await pool.read { db in
+        try await database.read { db in
             try Row.fetchOne(db, sql: Self.addressSelect + " WHERE a.device_id = ?", arguments: [deviceID])
                 .flatMap(Self.address(from:))
         }
@@ -190,7 +190,7 @@ extension SQLiteStore: LightningAddressStore {
 
     public func savePayInfo(_ info: StoredPayInfo, username: String, deviceID: String, now: Date) async throws {
         let data = try JSONEncoder().encode(info)
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "UPDATE lightning_address SET pay_info = ?, updated_at = ? WHERE username = ? AND device_id = ?",
                 arguments: [data, now.timeIntervalSince1970, username, deviceID]

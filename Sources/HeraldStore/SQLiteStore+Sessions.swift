@@ -5,7 +5,7 @@ import HeraldWire
 extension SQLiteStore: SessionStore {
     public func putSession(_ session: SessionWrite, now: Date) async throws -> Bool {
         let nowValue = now.timeIntervalSince1970
-        return try await pool.write { db in
+        return try await database.write { db in
             let existed =
                 try Bool.fetchOne(
                     db,
@@ -37,7 +37,7 @@ extension SQLiteStore: SessionStore {
     }
 
     public func session(userID: String, sessionID: String) async throws -> BackendSession? {
-        try await pool.read { db in
+        try await database.read { db in
             try Row.fetchOne(
                 db,
                 sql: Self.sessionSelect + " WHERE s.user_id = ? AND s.session_id = ?",
@@ -47,7 +47,7 @@ extension SQLiteStore: SessionStore {
     }
 
     public func deleteSession(userID: String, sessionID: String) async throws -> Bool {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "DELETE FROM backend_session WHERE user_id = ? AND session_id = ?",
                 arguments: [userID, sessionID]
@@ -57,7 +57,7 @@ extension SQLiteStore: SessionStore {
     }
 
     public func sessions(userID: String) async throws -> SessionList {
-        try await pool.read { db in
+        try await database.read { db in
             let sessions = try Row.fetchAll(
                 db,
                 sql: Self.sessionSelect + " WHERE s.user_id = ? ORDER BY s.session_id",
@@ -75,7 +75,7 @@ extension SQLiteStore: SessionStore {
 
     public func pushTargets(userID: String, now: Date) async throws -> PushTargets {
         let nowValue = now.timeIntervalSince1970
-        return try await pool.write { db in
+        return try await database.write { db in
             let sessions = try Row.fetchAll(
                 db,
                 sql: Self.sessionSelect + " WHERE s.user_id = ? AND s.push_token IS NOT NULL ORDER BY s.session_id",
@@ -109,7 +109,7 @@ extension SQLiteStore: SessionStore {
     }
 
     public func claimWelcome(userID: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO backend_user (user_id, welcome_sent_at) VALUES (?, ?)
@@ -123,7 +123,7 @@ extension SQLiteStore: SessionStore {
     }
 
     public func releaseWelcome(userID: String) async throws {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(sql: "UPDATE backend_user SET welcome_sent_at = NULL WHERE user_id = ?", arguments: [userID])
         }
     }

@@ -19,15 +19,11 @@ import Logging
 /// a 115,000-event burst). Past ``walRestartPages`` the writer therefore finishes the checkpoint
 /// itself, and the WAL never grows much past that size.
 public final class SQLiteStore: Sendable {
-    let pool: DatabasePool
+    let database: AsyncDatabase
     /// Only for checkpoints, so they never wait behind (or hold up) the writer.
-    private let checkpointer: DatabaseQueue
-    /// Only for the per-webhook token lookup, read synchronously on the caller's thread (see
-    /// ``resolveWebhookToken(_:rawPlatform:)``). Its own connection: a synchronous read from the
-    /// pool could wait for a reader held by an async read whose continuation needs the very
-    /// cooperative thread that is waiting (seen as a deadlock under test).
-    private let lookupReader: DatabaseQueue
-    /// In front of `lookupReader`; cleared by every commit that writes `device` or `dead_token`.
+    private let checkpointer: AsyncDatabase
+    /// In front of the webhook's token lookup; cleared by every commit that writes `device` or
+    /// `dead_token`.
     private let tokenCache = TokenResolutionCache()
     /// The WAL length, in pages, from which ``checkpoint()`` restarts the WAL.
     public let walRestartPages: Int
@@ -47,13 +43,12 @@ public final class SQLiteStore: Sendable {
             // restart size: the commit that truncates pays for every megabyte it frees.
             try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
         }
-        pool = try DatabasePool(path: path, configuration: config)
+        // Opening and migrating run once, before the server takes requests: synchronous is fine.
+        let pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
         pool.add(transactionObserver: TokenResolutionCache.Invalidator(tokenCache), extent: .databaseLifetime)
-        checkpointer = try DatabaseQueue(path: path, configuration: config)
-        var readOnly = config
-        readOnly.readonly = true
-        lookupReader = try DatabaseQueue(path: path, configuration: readOnly)
+        database = AsyncDatabase(pool)
+        checkpointer = AsyncDatabase(try DatabaseQueue(path: path, configuration: config))
     }
 
     /// Copies committed WAL pages into the database file without blocking writers or readers
@@ -61,26 +56,63 @@ public final class SQLiteStore: Sendable {
     /// the few frames committed meanwhile, between two of its transactions, so the WAL is fully
     /// copied and its next commit writes the WAL from the beginning.
     ///
-    /// - Returns: The WAL's size in pages, and how many of them are now in the database file.
+    /// A passive checkpoint never waits: when another connection holds the checkpoint lock, or
+    /// the writer is rewriting the WAL index header at that instant, SQLite answers
+    /// `SQLITE_BUSY` at once, whatever the busy timeout. That is no failure, only a checkpoint
+    /// to take next time, so it is reported as `busy` rather than thrown (it made a store test
+    /// fail now and then).
+    ///
+    /// - Returns: The WAL's size in pages, how many of them are now in the database file, and
+    ///   whether SQLite was too busy to checkpoint this time.
     @discardableResult
-    public func checkpoint() async throws -> (walPages: Int, checkpointed: Int) {
-        var result = try await checkpointer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-        if result.walFrameCount >= walRestartPages {
+    public func checkpoint() async throws -> CheckpointResult {
+        guard var result = try await Self.passiveCheckpoint(on: checkpointer) else {
+            return CheckpointResult(walPages: 0, checkpointed: 0, busy: true)
+        }
+        if result.walPages >= walRestartPages {
             // On the writer's queue nobody appends while it copies, and it never waits: a
             // RESTART from another connection would have to catch the writer between two
             // transactions, and under sustained load it seldom did (seen in the tests).
-            result = try await pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            guard let restarted = try await Self.passiveCheckpoint(on: database) else {
+                result.busy = true
+                return result
+            }
+            result = restarted
         }
-        return (result.walFrameCount, result.checkpointedFrameCount)
+        return result
+    }
+
+    /// A passive checkpoint, or nil when SQLite found the database busy.
+    private static func passiveCheckpoint(on database: AsyncDatabase) async throws -> CheckpointResult? {
+        do {
+            return try await database.writeWithoutTransaction { db in
+                let result = try db.checkpoint(.passive)
+                return CheckpointResult(
+                    walPages: result.walFrameCount, checkpointed: result.checkpointedFrameCount, busy: false
+                )
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return nil
+        }
     }
 
     /// The file's path, for logs.
-    public var path: String { pool.path }
+    public var path: String { database.path }
 
     /// Runs a trivial query: the health check.
     public func ping() async throws {
-        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+        _ = try await database.unsafeRead { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
+}
+
+/// What one ``SQLiteStore/checkpoint()`` did.
+public struct CheckpointResult: Sendable, Equatable {
+    /// The WAL's length in pages (0 when busy before it could be read).
+    public var walPages: Int
+    /// Pages of it now copied into the database file.
+    public var checkpointed: Int
+    /// SQLite was busy (another checkpoint, or the writer mid-update): nothing done, try later.
+    public var busy: Bool
 }
 
 // MARK: - Outbox
@@ -90,7 +122,7 @@ extension SQLiteStore: OutboxStore {
         guard !jobs.isEmpty else { return [] }
         let nowValue = now.timeIntervalSince1970
         let lease = leaseUntil.timeIntervalSince1970
-        return try await pool.write { db in
+        return try await database.write { db in
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
@@ -123,7 +155,7 @@ extension SQLiteStore: OutboxStore {
 
     public func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxJob] {
         let nowValue = now.timeIntervalSince1970
-        return try await pool.write { db in
+        return try await database.write { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -161,7 +193,7 @@ extension SQLiteStore: OutboxStore {
         // Committed without an fsync of its own: the next intake commit's fsync makes it durable.
         // A crash before then loses only outcomes, and the jobs are sent again (at-least-once);
         // meanwhile the webhooks' commits do not queue behind an fsync per send batch.
-        try await pool.writeWithoutTransaction { db in
+        try await database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
             try db.inTransaction {
@@ -216,20 +248,20 @@ extension SQLiteStore: OutboxStore {
 
     public func release(jobIDs: [String]) async throws {
         guard !jobIDs.isEmpty else { return }
-        try await pool.write { db in
+        try await database.write { db in
             let statement = try db.cachedStatement(sql: "UPDATE job SET lease_until = NULL WHERE id = ?")
             for id in jobIDs { try statement.execute(arguments: [id]) }
         }
     }
 
     public func releaseAllLeases() async throws {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(sql: "UPDATE job SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL")
         }
     }
 
     public func status(jobID: String) async throws -> JobStatus? {
-        try await pool.read { db in
+        try await database.read { db in
             guard
                 let row = try Row.fetchOne(
                     db,
@@ -248,7 +280,7 @@ extension SQLiteStore: OutboxStore {
     }
 
     public func counts() async throws -> QueueCounts {
-        try await pool.read { db in
+        try await database.read { db in
             let byState = try Self.countsByState(in: "job", db)
             return QueueCounts(
                 pending: byState["pending"] ?? 0,
@@ -268,7 +300,7 @@ extension SQLiteStore: OutboxStore {
     }
 
     public func pendingCount() async throws -> Int {
-        try await pool.read { db in
+        try await database.read { db in
             // Matches job_due's WHERE, so only the pending jobs' index entries are counted.
             try Int.fetchOne(db, sql: "SELECT count(*) FROM job WHERE state = 'pending'") ?? 0
         }
@@ -280,7 +312,7 @@ extension SQLiteStore: OutboxStore {
             // In slices, each its own transaction, so the writer is never held for long; the
             // `state != 'pending'` term lets SQLite use job_finished instead of scanning the table.
             while true {
-                let deleted = try await pool.write { db in
+                let deleted = try await database.write { db in
                     try db.execute(
                         sql: """
                             DELETE FROM job WHERE rowid IN (
@@ -306,7 +338,7 @@ extension SQLiteStore: OutboxStore {
 
 extension SQLiteStore: TokenStore {
     public func isDead(platform: Platform, token: String) async throws -> Bool {
-        try await pool.read { db in
+        try await database.read { db in
             try Bool.fetchOne(
                 db,
                 sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)",
@@ -316,7 +348,7 @@ extension SQLiteStore: TokenStore {
     }
 
     public func markDead(platform: Platform, token: String, reason: String, now: Date) async throws {
-        try await pool.write { db in
+        try await database.write { db in
             try Self.markDead(db, platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970)
         }
     }
@@ -354,7 +386,7 @@ extension SQLiteStore: DeviceStore {
         )
         let secret = Secrets.random(bytes: 32)
         let nowValue = now.timeIntervalSince1970
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO device (id, platform, token, alias, secret_hash, created_at, updated_at)
@@ -369,22 +401,27 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func device(alias: String) async throws -> Device? {
-        try await pool.read { db in
+        try await database.read { db in
             try Row.fetchOne(db, sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?", arguments: [alias])
                 .flatMap(Self.device(from:))
         }
     }
 
     public func device(id: String, secret: String) async throws -> Device? {
-        let row = try await pool.read { db in
-            try Row.fetchOne(
-                db,
-                sql: "SELECT id, platform, token, alias, secret_hash FROM device WHERE id = ?",
-                arguments: [id]
-            )
+        // Decoded inside the read: a `Row` is not `Sendable`, and a closure returning one once
+        // made the compiler pick GRDB's blocking overload here (the hang under load).
+        let found: (device: Device, secretHash: Data)? = try await database.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT id, platform, token, alias, secret_hash FROM device WHERE id = ?",
+                    arguments: [id]
+                ), let device = Self.device(from: row)
+            else { return nil }
+            return (device, row["secret_hash"])
         }
-        guard let row, Secrets.constantTimeEqual(row["secret_hash"], Secrets.hash(secret)) else { return nil }
-        return Self.device(from: row)
+        guard let found, Secrets.constantTimeEqual(found.secretHash, Secrets.hash(secret)) else { return nil }
+        return found.device
     }
 
     static func device(from row: Row) -> Device? {
@@ -393,7 +430,7 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "UPDATE device SET platform = ?, token = ?, updated_at = ? WHERE id = ?",
                 arguments: [platform.rawValue, token, now.timeIntervalSince1970, deviceID]
@@ -405,32 +442,32 @@ extension SQLiteStore: DeviceStore {
         let key = TokenResolutionCache.Key(token: token, rawPlatform: rawPlatform)
         let (cached, generation) = tokenCache.lookup(key)
         if let cached { return cached }
-        let resolution = try readWebhookToken(token, rawPlatform: rawPlatform)
+        // `unsafeRead`: no transaction around two indexed lookups (they showed up as a third of
+        // the lookup's cost); an answer one commit old is what the cache would give anyway.
+        let resolution = try await database.unsafeRead { db in
+            try Self.readWebhookToken(token, rawPlatform: rawPlatform, in: db)
+        }
         tokenCache.store(resolution, for: key, generation: generation)
         return resolution
     }
 
-    private func readWebhookToken(_ token: String, rawPlatform: Platform?) throws -> WebhookTokenResolution {
-        // Read on the caller's thread: two indexed lookups take microseconds, less than the
-        // hop to a reader's queue and back that an async read costs on every webhook. And
-        // `inDatabase`, not `read`: no transaction or query_only toggling around two lookups
-        // (the connection is read-only anyway); they showed up as a third of the lookup's cost.
-        try lookupReader.inDatabase { db in
-            // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
-            let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?")
-            let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
-            let platform = device?.platform ?? rawPlatform
-            guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }
-            let deadStatement = try db.cachedStatement(
-                sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)"
-            )
-            let dead = try Bool.fetchOne(deadStatement, arguments: [platform.rawValue, device?.token ?? token]) ?? false
-            return WebhookTokenResolution(device: device, isDead: dead)
-        }
+    private static func readWebhookToken(
+        _ token: String, rawPlatform: Platform?, in db: Database
+    ) throws -> WebhookTokenResolution {
+        // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
+        let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?")
+        let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
+        let platform = device?.platform ?? rawPlatform
+        guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }
+        let deadStatement = try db.cachedStatement(
+            sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)"
+        )
+        let dead = try Bool.fetchOne(deadStatement, arguments: [platform.rawValue, device?.token ?? token]) ?? false
+        return WebhookTokenResolution(device: device, isDead: dead)
     }
 
     public func deleteDevice(id: String) async throws {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
         }
     }
@@ -440,7 +477,7 @@ extension SQLiteStore: DeviceStore {
 
 extension SQLiteStore: LocalPushStore {
     public func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws {
-        try await pool.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "INSERT INTO local_push (platform, token, payload, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [platform.rawValue, token, payload, now.timeIntervalSince1970]
@@ -449,7 +486,7 @@ extension SQLiteStore: LocalPushStore {
     }
 
     public func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush] {
-        try await pool.read { db in
+        try await database.read { db in
             try Row.fetchAll(
                 db,
                 sql: """

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldStore
 import HeraldWire
+import Synchronization
 import Testing
 
 /// The store against a real SQLite file in a temporary folder.
@@ -177,24 +178,32 @@ struct SQLiteStoreTests {
         let path = folder.appendingPathComponent("busy.sqlite").path
         let busy = try SQLiteStore(path: path, walRestartPages: 200)
         let t0 = self.t0
+        let commits = Mutex(0)
+        let stop = Mutex(false)
         let writer = Task {
-            // ~4 pages per commit: without restarts the WAL reaches about 12,000 pages.
-            for _ in 0..<3_000 {
+            // ~4 pages per commit, one commit after another until the checkpoints are done.
+            while !stop.withLock({ $0 }) {
                 _ = try await busy.enqueue([job()], now: t0, leaseUntil: t0.addingTimeInterval(60))
+                commits.withLock { $0 += 1 }
             }
         }
+        // Paced by commits, not by the clock, so every round sees the WAL past the restart size
+        // (60 commits ≈ 240 pages) however fast or slow this machine is.
         var restarts = 0
+        var busyRounds = 0
         var previous = 0
-        while !writer.isCancelled {
+        for round in 1...40 {
+            while commits.withLock({ $0 }) < round * 60 { try await Task.sleep(for: .milliseconds(1)) }
             let result = try await busy.checkpoint()
+            if result.busy { busyRounds += 1; continue }
             if result.walPages < previous { restarts += 1 }
             previous = result.walPages
-            if try await busy.pendingCount() == 3_000 { break }
-            try await Task.sleep(for: .milliseconds(20))
+            if restarts >= 5 { break }
         }
+        stop.withLock { $0 = true }
         try await writer.value
         let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
-        #expect(restarts > 0)
+        #expect(restarts >= 5, "\(restarts) restarts, \(busyRounds) busy rounds")
         #expect(walBytes < 2_000 * 4_096, "the WAL file grew to \(walBytes / 4_096) pages")
     }
 }

@@ -1,0 +1,126 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `herald serve` as a user runs it: the built binary in a child process, on a free loopback
+/// port, with a SQLite file in a temporary folder. Out of process on purpose: a server that
+/// hangs its cooperative pool must not take the test runner's down with it, and `kill -9`
+/// must be real.
+final class ServerProcess: @unchecked Sendable {
+    let folder: URL
+    let port: Int
+    let extraArguments: [String]
+    private(set) var process: Process
+    private let log: FileHandle
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var logURL: URL { folder.appendingPathComponent("server.log") }
+
+    /// The `herald` binary built beside the test bundle.
+    static func binary() throws -> URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        for folder in candidates {
+            let binary = folder.appendingPathComponent("herald")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "herald not built beside \(candidates)"])
+    }
+
+    /// Starts the server and waits until `/health` answers.
+    init(arguments: [String] = [], folder: URL? = nil) async throws {
+        let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("herald-proc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        self.folder = folder
+        self.port = try Self.freePort()
+        self.extraArguments = arguments
+        _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("server.log").path, contents: nil)
+        log = try FileHandle(forWritingTo: folder.appendingPathComponent("server.log"))
+        process = Process()
+        try start()
+    }
+
+    private func start() throws {
+        process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments =
+            [
+                "serve", "--host", "127.0.0.1", "--port", "\(port)",
+                "--database", folder.appendingPathComponent("herald.sqlite").path, "--log-level", "warning",
+            ] + extraArguments
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits for `/health` to answer 200; false if it did not within `timeout`.
+    func waitUntilHealthy(timeout: Duration = .seconds(20)) async -> Bool {
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end {
+            if !process.isRunning { return false }
+            let exchange = await RawHTTP.exchange(port: port, request: .get("/health"), timeout: .seconds(1))
+            if exchange.statuses.first == 200 { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    /// `kill -9`, then a new process on the same database and port.
+    func crashAndRestart() async throws -> Bool {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try start()
+        return await waitUntilHealthy()
+    }
+
+    /// SIGTERM; whether the process exited within `timeout`. Killed with -9 after that.
+    @discardableResult
+    func stop(within timeout: Duration = .seconds(10)) async -> Bool {
+        guard process.isRunning else { return true }
+        process.terminate()
+        let end = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return false
+        }
+        return true
+    }
+
+    /// The last lines the server logged, for a failure message.
+    func logTail(_ lines: Int = 20) -> String {
+        let text = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// A port the kernel just handed out and took back: free unless someone races for it.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
