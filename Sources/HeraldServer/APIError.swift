@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 
 /// An error a client sees: a status and `{"error": "<code>", "message": "…"}`.
 public struct APIError: HTTPResponseError, Sendable {
@@ -69,6 +70,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as NIOTooManyBytesError {
             _ = error
             throw APIError(.contentTooLarge, "body_too_large", "the request body is over the limit")
+        } catch let error as HTTPParserError {
+            // A body NIO could not parse (a chunk size of -5, a stream cut short): the client's fault.
+            throw APIError(.badRequest, "malformed_request", "the request is not valid HTTP/1.1: \(error)", headers: [.connection: "close"])
+        } catch is RequestReadTimeout {
+            throw APIError(.requestTimeout, "request_timeout", "the request was not received in time", headers: [.connection: "close"])
         } catch let error as HTTPError {
             throw APIError(error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
         } catch {

@@ -10,17 +10,20 @@ public struct HeraldServerConfiguration: Sendable {
     public var port: Int
     public var settings: ServerSettings
     public var dispatcher: DispatcherConfiguration
+    public var edge: EdgeLimits
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         settings: ServerSettings,
-        dispatcher: DispatcherConfiguration = .init()
+        dispatcher: DispatcherConfiguration = .init(),
+        edge: EdgeLimits = .init()
     ) {
         self.host = host
         self.port = port
         self.settings = settings
         self.dispatcher = dispatcher
+        self.edge = edge
     }
 }
 
@@ -83,6 +86,7 @@ public func buildApplication(
 
     var app = Application(
         router: router,
+        server: configuration.edge.serverBuilder(),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger

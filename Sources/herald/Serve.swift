@@ -42,6 +42,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Sends in flight at once [HERALD_MAX_CONCURRENT_SENDS, default 256].")
     var maxConcurrentSends: Int?
 
+    @Option(help: "Seconds an idle connection is kept open [HERALD_IDLE_TIMEOUT, default 30].")
+    var idleTimeout: Int?
+
+    @Option(help: "Seconds a request may take to arrive, head and body [HERALD_REQUEST_READ_TIMEOUT, default 10].")
+    var requestReadTimeout: Int?
+
+    @Option(help: "Open connections at most; past it new ones get 503 [HERALD_MAX_CONNECTIONS, default 4096].")
+    var maxConnections: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
@@ -50,7 +59,9 @@ struct Serve: AsyncParsableCommand {
         let settings = try ServeSettings(
             host: host, port: port, database: database, publicURL: publicURL,
             acceptRawTokens: acceptRawTokens, jobTTL: jobTTL, replyTimeout: replyTimeout,
-            maxConcurrentSends: maxConcurrentSends, logLevel: logLevel, environment: env
+            maxConcurrentSends: maxConcurrentSends, logLevel: logLevel,
+            idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
+            environment: env
         )
         var logger = Logger(label: "herald")
         logger.logLevel = settings.logLevel
@@ -106,6 +117,7 @@ struct ServeSettings {
     init(
         host: String?, port: Int?, database: String?, publicURL: String?, acceptRawTokens: Bool?,
         jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
+        idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -145,7 +157,12 @@ struct ServeSettings {
                 localProvider: isLocal,
                 replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30)
             ),
-            dispatcher: dispatcher
+            dispatcher: dispatcher,
+            edge: EdgeLimits(
+                idleTimeout: .seconds(try idleTimeout ?? int("HERALD_IDLE_TIMEOUT") ?? 30),
+                requestReadTimeout: .seconds(try requestReadTimeout ?? int("HERALD_REQUEST_READ_TIMEOUT") ?? 10),
+                maxConnections: try maxConnections ?? int("HERALD_MAX_CONNECTIONS") ?? 4_096
+            )
         )
     }
 }

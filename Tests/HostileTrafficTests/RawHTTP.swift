@@ -41,58 +41,109 @@ enum RawHTTP {
     /// closed, or `timeout` passed (then the connection is closed from here).
     static func exchange(port: Int, request: Request, timeout: Duration) async -> Exchange {
         let start = ContinuousClock.now
-        var exchange = Exchange()
-        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-        do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(.seconds(2))
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                .connect(host: "127.0.0.1", port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
-                }
-        } catch {
-            exchange.refused = true
-            exchange.elapsed = ContinuousClock.now - start
-            return exchange
+        guard let connection = try? await RawConnection.open(port: port) else {
+            return Exchange(refused: true, elapsed: ContinuousClock.now - start)
         }
-        let raw = channel.channel
-        // The timeout closes the channel, which ends the read loop below.
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            raw.close(promise: nil)
-            return true
-        }
-        var received: [UInt8] = []
-        do {
-            try await channel.executeThenClose { inbound, outbound in
-                try await outbound.write(ByteBuffer(bytes: request.bytes))
-                for try await chunk in inbound {
-                    received += chunk.readableBytesView
-                    let parsed = ResponseParser.parse(received)
-                    exchange.statuses = parsed.statuses
-                    exchange.bodies = parsed.bodies
-                    if parsed.statuses.count >= request.responses { return }
-                }
-                exchange.closedByServer = true
-            }
-        } catch {
-            exchange.closedByServer = true
-        }
-        timer.cancel()
-        if (try? await timer.value) == true && exchange.statuses.count < request.responses {
-            exchange.timedOut = true
-            exchange.closedByServer = false
-        }
+        defer { connection.close() }
+        try? await connection.write(request.bytes)
+        var exchange = await connection.read(responses: request.responses, isHead: request.isHead, timeout: timeout)
         exchange.elapsed = ContinuousClock.now - start
         return exchange
     }
 }
 
+extension RawHTTP.Request {
+    /// A HEAD request's answer has no body, whatever its Content-Length says.
+    var isHead: Bool { bytes.starts(with: Array("HEAD ".utf8)) }
+}
+
+/// One client connection, driven step by step: for tests of what the server does between
+/// requests (idle connections, trickled heads, connection caps).
+final class RawConnection {
+    private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    private var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    private(set) var received: [UInt8] = []
+    private(set) var closedByServer = false
+
+    private init(channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) {
+        self.channel = channel
+        iterator = channel.inbound.makeAsyncIterator()
+    }
+
+    static func open(port: Int) async throws -> RawConnection {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(2))
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return RawConnection(channel: channel)
+    }
+
+    /// Queues `bytes` without waiting for them to go out: a server that stops reading must
+    /// not hang the test.
+    func write(_ bytes: [UInt8]) async throws {
+        channel.channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+    }
+
+    /// Reads until `responses` whole responses have arrived in all (nil: until the server
+    /// closes), or `timeout` passes; then the connection is closed from here.
+    func read(responses: Int?, isHead: Bool = false, timeout: Duration) async -> RawHTTP.Exchange {
+        var exchange = RawHTTP.Exchange()
+        let raw = channel.channel
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            raw.close(promise: nil)
+            return true
+        }
+        func update() -> Bool {
+            let parsed = ResponseParser.parse(received, firstIsHead: isHead)
+            exchange.statuses = parsed.statuses
+            exchange.bodies = parsed.bodies
+            if let responses { return parsed.statuses.count >= responses }
+            return false
+        }
+        if !update() {
+            do {
+                while let chunk = try await iterator.next() {
+                    received += chunk.readableBytesView
+                    if update() { break }
+                }
+                if !update() { closedByServer = true }
+            } catch {
+                closedByServer = true
+            }
+        }
+        timer.cancel()
+        if (try? await timer.value) == true {
+            exchange.timedOut = true
+            closedByServer = false
+        }
+        exchange.closedByServer = closedByServer
+        return exchange
+    }
+
+    func close() {
+        channel.outbound.finish()
+        channel.channel.close(promise: nil)
+    }
+
+    deinit { close() }
+
+    /// A handle other tasks can write with while this connection reads.
+    var writer: Writer { Writer(channel: channel.channel) }
+
+    struct Writer: Sendable {
+        let channel: any Channel
+        func write(_ bytes: [UInt8]) { channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil) }
+    }
+}
+
 /// Splits response bytes into complete responses (Content-Length or chunked bodies).
 enum ResponseParser {
-    static func parse(_ bytes: [UInt8]) -> (statuses: [Int], bodies: [String]) {
+    static func parse(_ bytes: [UInt8], firstIsHead: Bool = false) -> (statuses: [Int], bodies: [String]) {
         var statuses: [Int] = []
         var bodies: [String] = []
         var index = 0
@@ -115,7 +166,11 @@ enum ResponseParser {
                 }
             }
             var bodyStart = headEnd + separator.count
-            if chunked {
+            if statuses.isEmpty && firstIsHead {
+                statuses.append(status)
+                bodies.append("")
+                index = bodyStart
+            } else if chunked {
                 var body: [UInt8] = []
                 while true {
                     guard let lineEnd = find(Array("\r\n".utf8), in: bytes, from: bodyStart) else { return (statuses, bodies) }

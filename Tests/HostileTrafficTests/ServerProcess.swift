@@ -93,6 +93,11 @@ final class ServerProcess: @unchecked Sendable {
         return true
     }
 
+    /// File descriptors the server holds open now (sockets among them).
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
+    }
+
     /// The last lines the server logged, for a failure message.
     func logTail(_ lines: Int = 20) -> String {
         let text = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
