@@ -72,7 +72,8 @@ struct DeviceRoutes: Sendable {
         let device = try await authenticate(request, context: context)
         let query = request.uri.queryParameters
         let after = query.get("after").flatMap { Int64($0) } ?? 0
-        let wait = min(max(query.get("wait").flatMap { Double($0) } ?? 0, 0), 30)
+        // `Double` reads "nan" and "inf" too, and a Duration of either traps: finite values only.
+        let wait = min(max(query.get("wait").flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } ?? 0, 0), 30)
         let deadline = ContinuousClock.now + .seconds(wait)
         while true {
             let found = try await localPushes.localPushes(platform: device.platform, token: device.token, after: after, limit: 100)

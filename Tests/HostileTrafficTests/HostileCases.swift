@@ -36,6 +36,8 @@ struct HostileCases {
             "/api/v1/devices",
             "/api/v1/devices/\(device.id)",
             "/api/v1/devices/\(device.id)/pushes",
+            "/api/v1/devices/\(device.id)/pushes?wait=nan&after=-1",
+            "/api/v1/devices/\(device.id)/pushes?wait=inf",
             "/api/v1/devices/not-a-device",
             "/api/v1/reply/" + String(repeating: "a", count: 32),
             "/api/v1/reply/",

@@ -76,7 +76,14 @@ struct HostileTrafficTests {
         var devices: [RegisteredDevice] = []
         for n in 0..<2 { devices.append(try await RegisteredDevice.register(port: port, token: "fuzz-\(n)")) }
         var generator = HostileCases(devices: devices, generator: SeededGenerator(seed: seed))
-        let requests = (0..<cases).map { _ in generator.next() }
+        // Cases that once took the server down, each sent as it was found, then the random ones.
+        let device = devices[0]
+        let regressions: [RawHTTP.Request] = ["nan", "inf", "-inf", "1e309", "NaN"].map { wait in
+            .get("/api/v1/devices/\(device.id)/pushes?wait=\(wait)", headers: ["Authorization: Bearer \(device.secret)"])
+        } + [
+            .post(device.webhookPath, body: Array("{\"event\":\"x\",\"data\":{\"n\":9007199254740993\(String(repeating: "0", count: 150))e-150}}".utf8))
+        ]
+        let requests = regressions + (0..<cases).map { _ in generator.next() }
 
         let statuses = Shared<[Int: Int]>([:])
         let failures = Shared<[String]>([])
