@@ -193,11 +193,20 @@ extension SQLiteStore: OutboxStore {
         // Committed without an fsync of its own: the next intake commit's fsync makes it durable.
         // A crash before then loses only outcomes, and the jobs are sent again (at-least-once);
         // meanwhile the webhooks' commits do not queue behind an fsync per send batch.
+        try await Self.withoutSync(database) { db in
+            try Self.record(completions, now: nowValue, in: db)
+        }
+    }
+
+    /// One transaction committed with `synchronous = NORMAL`: durable against a crash of this
+    /// process (the kernel has the pages), made durable against power loss by the next commit's
+    /// fsync.
+    static func withoutSync(_ database: AsyncDatabase, _ updates: @escaping @Sendable (Database) throws -> Void) async throws {
         try await database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
             try db.inTransaction {
-                try Self.record(completions, now: nowValue, in: db)
+                try updates(db)
                 return .commit
             }
         }
@@ -477,7 +486,11 @@ extension SQLiteStore: DeviceStore {
 
 extension SQLiteStore: LocalPushStore {
     public func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws {
-        try await database.write { db in
+        // The local provider's "send": committed without an fsync of its own, as outcomes are
+        // (the next webhook commit's fsync covers it). One fsync per push queued every outcome
+        // behind it on the writer, and each moment an outcome waits is one in which `kill -9`
+        // makes its push go out twice.
+        try await Self.withoutSync(database) { db in
             try db.execute(
                 sql: "INSERT INTO local_push (platform, token, payload, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [platform.rawValue, token, payload, now.timeIntervalSince1970]
