@@ -791,10 +791,12 @@ def mutate_headers(rng: random.Random, spec: Spec) -> None:
     elif choice == 4:
         spec.headers.append(("Expect", "100-continue"))
     elif choice == 5:
-        spec.headers += [("Connection", "Upgrade, HTTP2-Settings"), ("Upgrade", "h2c"), ("HTTP2-Settings", "AAMAAABkAAQAoAAAAAIAAAAA")]
+        spec.headers += [("Connection", "Upgrade, HTTP2-Settings"), ("Upgrade", "h2c"),
+                         ("HTTP2-Settings", "AAMAAABkAAQAoAAAAAIAAAAA")]
         spec.half_close = True  # an upgrade may hand the connection to something that waits
     elif choice == 6:
-        spec.headers.append(("Content-Type", rng.choice(["text/plain", "application/json; charset=latin-1", "", "x" * 3000])))
+        spec.headers.append(("Content-Type", rng.choice(["text/plain", "application/json; charset=latin-1", "",
+                                                          "x" * 3000])))
     elif choice == 7:
         spec.headers.append(("X-Bin", b"\xff\xfe\x80"))
     else:
@@ -905,6 +907,7 @@ class FuzzStats:
     results: list[CaseResult] = field(default_factory=list)
     answerer_statuses: collections.Counter = field(default_factory=collections.Counter)
     health_latencies: list[float] = field(default_factory=list)
+    timeouts: int = 0
     hang_reason: str | None = None
 
     def add(self, case: Case, result: Exchange) -> None:
@@ -1001,7 +1004,9 @@ def run_health_monitor(server: HeraldServer, stats: FuzzStats, stop: threading.E
 
 def run_cases(server: HeraldServer, cases: list[Case], stats: FuzzStats, concurrency: int, timeout: float,
               abort: threading.Event) -> int:
-    """Runs the cases from `concurrency` threads; returns how many were skipped after an abort."""
+    """Runs the cases from `concurrency` threads; returns how many were skipped after an abort
+    (the server exited, stopped answering /health, or let `max_timeouts` requests time out)."""
+    max_timeouts = max(10, concurrency)
     queue = collections.deque(cases)
     queue_lock = threading.Lock()
     skipped = 0
@@ -1022,6 +1027,12 @@ def run_cases(server: HeraldServer, cases: list[Case], stats: FuzzStats, concurr
             stats.add(case, result)
             if result.outcome == "connect failed" and not server.alive():
                 abort.set()
+            if result.outcome == "timeout":
+                with stats.lock:
+                    stats.timeouts += 1
+                    if stats.timeouts >= max_timeouts and not abort.is_set():
+                        stats.hang_reason = stats.hang_reason or f"{stats.timeouts} requests timed out"
+                        abort.set()
 
     threads = [threading.Thread(target=worker, daemon=True, name=f"fuzz-{i}") for i in range(concurrency)]
     for thread in threads:
@@ -1038,7 +1049,7 @@ def run_cases(server: HeraldServer, cases: list[Case], stats: FuzzStats, concurr
 
 
 def print_status_table(stats: FuzzStats, total: int) -> None:
-    counts: collections.Counter = collections.Counter()
+    counts: collections.Counter = collections.Counter({"closed without answer": 0, "timeout": 0})
     for item in stats.results:
         for response in item.result.responses:
             counts[str(response.status)] += 1
@@ -1158,12 +1169,18 @@ def fuzz(binary: str, seed: int | None, cases: int, concurrency: int, timeout: f
         report.check("/health 200 within 1 s", health.status == 200,
                      f"status {health.status or health.outcome} after {time.monotonic() - started:.2f} s")
         check_final_webhook(server, report, seed)
-        exited, took, code = server.terminate(10)
-        report.check("SIGTERM stops the server within 10 s", exited, f"exit code {code} after {took:.1f} s")
+        check_sigterm(server, report)
     finally:
         server.stop_quietly()
         finish_run(report, server, workdir, keep, f"fuzz seed {seed}")
     return report
+
+
+def check_sigterm(server: HeraldServer, report: Report) -> None:
+    running = server.alive()
+    exited, took, code = server.terminate(10)
+    report.check("SIGTERM stops the server within 10 s", running and exited,
+                 f"exit code {code} after {took:.1f} s" if running else f"it was not running (exit code {code})")
 
 
 def finish_run(report: Report, server: HeraldServer, workdir: Path, keep: bool, label: str) -> None:
@@ -1332,8 +1349,7 @@ def crash(binary: str, cycles: int, rate: float, threads: int, max_duplicate_sha
         states = wait_for_drain(server.database, 60)
         report.check("outbox drains (no pending jobs within 60 s)", states.get("pending", 0) == 0,
                      f"job states {states}")
-        exited, took, code = server.terminate(10)
-        report.check("SIGTERM stops the server within 10 s", exited, f"exit code {code} after {took:.1f} s")
+        check_sigterm(server, report)
 
         delivered = deliveries(server.database, run_id)
         lost = sorted(ledger.acknowledged - delivered.keys())

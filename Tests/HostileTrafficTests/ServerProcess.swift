@@ -44,6 +44,13 @@ final class ServerProcess: @unchecked Sendable {
         try start()
     }
 
+    /// A server that answered `/health`; the test fails with the server's log otherwise.
+    static func running(arguments: [String] = []) async throws -> ServerProcess {
+        let server = try await ServerProcess(arguments: arguments)
+        guard await server.waitUntilHealthy() else { throw HostileFailure("herald serve did not start:\n\(server.logTail())") }
+        return server
+    }
+
     private func start() throws {
         process = Process()
         process.executableURL = try Self.binary()
