@@ -105,14 +105,14 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     @discardableResult
     public static func validate(_ message: PushMessage) throws(PushValidationError) -> Data {
         if message.data["aps"] != nil {
-            throw PushValidationError(code: "invalid_message", message: "a data key cannot be named \"aps\"")
+            throw PushValidationError(.invalidMessage, message: "a data key cannot be named \"aps\"")
         }
         if message.kind == .alert, message.alert == nil {
-            throw PushValidationError(code: "invalid_message", message: "an alert push needs a title and body")
+            throw PushValidationError(.invalidMessage, message: "an alert push needs a title and body")
         }
         if let collapseID = message.collapseID, collapseID.utf8.count > maximumCollapseIDSize {
             throw PushValidationError(
-                code: "invalid_message",
+                .invalidMessage,
                 message: "the collapse id is \(collapseID.utf8.count) bytes; APNs allows \(maximumCollapseIDSize)"
             )
         }
@@ -125,7 +125,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     /// changed it before) but it must be hex.
     public static func validateDeviceToken(_ token: String) throws(PushValidationError) {
         guard !token.isEmpty, token.utf8.count <= 200, token.utf8.allSatisfy(\.isHexDigit) else {
-            throw PushValidationError(code: "invalid_message", message: "an APNs device token is a hex string")
+            throw PushValidationError(.invalidMessage, message: "an APNs device token is a hex string")
         }
     }
 }

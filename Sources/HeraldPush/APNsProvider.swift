@@ -44,7 +44,7 @@ public struct APNsProvider: PushProvider {
     /// Validates and renders in one pass: the size check already has the bytes to send.
     private func checkedBody(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) -> Data {
         guard target.platform == .ios else {
-            throw PushValidationError(code: "invalid_message", message: "APNs delivers to iOS devices only")
+            throw PushValidationError(.invalidMessage, message: "APNs delivers to iOS devices only")
         }
         try APNsPayload.validateDeviceToken(target.token)
         return try APNsPayload.validate(message)

@@ -146,7 +146,7 @@ public enum FCMPayload {
     public static func validate(_ message: PushMessage, now: Date) throws(PushValidationError) {
         for key in message.data.keys
         where reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.") {
-            throw PushValidationError(code: "invalid_message", message: "FCM reserves the data key \"\(key)\"")
+            throw PushValidationError(.invalidMessage, message: "FCM reserves the data key \"\(key)\"")
         }
         try PayloadChecks.checkSize(of: "the FCM message", limit: maximumSize, service: "FCM") {
             try WireJSON.encode(FCMMessage(message, token: nil, now: now))
@@ -156,8 +156,8 @@ public enum FCMPayload {
     /// Refuses a string that cannot be a registration token: empty, very long, or with
     /// whitespace (a copy-paste accident).
     public static func validateRegistrationToken(_ token: String) throws(PushValidationError) {
-        guard !token.isEmpty, token.utf8.count <= 4096, !token.contains(where: \.isWhitespace) else {
-            throw PushValidationError(code: "invalid_message", message: "an FCM registration token is a non-empty string without spaces")
+        guard !token.isEmpty, token.utf8.count <= PushTarget.maximumTokenBytes, !token.contains(where: \.isWhitespace) else {
+            throw PushValidationError(.invalidMessage, message: "an FCM registration token is a non-empty string without spaces")
         }
     }
 }

@@ -34,7 +34,7 @@ public struct FCMProvider: PushProvider {
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
         guard target.platform == .android else {
-            throw PushValidationError(code: "invalid_message", message: "Herald sends FCM pushes to Android devices only")
+            throw PushValidationError(.invalidMessage, message: "Herald sends FCM pushes to Android devices only")
         }
         try FCMPayload.validateRegistrationToken(target.token)
         try FCMPayload.validate(message, now: now())

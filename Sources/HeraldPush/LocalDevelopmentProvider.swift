@@ -37,8 +37,10 @@ public struct LocalDevelopmentProvider: PushProvider {
     /// The real providers' payload rules (size, reserved keys). Tokens only need to be
     /// non-empty: a simulated device names itself.
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard !target.token.isEmpty, target.token.utf8.count <= 4096 else {
-            throw PushValidationError(code: "invalid_message", message: "a device token must be 1 to 4096 bytes")
+        guard !target.token.isEmpty, target.token.utf8.count <= PushTarget.maximumTokenBytes else {
+            throw PushValidationError(
+                .invalidMessage, message: "a device token must be 1 to \(PushTarget.maximumTokenBytes) bytes"
+            )
         }
         switch target.platform {
         case .ios: try APNsPayload.validate(message)

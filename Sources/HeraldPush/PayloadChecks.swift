@@ -19,11 +19,11 @@ enum PayloadChecks {
         do {
             rendered = try encode()
         } catch {
-            throw PushValidationError(code: "invalid_message", message: "the payload cannot be encoded as JSON")
+            throw PushValidationError(.invalidMessage, message: "the payload cannot be encoded as JSON")
         }
         if rendered.count > limit {
             throw PushValidationError(
-                code: "payload_too_large", message: "\(what) is \(rendered.count) bytes; \(service) allows \(limit)"
+                .payloadTooLarge, message: "\(what) is \(rendered.count) bytes; \(service) allows \(limit)"
             )
         }
         return rendered

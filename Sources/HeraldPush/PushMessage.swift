@@ -106,6 +106,10 @@ public struct PushTarget: Codable, Hashable, Sendable {
         self.token = token
     }
 
+    /// The longest token any push service issues, with room to spare: a longer one is a
+    /// client's mistake, refused before a service sees it.
+    public static let maximumTokenBytes = 4096
+
     /// The token shortened for logs: enough to correlate, never enough to push.
     public var redactedToken: String { redact(token) }
 }

@@ -15,11 +15,20 @@ public protocol PushProvider: Sendable {
 
 /// Why a message cannot be sent through a provider.
 public struct PushValidationError: Error, Sendable, Hashable {
-    /// `payload_too_large`, `invalid_message`, `platform_not_configured`.
-    public var code: String
+    /// Typed so callers branch on the reason, never on its code's spelling.
+    public enum Reason: String, Sendable, Hashable {
+        case payloadTooLarge = "payload_too_large"
+        case invalidMessage = "invalid_message"
+        case platformNotConfigured = "platform_not_configured"
+    }
+
+    public var reason: Reason
     public var message: String
-    public init(code: String, message: String) {
-        self.code = code
+    /// The stable code clients and dead letters see.
+    public var code: String { reason.rawValue }
+
+    public init(_ reason: Reason, message: String) {
+        self.reason = reason
         self.message = message
     }
 }

@@ -29,7 +29,7 @@ public struct PushRouter: PushProvider {
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
         guard let provider = provider(for: target.platform) else {
             throw PushValidationError(
-                code: "platform_not_configured",
+                .platformNotConfigured,
                 message: "no push provider is configured for \(target.platform.rawValue)"
             )
         }
@@ -38,7 +38,7 @@ public struct PushRouter: PushProvider {
 
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
         guard let provider = provider(for: target.platform) else {
-            return PushOutcome(kind: .permanent, reason: "platform_not_configured")
+            return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.platformNotConfigured.rawValue)
         }
         return await provider.send(message, to: target, logger: logger)
     }

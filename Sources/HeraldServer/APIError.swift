@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldPush
 import Hummingbird
 import NIOCore
 import NIOHTTP1
@@ -36,6 +37,36 @@ extension APIError {
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
     static func unauthorized(_ message: String) -> APIError {
         APIError(.unauthorized, "unauthorized", message, headers: [.wwwAuthenticate: "Bearer"])
+    }
+
+    static func bodyTooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, "body_too_large", "the body is over \(limit) bytes")
+    }
+    static let emptyBody = APIError.invalidJSON("the body is empty; expected a JSON object")
+    static func invalidJSON(_ message: String) -> APIError { .badRequest("invalid_json", message) }
+    /// Valid JSON with the wrong fields.
+    static func invalidBody(_ message: String) -> APIError { APIError(.unprocessableContent, "invalid_body", message) }
+    static func unknownPlatform(_ text: String) -> APIError {
+        .badRequest("unknown_platform", "platform must be 'ios' or 'android', not '\(text.prefix(32))'")
+    }
+    static let invalidIdempotencyKey = APIError.badRequest(
+        "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes"
+    )
+    static let shuttingDown = APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
+    static func storeUnavailable(_ message: String) -> APIError { APIError(.serviceUnavailable, "store_unavailable", message) }
+
+    /// A push its provider refuses. A platform without a provider is the request's fault (400),
+    /// not the message's (422).
+    init(_ error: PushValidationError) {
+        switch error.reason {
+        case .platformNotConfigured: self.init(.badRequest, error.code, error.message)
+        case .payloadTooLarge, .invalidMessage: self.init(.unprocessableContent, error.code, error.message)
+        }
+    }
+
+    /// A job ``OutboxIntake`` did not take: 503 either way, as a retry (elsewhere, when shutting down) can succeed.
+    init(intakeFailure error: any Error) {
+        self = error is OutboxIntake.Unavailable ? .shuttingDown : .storeUnavailable("the event could not be stored; retry")
     }
 }
 

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPTypes
 import HeraldStore
 import Hummingbird
@@ -16,7 +15,7 @@ struct APIKeyAuthenticator: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        guard let secret = Self.bearer(request.headers) else {
+        guard let secret = Edge.bearerCredential(request.headers) else {
             throw APIError.unauthorized("send an API key as 'Authorization: Bearer <key>' (create one with `herald keys create`)")
         }
         guard let key = try await keys.apiKey(secret: secret), !key.isRevoked else {
@@ -30,14 +29,5 @@ struct APIKeyAuthenticator: RouterMiddleware {
             )
         }
         return try await next(request, context)
-    }
-
-    /// The credential of a `Bearer` authorization header (the scheme is case-insensitive).
-    static func bearer(_ headers: HTTPFields) -> String? {
-        guard let header = headers[.authorization] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let credential = parts[1].trimmingCharacters(in: .whitespaces)
-        return credential.isEmpty ? nil : credential
     }
 }

@@ -25,9 +25,9 @@ struct BackendEventRoutes: Sendable {
 
     func event(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let userID = try backendID("user_id", in: context)
-        let key = try idempotencyKey(request.headers)
+        let idempotencyPrefix = try Edge.idempotencyKey(request.headers, scope: "backend-event:\(userID)")
         var request = request
-        let event = try await decodeBody(BackendEventRequest.self, from: &request)
+        let event = try await Edge.readJSONBody(BackendEventRequest.self, from: &request)
         let data: [String: String]
         do throws(BackendEventError) {
             data = try event.pushData()
@@ -40,7 +40,7 @@ struct BackendEventRoutes: Sendable {
         let result = try await fanOut.send(
             message,
             userID: userID,
-            idempotencyPrefix: key.map { "backend-event:\(userID):\($0)" },
+            idempotencyPrefix: idempotencyPrefix,
             type: "backend_event"
         )
         var response = try JSONResponse.make(
@@ -55,7 +55,7 @@ struct BackendEventRoutes: Sendable {
     func welcome(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let userID = try backendID("user_id", in: context)
         var request = request
-        let body = try await decodeOptionalBody(WelcomeBody.self, from: &request) ?? WelcomeBody()
+        let body = try await Edge.readOptionalJSONBody(WelcomeBody.self, from: &request) ?? WelcomeBody()
         let text = body.notification ?? Self.welcomeText
         guard !text.title.isEmpty else {
             throw APIError(.unprocessableContent, "invalid_data", "notification.title must not be empty")
@@ -107,13 +107,5 @@ struct BackendEventRoutes: Sendable {
             badge: 1,
             android: .init(channelID: channelID ?? "default", sound: "default", color: color, icon: icon)
         )
-    }
-
-    func idempotencyKey(_ headers: HTTPFields) throws -> String? {
-        guard let key = headers[WebhookRoutes.idempotencyKey] else { return nil }
-        guard !key.isEmpty, key.utf8.count <= 255 else {
-            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes")
-        }
-        return key
     }
 }

@@ -41,7 +41,7 @@ struct BackendFanOut: Sendable {
             do throws(PushValidationError) {
                 try providers.validate(message, for: PushTarget(platform: session.platform, token: token))
             } catch {
-                throw APIError(.unprocessableContent, error.code, error.message)
+                throw APIError(error)
             }
             jobs.append(
                 NewJob(
@@ -76,10 +76,8 @@ struct BackendFanOut: Sendable {
                 for try await (index, result) in group { results[index] = result }
                 return results.compactMap { $0 }
             }
-        } catch is OutboxIntake.Unavailable {
-            throw APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
         } catch {
-            throw APIError(.serviceUnavailable, "store_unavailable", "the event could not be stored; retry")
+            throw APIError(intakeFailure: error)
         }
     }
 }

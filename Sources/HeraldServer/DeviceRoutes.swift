@@ -3,7 +3,6 @@ import HTTPTypes
 import HeraldStore
 import HeraldWire
 import Hummingbird
-import NIOCore
 
 /// App registration: the app trades its push token for an alias webhook URL, so third-party
 /// services never see the real token, and a device secret to rotate or delete it later.
@@ -31,9 +30,9 @@ struct DeviceRoutes: Sendable {
             )
         }
         var request = request
-        let body = try await decode(DeviceRegistrationRequest.self, from: &request)
-        let platform = try parsePlatform(body.platform)
-        try checkToken(body.pushToken)
+        let body = try await Edge.readJSONBody(DeviceRegistrationRequest.self, from: &request)
+        let platform = try Edge.parsePlatform(body.platform)
+        try Edge.checkPushToken(body.pushToken)
         let registration = try await devices.registerDevice(platform: platform, token: body.pushToken, now: now())
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
@@ -49,9 +48,9 @@ struct DeviceRoutes: Sendable {
     func update(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let device = try await authenticate(request, context: context)
         var request = request
-        let body = try await decode(DeviceTokenUpdate.self, from: &request)
-        let platform = try body.platform.map(parsePlatform) ?? device.platform
-        try checkToken(body.pushToken)
+        let body = try await Edge.readJSONBody(DeviceTokenUpdate.self, from: &request)
+        let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
+        try Edge.checkPushToken(body.pushToken)
         try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
         var updated = device
         updated.platform = platform
@@ -106,42 +105,12 @@ struct DeviceRoutes: Sendable {
 
     /// The device whose secret the bearer header carries, for routes that name the device elsewhere.
     static func authenticate(_ request: Request, deviceID: String, in devices: any DeviceStore) async throws -> Device {
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+        guard let secret = Edge.bearerCredential(request.headers) else {
             throw APIError.unauthorized("send the device secret as 'Authorization: Bearer <device_secret>'")
         }
-        let secret = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
         guard let device = try await devices.device(id: deviceID, secret: secret) else {
             throw APIError.unauthorized("unknown device or wrong device secret")
         }
         return device
-    }
-
-    func parsePlatform(_ text: String) throws -> Platform {
-        guard let platform = Platform(rawValue: text.lowercased()) else {
-            throw APIError.badRequest("unknown_platform", "platform must be 'ios' or 'android'")
-        }
-        return platform
-    }
-
-    func checkToken(_ token: String) throws {
-        guard !token.isEmpty, token.utf8.count <= 4096 else {
-            throw APIError.badRequest("invalid_token", "push_token must be 1 to 4096 bytes")
-        }
-    }
-}
-
-/// Decodes a small JSON body with the JSON error shape for every failure.
-func decode<T: Decodable>(_ type: T.Type, from request: inout Request, limit: Int = 16 * 1024) async throws -> T {
-    let body: ByteBuffer
-    do {
-        body = try await request.collectBody(upTo: limit)
-    } catch is NIOTooManyBytesError {
-        throw APIError(.contentTooLarge, "body_too_large", "the body is over \(limit) bytes")
-    }
-    let data = Data(buffer: body)
-    do {
-        return try decodeJSONObject(T.self, from: data)
-    } catch let error as DecodingError {
-        throw APIError(.unprocessableContent, "invalid_body", "the body does not match the expected fields: \(error.localizedDescription)")
     }
 }

@@ -47,7 +47,7 @@ struct LightningAddressRoutes: Sendable {
 
     func claim(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
-        let body = try await decode(ClaimBody.self, from: &request)
+        let body = try await Edge.readJSONBody(ClaimBody.self, from: &request)
         let device = try await DeviceRoutes.authenticate(request, deviceID: body.deviceID, in: devices)
         guard let username = LightningAddressName.valid(body.username) else {
             throw APIError.badRequest(
@@ -84,7 +84,7 @@ struct LightningAddressRoutes: Sendable {
         if let id = request.uri.queryParameters.get("device_id") {
             deviceID = id
         } else {
-            deviceID = try await decode(ReleaseBody.self, from: &request).deviceID
+            deviceID = try await Edge.readJSONBody(ReleaseBody.self, from: &request).deviceID
         }
         let device = try await DeviceRoutes.authenticate(request, deviceID: deviceID, in: devices)
         guard try await addresses.releaseUsername(deviceID: device.id) != nil else {

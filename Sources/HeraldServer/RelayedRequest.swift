@@ -20,7 +20,7 @@ extension WebhookRoutes {
         do {
             reply = try await relay.open(kind: webhook.notificationType)
         } catch {
-            throw APIError(.serviceUnavailable, "store_unavailable", "the request could not be stored; retry")
+            throw APIError.storeUnavailable("the request could not be stored; retry")
         }
         webhook.data["reply_url"] = .string(reply.url)
         do {

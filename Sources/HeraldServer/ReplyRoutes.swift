@@ -22,14 +22,12 @@ struct ReplyRoutes: Sendable {
             throw APIError(.notFound, "unknown_reply", "no request is waiting on this reply URL")
         }
         var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: settings.replyBodyLimit)
-        } catch is NIOTooManyBytesError {
-            throw APIError(.contentTooLarge, "reply_too_large", "the reply is over \(settings.replyBodyLimit) bytes")
-        }
+        let body = try await Edge.readRequiredBody(
+            &request, limit: settings.replyBodyLimit,
+            tooLarge: APIError(.contentTooLarge, "reply_too_large", "the reply is over \(settings.replyBodyLimit) bytes")
+        )
         let data = Data(buffer: body)
-        _ = try parseJSONObject(data)
+        _ = try Edge.parseJSONObject(data)
         let answer = ReplyAnswer(body: data, cacheMaxAge: Self.maxAge(request.headers[.cacheControl]))
         switch try await relay.deliver(id: id, answer: answer) {
         case .accepted:

@@ -24,9 +24,9 @@ struct SessionRoutes: Sendable {
         let userID = try backendID("user_id", in: context)
         let sessionID = try backendID("session_id", in: context)
         var request = request
-        let body = try await decodeBody(SessionPutBody.self, from: &request)
+        let body = try await Edge.readJSONBody(SessionPutBody.self, from: &request)
         let write = try checked(
-            userID: userID, sessionID: sessionID, platform: parsePlatform(body.platform),
+            userID: userID, sessionID: sessionID, platform: Edge.parsePlatform(body.platform),
             allowNotifications: body.allowNotifications, pushToken: body.pushToken
         )
         let created = try await sessions.putSession(write, now: now())
@@ -38,13 +38,13 @@ struct SessionRoutes: Sendable {
         let userID = try backendID("user_id", in: context)
         let sessionID = try backendID("session_id", in: context)
         var request = request
-        let body = try await decodeBody(SessionPatchBody.self, from: &request)
+        let body = try await Edge.readJSONBody(SessionPatchBody.self, from: &request)
         guard let current = try await sessions.session(userID: userID, sessionID: sessionID) else {
             throw APIError(.notFound, "session_not_found", "no session \(sessionID) for user \(userID); create it with PUT")
         }
         let write = try checked(
             userID: userID, sessionID: sessionID,
-            platform: try body.platform.map(parsePlatform) ?? current.platform,
+            platform: try body.platform.map(Edge.parsePlatform) ?? current.platform,
             allowNotifications: body.allowNotifications ?? current.allowNotifications,
             pushToken: body.pushToken ?? current.pushToken
         )
@@ -101,22 +101,19 @@ struct SessionRoutes: Sendable {
             do throws(PushValidationError) {
                 try providers.validate(probe, for: PushTarget(platform: platform, token: token))
             } catch {
-                if error.code == "platform_not_configured" {
-                    throw APIError.badRequest(error.code, error.message)
+                switch error.reason {
+                case .platformNotConfigured:
+                    throw APIError(error)
+                case .invalidMessage, .payloadTooLarge:
+                    throw APIError.badRequest(
+                        "invalid_token", "push_token is not a valid \(platform.rawValue) token: \(error.message)"
+                    )
                 }
-                throw APIError.badRequest("invalid_token", "push_token is not a valid \(platform.rawValue) token: \(error.message)")
             }
         }
         return SessionWrite(
             userID: userID, sessionID: sessionID, platform: platform,
             allowNotifications: allowNotifications, pushToken: token
         )
-    }
-
-    func parsePlatform(_ text: String) throws -> Platform {
-        guard let platform = Platform(rawValue: text.lowercased()) else {
-            throw APIError.badRequest("unknown_platform", "platform must be 'ios' or 'android'")
-        }
-        return platform
     }
 }

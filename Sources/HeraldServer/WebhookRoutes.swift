@@ -18,7 +18,6 @@ struct WebhookRoutes: Sendable {
     let now: @Sendable () -> Date
 
     static let maxBodyBytes = 64 * 1024
-    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let replayed = HTTPField.Name("Idempotent-Replayed")!
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
@@ -41,9 +40,8 @@ struct WebhookRoutes: Sendable {
             }
         }
         try webhook.validate()
-        let result = try await enqueue(
-            webhook, target: target, appData: appData, idempotencyKey: try idempotencyKey(request.headers, target: target)
-        )
+        let key = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
+        let result = try await enqueue(webhook, target: target, appData: appData, idempotencyKey: key)
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(
             status: .ok,
@@ -64,8 +62,7 @@ struct WebhookRoutes: Sendable {
         do throws(PushValidationError) {
             try providers.validate(message, for: target)
         } catch {
-            let status: HTTPResponse.Status = error.code == "platform_not_configured" ? .badRequest : .unprocessableContent
-            throw APIError(status, error.code, error.message)
+            throw APIError(error)
         }
 
         let job = NewJob(
@@ -79,10 +76,8 @@ struct WebhookRoutes: Sendable {
         let result: EnqueueResult
         do {
             result = try await intake.submit(job, message: message)
-        } catch is OutboxIntake.Unavailable {
-            throw APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
         } catch {
-            throw APIError(.serviceUnavailable, "store_unavailable", "the event could not be stored; retry")
+            throw APIError(intakeFailure: error)
         }
         if !result.duplicate { metrics.received(type: pushData.notificationType.rawValue) }
         return result
@@ -94,20 +89,8 @@ struct WebhookRoutes: Sendable {
         guard let token = query.get("token"), !token.isEmpty else {
             throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
         }
-        guard token.utf8.count <= 4096 else {
-            throw APIError.badRequest("invalid_token", "the token is longer than 4096 bytes")
-        }
-        let platformParameter = query.get("platform")
-        var platform: Platform?
-        if let platformParameter {
-            guard let parsed = Platform(rawValue: platformParameter.lowercased()) else {
-                throw APIError.badRequest(
-                    "unknown_platform",
-                    "platform must be 'ios' or 'android', not '\(platformParameter.prefix(32))'"
-                )
-            }
-            platform = parsed
-        }
+        try Edge.checkPushToken(token, field: "token")
+        let platform = try query.get("platform").map(Edge.parsePlatform)
         let resolution = try await devices.resolveWebhookToken(token, rawPlatform: platform)
         let target: PushTarget
         if let device = resolution.device {
@@ -124,16 +107,9 @@ struct WebhookRoutes: Sendable {
         return target
     }
 
+    /// Parsed by ``WebhookRequest``'s own reader, not `JSONDecoder`: `data` passes through as sent.
     func decodeBody(_ request: inout Request) async throws -> WebhookRequest {
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: Self.maxBodyBytes)
-        } catch is NIOTooManyBytesError {
-            throw APIError(.contentTooLarge, "body_too_large", "the body is over \(Self.maxBodyBytes) bytes")
-        }
-        guard body.readableBytes > 0 else {
-            throw APIError.badRequest("invalid_json", "the body is empty; expected a JSON object")
-        }
+        let body = try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes)
         let parsed = body.withUnsafeReadableBytes { bytes in
             Result { () throws(WebhookBodyError) in try WebhookRequest(parsing: bytes) }
         }
@@ -141,15 +117,13 @@ struct WebhookRoutes: Sendable {
         case .success(let webhook):
             // Passed on as sent, such a number could crash a device decoding it with JSONDecoder.
             guard !JSONValue.object(webhook.data).containsUnsafeNumber else {
-                throw APIError.badRequest(
-                    "invalid_json", "a number in data of 2^53 or more must be a plain integer that fits 64 bits"
-                )
+                throw APIError.invalidJSON("a number in data of 2^53 or more must be a plain integer that fits 64 bits")
             }
             return webhook
         case .failure(.invalidJSON(let reason)):
-            throw APIError.badRequest("invalid_json", "the body is not valid JSON: \(reason)")
+            throw APIError.invalidJSON("the body is not valid JSON: \(reason)")
         case .failure(.notAnObject):
-            throw APIError.badRequest("invalid_json", "the body is not a JSON object")
+            throw APIError.invalidJSON("the body is not a JSON object")
         case .failure(.unknownShape(let reason)):
             throw APIError.badRequest(
                 "unknown_body_shape",
@@ -164,14 +138,5 @@ struct WebhookRoutes: Sendable {
         guard webhook.notificationType == .swapUpdated, let id = webhook.data["id"]?.stringValue else { return nil }
         let collapse = "swap:" + id
         return collapse.utf8.count <= 64 ? collapse : nil
-    }
-
-    func idempotencyKey(_ headers: HTTPFields, target: PushTarget) throws -> String? {
-        guard let key = headers[Self.idempotencyKey] else { return nil }
-        guard !key.isEmpty, key.utf8.count <= 255 else {
-            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes")
-        }
-        // Scoped to the target so one caller's key never matches another device's event.
-        return "\(target.platform.rawValue):\(target.token):\(key)"
     }
 }

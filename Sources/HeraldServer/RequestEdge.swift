@@ -1,0 +1,121 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldWire
+import Hummingbird
+import NIOCore
+
+/// What every route reads from a request, each read one way: a client gets the same answer for
+/// the same fault whichever route it calls.
+enum Edge {
+    /// The cap on the small JSON bodies of the device and backend APIs.
+    static let jsonBodyLimit = 16 * 1024
+    static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
+
+    // MARK: Bodies
+
+    /// The body, or nil when empty. `tooLarge` is for a route that documents its own 413.
+    static func readBody(_ request: inout Request, limit: Int, tooLarge: APIError? = nil) async throws -> ByteBuffer? {
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge ?? APIError.bodyTooLarge(limit: limit)
+        }
+        return body.readableBytes > 0 ? body : nil
+    }
+
+    /// A body that must be there.
+    static func readRequiredBody(_ request: inout Request, limit: Int, tooLarge: APIError? = nil) async throws -> ByteBuffer {
+        guard let body = try await readBody(&request, limit: limit, tooLarge: tooLarge) else { throw APIError.emptyBody }
+        return body
+    }
+
+    /// A JSON object body decoded into `T`.
+    static func readJSONBody<T: Decodable>(_ type: T.Type, from request: inout Request, limit: Int = jsonBodyLimit)
+        async throws -> T
+    {
+        guard let value = try await readOptionalJSONBody(type, from: &request, limit: limit) else { throw APIError.emptyBody }
+        return value
+    }
+
+    /// As ``readJSONBody(_:from:limit:)``, for routes where every field is optional: empty is nil.
+    static func readOptionalJSONBody<T: Decodable>(
+        _ type: T.Type, from request: inout Request, limit: Int = jsonBodyLimit
+    ) async throws -> T? {
+        guard let body = try await readBody(&request, limit: limit) else { return nil }
+        return try decodeJSONObject(T.self, from: Data(buffer: body))
+    }
+
+    /// Parsed strictly first, so `JSONDecoder` never sees a body it could trap on.
+    private static func decodeJSONObject<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        let parsed = try parseJSONObject(data)
+        do {
+            return try WireJSON.decode(T.self, parsed: parsed, from: data)
+        } catch let error as JSONParseError {
+            throw APIError.invalidJSON("the body cannot be read: \(error)")
+        } catch let error as DecodingError {
+            throw APIError.invalidBody(describe(error))
+        }
+    }
+
+    static func parseJSONObject(_ data: Data) throws -> JSONValue {
+        let parsed: JSONValue
+        do {
+            parsed = try JSONParser.parse(data)
+        } catch {
+            throw APIError.invalidJSON("the body is not valid JSON: \(error)")
+        }
+        guard case .object = parsed else { throw APIError.invalidJSON("the body is not a JSON object") }
+        return parsed
+    }
+
+    // MARK: Headers
+
+    /// The credential of an `Authorization: Bearer` header (any case); nil when absent or empty.
+    static func bearerCredential(_ headers: HTTPFields) -> String? {
+        guard let header = headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let credential = parts[1].trimmingCharacters(in: .whitespaces)
+        return credential.isEmpty ? nil : credential
+    }
+
+    /// The `Idempotency-Key` header under `scope`, so one caller's key never matches another's job.
+    static func idempotencyKey(_ headers: HTTPFields, scope: String) throws -> String? {
+        guard let key = headers[idempotencyKeyHeader] else { return nil }
+        guard !key.isEmpty, key.utf8.count <= 255 else { throw APIError.invalidIdempotencyKey }
+        return "\(scope):\(key)"
+    }
+
+    // MARK: Fields
+
+    static func parsePlatform(_ text: String) throws -> Platform {
+        guard let platform = Platform(rawValue: text.lowercased()) else { throw APIError.unknownPlatform(text) }
+        return platform
+    }
+
+    /// Only the length: whether a token works is its provider's to judge.
+    static func checkPushToken(_ token: String, field: String = "push_token") throws {
+        guard !token.isEmpty, token.utf8.count <= PushTarget.maximumTokenBytes else {
+            throw APIError.badRequest("invalid_token", "\(field) must be 1 to \(PushTarget.maximumTokenBytes) bytes")
+        }
+    }
+
+    /// A decoding failure in words a developer can act on.
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            (codingPath + (last.map { [$0] } ?? [])).map(\.stringValue).joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "the field '\(path(context.codingPath, key))' is required"
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            return "the field '\(path(context.codingPath))' must be \(type == String.self ? "a string" : type == Bool.self ? "true or false" : "\(type)")"
+        case .dataCorrupted(let context):
+            return "the field '\(path(context.codingPath))' is not valid: \(context.debugDescription)"
+        @unknown default:
+            return "the body does not match the expected fields"
+        }
+    }
+}
