@@ -51,6 +51,16 @@ public final class SQLiteStore: Sendable {
         checkpointer = AsyncDatabase(try DatabaseQueue(path: path, configuration: config))
     }
 
+    /// Opens the store from async code: opening and migrating are synchronous SQLite work, run
+    /// on a dispatch queue so no cooperative thread waits on the file.
+    public static func open(path: String, walRestartPages: Int = 4_096) async throws -> SQLiteStore {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try SQLiteStore(path: path, walRestartPages: walRestartPages) })
+            }
+        }
+    }
+
     /// Copies committed WAL pages into the database file without blocking writers or readers
     /// (a passive checkpoint). Once the WAL is ``walRestartPages`` long, the writer then copies
     /// the few frames committed meanwhile, between two of its transactions, so the WAL is fully

@@ -14,9 +14,9 @@ struct Keys: AsyncParsableCommand {
         @Option(help: "SQLite database file [HERALD_DATABASE, default ./herald.sqlite].")
         var database: String?
 
-        func open() throws -> SQLiteStore {
+        func open() async throws -> SQLiteStore {
             let path = database ?? ProcessInfo.processInfo.environment["HERALD_DATABASE"] ?? "./herald.sqlite"
-            return try SQLiteStore(path: path)
+            return try await SQLiteStore.open(path: path)
         }
     }
 

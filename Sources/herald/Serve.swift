@@ -72,7 +72,7 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let store = try SQLiteStore(path: settings.database)
+        let store = try await SQLiteStore.open(path: settings.database)
         let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: providerSettings.extraTrustRootsFile)
         do {
             let providers = try providerSettings.makeRouter(

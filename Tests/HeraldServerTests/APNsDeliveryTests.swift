@@ -77,6 +77,23 @@ struct APNsDeliveryTests {
         }
     }
 
+    @Test("every other push collapses by its job id, so a resend after a crash replaces the first on the phone")
+    func collapsesByJobID() async throws {
+        let nds = try TestNDS()
+        let token = String(repeating: "0e", count: 32)
+        try await withAPNs { mock, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let response = try await client.post(
+                    "/api/v1/notify?platform=ios&token=\(token)", json: #"{"event":"wallet.custom","data":{"n":1}}"#
+                )
+                #expect(response.status == .ok)
+                let id = try #require(response.json["id"] as? String)
+                let request = try #require(try await mock.requests.waitFor(count: 1).first)
+                #expect(request.headers["apns-collapse-id"] == "job:" + id)
+            }
+        }
+    }
+
     @Test(
         "a token APNs calls dead is never pushed again and its webhooks get 410",
         arguments: [MockAPNsAnswer.unregistered, MockAPNsAnswer.badDeviceToken]
