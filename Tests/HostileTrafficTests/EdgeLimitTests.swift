@@ -32,6 +32,27 @@ struct EdgeLimitTests {
         #expect(health.statuses.first == 200)
     }
 
+    @Test("a malformed chunked body is a 400 on the webhook, device and reply routes, not a 500")
+    func malformedChunkedBody() async throws {
+        let server = try await ServerProcess.running()
+        let device = try await RegisteredDevice.register(port: server.port, token: "chunked")
+        let routes = [
+            ("POST", device.webhookPath), ("POST", "/api/v1/devices"), ("PUT", "/api/v1/devices/\(device.id)"),
+            ("POST", "/api/v1/reply/" + String(repeating: "c", count: 32)),
+        ]
+        for (method, path) in routes {
+            let head = RawHTTP.Request.head(
+                method, path,
+                headers: ["Content-Type: application/json", "Authorization: Bearer \(device.secret)", "Transfer-Encoding: chunked"]
+            )
+            let exchange = await RawHTTP.exchange(
+                port: server.port, request: RawHTTP.Request(bytes: Array((head + "-5\r\n{}\r\n0\r\n\r\n").utf8)), timeout: .seconds(5)
+            )
+            #expect(exchange.statuses == [400], "\(method) \(path): \(exchange)")
+            #expect(exchange.bodies.first?.contains("malformed_request") == true, "\(method) \(path)")
+        }
+    }
+
     @Test("an idle connection is closed after the idle timeout, before and after a request")
     func idleConnection() async throws {
         let server = try await ServerProcess.running(arguments: ["--idle-timeout", "1"])
