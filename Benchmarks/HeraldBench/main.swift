@@ -355,7 +355,7 @@ struct CPUSample {
     }
 }
 
-let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: settings.extraTrustRootsFile)
+let httpClient = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: settings.extraTrustRootsFile))
 let apns = try APNsProvider(configuration: settings.apns!, httpClient: httpClient)
 let target = PushTarget(platform: .ios, token: deviceToken)
 
@@ -587,7 +587,7 @@ if let mockServer {
 await serviceGroup.triggerGracefulShutdown()
 _ = try? await serverTask.value
 try await loadClient.shutdown().get()
-try await httpClient.shutdown().get()
+await httpClient.shutdown()
 if let mock { await mock.stop() }
 if let apnsChild {
     try? apnsChildInput.fileHandleForWriting.close()

@@ -1,35 +1,43 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldWire
 import Logging
 import NIOCore
+import NIOHPACK
 
 /// Sends pushes to APNs over HTTP/2 with token-based (`.p8`) authentication.
 ///
 /// Every send shares one provider token, signed on first use and replaced after
-/// ``APNsConfiguration/tokenRefreshInterval`` or when APNs rejects it. The `HTTPClient` is the
-/// caller's (see ``PushHTTPClient``): its pool keeps one HTTP/2 connection to APNs and
-/// multiplexes concurrent sends over it.
+/// ``APNsConfiguration/tokenRefreshInterval`` or when APNs rejects it. The ``PushHTTPClient``
+/// is the caller's: it keeps long-lived HTTP/2 connections to APNs and multiplexes concurrent
+/// sends over them.
 public struct APNsProvider: PushProvider {
     public var name: String { "apns" }
 
     public let configuration: APNsConfiguration
-    private let httpClient: HTTPClient
+    private let endpoint: PushEndpoint
+    /// `/3/device/` after whatever path a custom base URL has.
+    private let devicePath: String
     private let tokens: BearerTokenCache
     private let now: @Sendable () -> Date
 
     /// - Parameters:
     ///   - now: The clock for token age and `apns-expiration`; tests inject one to jump ahead.
-    /// - Throws: ``PushConfigurationError`` when the signing key does not parse.
+    /// - Throws: ``PushConfigurationError`` when the signing key does not parse or the base URL
+    ///   is not an http(s) URL.
     public init(
         configuration: APNsConfiguration,
-        httpClient: HTTPClient,
+        httpClient: PushHTTPClient,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(PushConfigurationError) {
         let signer = try APNsProviderTokenSigner(configuration: configuration)
         let refreshInterval = TimeInterval(configuration.tokenRefreshInterval.components.seconds)
         self.configuration = configuration
-        self.httpClient = httpClient
+        do {
+            self.endpoint = try httpClient.endpoint(configuration.environment.baseURL)
+        } catch {
+            throw PushConfigurationError(message: "APNs URL: \(error)")
+        }
+        self.devicePath = PushOrigin.path(of: configuration.environment.baseURL) + "/3/device/"
         self.now = now
         self.tokens = BearerTokenCache(now: now) {
             let signed = try await signer.sign(now: now())
@@ -72,25 +80,18 @@ public struct APNsProvider: PushProvider {
         let request = makeRequest(message, token: target.token, providerToken: token, body: body)
         let outcome: PushOutcome
         do {
-            let response = try await httpClient.execute(
-                request,
-                deadline: .now() + TimeAmount(configuration.requestTimeout),
-                // The client tags its logger per request; only worth it when its logs are wanted.
-                logger: baseLogger.logLevel <= .debug ? logger : nil
-            )
-            // APNs error bodies are a few dozen bytes; the cap only guards against a broken peer.
-            let responseBody = try await response.body.collect(upTo: 16 * 1024)
+            let response = try await endpoint.execute(request, timeout: configuration.requestTimeout)
             // A success has no body: skip the decoder (a failed decode throws, which costs).
             let reason =
-                responseBody.readableBytes == 0
-                ? nil : try? WireJSON.decode(APNsErrorBody.self, from: Data(responseBody.readableBytesView)).reason
+                response.body.readableBytes == 0
+                ? nil : try? WireJSON.decode(APNsErrorBody.self, from: Data(response.body.readableBytesView)).reason
             outcome = APNsResponse.outcome(
-                status: Int(response.status.code),
+                status: response.status,
                 reason: reason,
-                retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after"), now: now()),
+                retryAfter: response.status == 200 ? nil : RetryAfter.parse(response.headers.first(name: "retry-after"), now: now()),
                 apnsID: response.headers.first(name: "apns-id")
             )
-            if response.status.code == 403, let reason, APNsResponse.providerTokenReasons.contains(reason) {
+            if response.status == 403, let reason, APNsResponse.providerTokenReasons.contains(reason) {
                 await tokens.invalidate(token)
             }
         } catch {
@@ -109,28 +110,30 @@ public struct APNsProvider: PushProvider {
         token deviceToken: String,
         providerToken: String,
         body: Data
-    ) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: "\(configuration.environment.baseURL)/3/device/\(deviceToken)")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(providerToken)")
-        request.headers.add(name: "apns-topic", value: configuration.topic)
+    ) -> PushHTTPRequest {
+        // Values that repeat (the bearer token for 40 minutes, the topic, the push type) go
+        // into the connection's HPACK table and cost a byte or two after the first send;
+        // values that change per push are sent literally so they do not evict them.
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(8)
+        headers.add(name: "authorization", value: "bearer " + providerToken)
+        headers.add(name: "apns-topic", value: configuration.topic)
         switch message.kind {
         case .wake, .alert:
-            request.headers.add(name: "apns-push-type", value: "alert")
-            request.headers.add(name: "apns-priority", value: "10")
+            headers.add(name: "apns-push-type", value: "alert")
+            headers.add(name: "apns-priority", value: "10")
         case .background:
             // Apple rejects priority 10 for background pushes and throttles them anyway.
-            request.headers.add(name: "apns-push-type", value: "background")
-            request.headers.add(name: "apns-priority", value: "5")
+            headers.add(name: "apns-push-type", value: "background")
+            headers.add(name: "apns-priority", value: "5")
         }
         // 0 means "deliver now or never": without an expiry APNs does not store the push.
         let expiration = message.expiresAt.map { max(0, Int64($0.timeIntervalSince1970.rounded(.down))) } ?? 0
-        request.headers.add(name: "apns-expiration", value: String(expiration))
+        headers.add(name: "apns-expiration", value: String(expiration), indexing: expiration == 0 ? .indexable : .nonIndexable)
         if let collapseID = message.collapseID {
-            request.headers.add(name: "apns-collapse-id", value: collapseID)
+            headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
         }
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: body))
-        return request
+        headers.add(name: "content-type", value: "application/json")
+        return PushHTTPRequest(path: devicePath + deviceToken, headers: headers, body: ByteBuffer(bytes: body))
     }
 }

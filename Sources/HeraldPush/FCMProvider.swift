@@ -1,8 +1,8 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldWire
 import Logging
 import NIOCore
+import NIOHPACK
 
 /// Sends pushes through FCM HTTP v1 with a service account.
 ///
@@ -13,7 +13,8 @@ public struct FCMProvider: PushProvider {
     public var name: String { "fcm" }
 
     public let configuration: FCMConfiguration
-    private let httpClient: HTTPClient
+    private let endpoint: PushEndpoint
+    private let sendPath: String
     private let tokens: BearerTokenCache
     private let now: @Sendable () -> Date
 
@@ -22,12 +23,17 @@ public struct FCMProvider: PushProvider {
     /// - Throws: ``PushConfigurationError`` when the service account's key does not parse.
     public init(
         configuration: FCMConfiguration,
-        httpClient: HTTPClient,
+        httpClient: PushHTTPClient,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(PushConfigurationError) {
         let source = try GoogleAccessTokenSource(configuration: configuration, httpClient: httpClient, now: now)
         self.configuration = configuration
-        self.httpClient = httpClient
+        do {
+            self.endpoint = try httpClient.endpoint(configuration.sendURL)
+        } catch {
+            throw PushConfigurationError(message: "FCM URL: \(error)")
+        }
+        self.sendPath = PushOrigin.path(of: configuration.sendURL)
         self.now = now
         self.tokens = BearerTokenCache(now: now) { try await source.fetch() }
     }
@@ -66,24 +72,18 @@ public struct FCMProvider: PushProvider {
             return TransportFailure.outcome(for: error)
         }
 
-        var request = HTTPClientRequest(url: configuration.sendURL)
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
-        request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
-        request.body = .bytes(ByteBuffer(bytes: body))
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(2)
+        headers.add(name: "authorization", value: "Bearer " + accessToken)
+        headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        let request = PushHTTPRequest(path: sendPath, headers: headers, body: ByteBuffer(bytes: body))
 
         let mapped: FCMResponse.Mapped
         do {
-            let response = try await httpClient.execute(
-                request,
-                deadline: .now() + TimeAmount(configuration.requestTimeout),
-                // The client tags its logger per request; only worth it when its logs are wanted.
-                logger: baseLogger.logLevel <= .debug ? logger : nil
-            )
-            let responseBody = try await response.body.collect(upTo: 64 * 1024)
+            let response = try await endpoint.execute(request, timeout: configuration.requestTimeout)
             mapped = FCMResponse.map(
-                status: Int(response.status.code),
-                body: Data(responseBody.readableBytesView),
+                status: response.status,
+                body: Data(response.body.readableBytesView),
                 retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after"), now: now())
             )
         } catch {

@@ -1,25 +1,36 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldWire
 import JWTKit
 import NIOCore
+import NIOHPACK
 
 /// Gets OAuth2 access tokens for a service account with the JWT-bearer grant (RFC 7523), the
 /// way Google's libraries do: an RS256 assertion signed with the account's key is exchanged
 /// at `token_uri` for a bearer token that lasts about an hour.
+///
+/// It goes through the same HTTP/2 client as the pushes: Google's token endpoint speaks h2, an
+/// hourly request does not justify a second HTTP stack, and a corporate proxy in front of it
+/// must then speak HTTP/2 as well (say so in the README).
 struct GoogleAccessTokenSource: Sendable {
     private let key: Insecure.RSA.PrivateKey
     private let account: ServiceAccount
     private let configuration: FCMConfiguration
-    private let httpClient: HTTPClient
+    private let endpoint: PushEndpoint
+    private let tokenPath: String
     private let now: @Sendable () -> Date
 
     /// Parses the key now, so a bad key file fails at start-up.
     init(
         configuration: FCMConfiguration,
-        httpClient: HTTPClient,
+        httpClient: PushHTTPClient,
         now: @escaping @Sendable () -> Date
     ) throws(PushConfigurationError) {
+        do {
+            endpoint = try httpClient.endpoint(configuration.serviceAccount.tokenURI)
+        } catch {
+            throw PushConfigurationError(message: "the service account's token_uri: \(error)")
+        }
+        tokenPath = PushOrigin.path(of: configuration.serviceAccount.tokenURI)
         do {
             key = try Insecure.RSA.PrivateKey(pem: configuration.serviceAccount.privateKey)
         } catch {
@@ -27,7 +38,6 @@ struct GoogleAccessTokenSource: Sendable {
         }
         account = configuration.serviceAccount
         self.configuration = configuration
-        self.httpClient = httpClient
         self.now = now
     }
 
@@ -38,22 +48,17 @@ struct GoogleAccessTokenSource: Sendable {
     ///   error when it did not answer.
     func fetch() async throws -> BearerTokenCache.Token {
         let issuedAt = now()
-        var request = HTTPClientRequest(url: account.tokenURI)
-        request.method = .POST
-        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "accept", value: "application/json")
+        var headers = HPACKHeaders()
+        headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        headers.add(name: "accept", value: "application/json")
         let assertion = try await signAssertion(issuedAt: issuedAt)
         // The assertion is base64url and dots: nothing in it needs percent-encoding.
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
-        request.body = .bytes(ByteBuffer(string: form))
+        let request = PushHTTPRequest(path: tokenPath, headers: headers, body: ByteBuffer(string: form))
 
-        let response = try await httpClient.execute(
-            request,
-            deadline: .now() + TimeAmount(configuration.requestTimeout),
-            logger: nil
-        )
-        let body = Data(try await response.body.collect(upTo: 64 * 1024).readableBytesView)
-        let status = Int(response.status.code)
+        let response = try await endpoint.execute(request, timeout: configuration.requestTimeout)
+        let body = Data(response.body.readableBytesView)
+        let status = response.status
         guard status == 200 else {
             throw AccessTokenError(
                 status: status,

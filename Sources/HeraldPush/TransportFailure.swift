@@ -1,5 +1,5 @@
-import AsyncHTTPClient
 import Logging
+import NIOCore
 import NIOSSL
 
 /// What a send becomes when no HTTP answer arrived: the connection failed, TLS was refused,
@@ -14,13 +14,12 @@ enum TransportFailure {
     /// request path (which carries the device token), only hosts and TLS details.
     static func reason(for error: any Error) -> String {
         switch error {
-        case let error as HTTPClientError
-        where error == .connectTimeout || error == .readTimeout || error == .writeTimeout
-            || error == .deadlineExceeded || error == .tlsHandshakeTimeout
-            || error == .getConnectionFromPoolTimeout:
+        case PushTransportError.timeout, ChannelError.connectTimeout:
             return "timeout"
-        case let error as HTTPClientError where error == .cancelled:
+        case PushTransportError.shutDown:
             return "cancelled"
+        case PushTransportError.noHTTP2:
+            return "no_http2"
         case is CancellationError:
             return "cancelled"
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:

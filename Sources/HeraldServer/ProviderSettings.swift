@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldPush
 import HeraldWire
@@ -16,10 +15,13 @@ import Logging
 /// | `HERALD_FCM_SERVICE_ACCOUNT_FILE` | Google service-account JSON; its `token_uri` is the OAuth endpoint |
 /// | `HERALD_FCM_URL` | overrides `https://fcm.googleapis.com` |
 /// | `HERALD_TLS_CA_FILE` | PEM of extra trust roots for outgoing TLS |
+/// | `HERALD_APNS_CONNECTIONS` | HTTP/2 connections per push origin (default 1) |
 public struct ProviderSettings: Sendable {
     public var apns: APNsConfiguration?
     public var fcm: FCMConfiguration?
     public var extraTrustRootsFile: String?
+    /// Connections per push origin; Apple asks for few, long-lived ones.
+    public var connectionsPerOrigin = 1
 
     /// True when neither platform has credentials: the local development provider is used.
     public var isLocal: Bool { apns == nil && fcm == nil }
@@ -38,6 +40,12 @@ public struct ProviderSettings: Sendable {
             return v
         }
         extraTrustRootsFile = value("HERALD_TLS_CA_FILE")
+        if let connections = value("HERALD_APNS_CONNECTIONS") {
+            guard let n = Int(connections), (1...64).contains(n) else {
+                throw Missing(description: "HERALD_APNS_CONNECTIONS must be a whole number from 1 to 64, not '\(connections)'")
+            }
+            connectionsPerOrigin = n
+        }
 
         let apnsOptional = ["HERALD_APNS_ENVIRONMENT", "HERALD_APNS_URL"]
         let present = Self.apnsKeys.filter { value($0) != nil }
@@ -86,9 +94,17 @@ public struct ProviderSettings: Sendable {
         }
     }
 
+    /// The push client for these settings: trust roots read now, connections opened on first use.
+    public func makeHTTPClient(logger: Logger) throws -> PushHTTPClient {
+        try PushHTTPClient(
+            configuration: .init(extraTrustRootsPEMFile: extraTrustRootsFile, connectionsPerOrigin: connectionsPerOrigin),
+            logger: logger
+        )
+    }
+
     /// The providers for these settings; `recordLocal` stores what the local provider sends.
     public func makeRouter(
-        httpClient: HTTPClient,
+        httpClient: PushHTTPClient,
         recordLocal: @escaping @Sendable (RecordedPush) async throws -> Void,
         logger: Logger
     ) throws -> PushRouter {

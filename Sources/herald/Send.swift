@@ -45,7 +45,7 @@ struct Send: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: settings.extraTrustRootsFile)
+        let httpClient = try settings.makeHTTPClient(logger: logger)
         let outcome: PushOutcome
         do {
             let router = try settings.makeRouter(
@@ -64,10 +64,10 @@ struct Send: AsyncParsableCommand {
             }
             outcome = await router.send(message, to: target, logger: logger)
         } catch {
-            try? await httpClient.shutdown()
+            await httpClient.shutdown()
             throw error
         }
-        try await httpClient.shutdown()
+        await httpClient.shutdown()
         print("\(outcome)")
         if outcome.kind != .delivered { throw ExitCode(1) }
     }

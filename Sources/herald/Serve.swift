@@ -1,5 +1,4 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
 import HeraldPush
 import HeraldServer
@@ -73,7 +72,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let store = try await SQLiteStore.open(path: settings.database)
-        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: providerSettings.extraTrustRootsFile)
+        let httpClient = try providerSettings.makeHTTPClient(logger: logger)
         do {
             let providers = try providerSettings.makeRouter(
                 httpClient: httpClient,
@@ -101,10 +100,10 @@ struct Serve: AsyncParsableCommand {
             )
             try await app.runService()
         } catch {
-            try? await httpClient.shutdown()
+            await httpClient.shutdown()
             throw error
         }
-        try await httpClient.shutdown()
+        await httpClient.shutdown()
     }
 }
 

@@ -42,7 +42,7 @@ struct ConfigurationTests {
 
     @Test("a signing key that is not a P-256 PEM fails at start-up, without echoing the key")
     func badKey() async throws {
-        let client = try PushHTTPClient.make()
+        let client = try PushHTTPClient()
         let configuration = APNsConfiguration(
             signingKeyPEM: "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----",
             keyID: "K",
@@ -54,6 +54,6 @@ struct ConfigurationTests {
             _ = try APNsProvider(configuration: configuration, httpClient: client)
         }
         #expect(error?.message.contains("not a key") == false)
-        try await client.shutdown()
+        await client.shutdown()
     }
 }

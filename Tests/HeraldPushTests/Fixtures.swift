@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldPush
 import HeraldTestSupport
@@ -21,15 +20,15 @@ func deviceToken(_ n: Int) -> String {
 func withPushHTTPClient<T: Sendable>(
     trusting caFile: String?,
     connectTimeout: Duration = .seconds(10),
-    _ body: (HTTPClient) async throws -> T
+    _ body: (PushHTTPClient) async throws -> T
 ) async throws -> T {
-    let client = try PushHTTPClient.make(extraTrustRootsPEMFile: caFile, connectTimeout: connectTimeout)
+    let client = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: caFile, connectTimeout: connectTimeout))
     do {
         let value = try await body(client)
-        try await client.shutdown()
+        await client.shutdown()
         return value
     } catch {
-        try? await client.shutdown()
+        await client.shutdown()
         throw error
     }
 }

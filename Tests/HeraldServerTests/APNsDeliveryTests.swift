@@ -21,7 +21,7 @@ struct APNsDeliveryTests {
         caFile = try certificate.writeCAToTemporaryFile()
     }
 
-    func router(baseURL: String, httpClient: HTTPClient) throws -> PushRouter {
+    func router(baseURL: String, httpClient: PushHTTPClient) throws -> PushRouter {
         let configuration = APNsConfiguration(
             signingKeyPEM: key.privateKeyPEM, keyID: key.keyID, teamID: key.teamID,
             topic: Self.topic, environment: .custom(baseURL)
@@ -34,16 +34,16 @@ struct APNsDeliveryTests {
         _ body: (MockAPNsServer, PushRouter) async throws -> Void
     ) async throws {
         let mock = MockAPNsServer(key: key, topic: Self.topic, certificate: certificate)
-        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: caFile)
+        let httpClient = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: caFile))
         do {
             try await mock.withRunning { running in
                 try await body(mock, try router(baseURL: running.baseURL, httpClient: httpClient))
             }
         } catch {
-            try? await httpClient.shutdown()
+            await httpClient.shutdown()
             throw error
         }
-        try await httpClient.shutdown()
+        await httpClient.shutdown()
     }
 
     static let swap = #"{"event":"swap.update","data":{"id":"swap-9","status":"transaction.claim.pending"}}"#
@@ -177,7 +177,7 @@ struct APNsDeliveryTests {
         let token = String(repeating: "5c", count: 32)
         // A refused connection is retried by the pool until the connect timeout: keep it short
         // so the first attempt is over well within `eventually`'s ten seconds.
-        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: caFile, connectTimeout: .seconds(1))
+        let httpClient = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: caFile, connectTimeout: .seconds(1)))
         // Nothing listens on port 9 of 127.0.0.1: every send fails to connect and is retried.
         let unreachable = try router(baseURL: "https://127.0.0.1:9", httpClient: httpClient)
         let id: String = try await first.app(providers: unreachable).test(.live) { client in
@@ -187,7 +187,7 @@ struct APNsDeliveryTests {
             #expect(try await first.eventually { try await first.store.status(jobID: id)?.attempts ?? 0 >= 1 })
             return id
         }
-        try await httpClient.shutdown()
+        await httpClient.shutdown()
         #expect(try await first.store.status(jobID: id)?.state == .pending)
 
         // The same database file, a new process-worth of store, app and providers.

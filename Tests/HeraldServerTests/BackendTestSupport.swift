@@ -22,7 +22,7 @@ extension TestNDS {
     ) async throws {
         let servers = try MockPushServers()
         try await servers.withRunning { running in
-            let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: running.caFile)
+            let httpClient = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: running.caFile))
             do {
                 let apns = try APNsProvider(
                     configuration: APNsConfiguration(
@@ -39,10 +39,10 @@ extension TestNDS {
                 )
                 try await body(servers, PushRouter(ios: apns, android: fcm))
             } catch {
-                try? await httpClient.shutdown()
+                await httpClient.shutdown()
                 throw error
             }
-            try await httpClient.shutdown()
+            await httpClient.shutdown()
         }
     }
 }

@@ -1,0 +1,145 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHPACK
+import NIOSSL
+
+/// The connections to one origin, and where requests go when a connection stops taking them.
+///
+/// Each of its slots holds at most one live connection. A request goes to the next slot's
+/// connection (opened on demand); when that connection retires (GOAWAY, closed, PING timeout)
+/// the requests it had not finished come back here and go to a fresh one. Consecutive failed
+/// connects back off, so a dead APNs is not hammered.
+public final class PushEndpoint: Sendable {
+    let origin: PushOrigin
+    private let configuration: PushHTTPClient.Configuration
+    private let tlsContext: NIOSSLContext
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let slots: [Slot]
+    private let next = NIOLockedValueBox(0)
+
+    init(origin: PushOrigin, client: PushHTTPClient) {
+        self.origin = origin
+        self.configuration = client.configuration
+        self.tlsContext = client.tlsContext
+        self.eventLoopGroup = client.eventLoopGroup
+        self.logger = client.logger
+        self.slots = (0..<client.configuration.connectionsPerOrigin).map { _ in Slot() }
+    }
+
+    /// Sends one request and waits for its answer, at most `timeout`.
+    public func execute(_ request: PushHTTPRequest, timeout: Duration) async throws -> PushHTTPResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), continuation: continuation))
+        }
+    }
+
+    /// Connections currently open or opening; for tests and the bench.
+    public var openConnections: Int {
+        slots.reduce(0) { $0 + ($1.state.withLockedValue { $0.connection == nil ? 0 : 1 }) }
+    }
+
+    func submit(_ submission: Submission) {
+        let slot: Slot
+        if slots.count == 1 {
+            slot = slots[0]
+        } else {
+            slot = slots[next.withLockedValue { n in defer { n = (n + 1) % slots.count }; return n }]
+        }
+        submit(submission, to: slot)
+    }
+
+    private func submit(_ submission: Submission, to slot: Slot) {
+        while true {
+            let action: (connection: PushConnection?, isNew: Bool, failures: Int) = slot.state.withLockedValue { state in
+                if state.shutDown { return (nil, false, 0) }
+                if let connection = state.connection { return (connection, false, 0) }
+                let connection = PushConnection(
+                    origin: origin,
+                    configuration: configuration,
+                    eventLoop: eventLoopGroup.next(),
+                    logger: logger
+                )
+                state.connection = connection
+                return (connection, true, state.failures)
+            }
+            guard let connection = action.connection else {
+                submission.continuation.resume(throwing: PushTransportError.shutDown)
+                return
+            }
+            if action.isNew {
+                connection.start(
+                    tlsContext: origin.tls ? tlsContext : nil,
+                    delay: Self.backoff(afterFailures: action.failures),
+                    events: ConnectionEvents(
+                        ready: { [weak slot] in slot?.state.withLockedValue { $0.failures = 0 } },
+                        retired: { [weak self, weak slot] connection, failed, orphans in
+                            guard let self, let slot else {
+                                for orphan in orphans { orphan.continuation.resume(throwing: PushTransportError.shutDown) }
+                                return
+                            }
+                            slot.state.withLockedValue { state in
+                                if state.connection === connection { state.connection = nil }
+                                if failed { state.failures += 1 }
+                            }
+                            for orphan in orphans { self.submit(orphan, to: slot) }
+                        }
+                    )
+                )
+            }
+            if connection.submit(submission) { return }
+            // It retired between the lookup and the submit: forget it and take a fresh one.
+            slot.state.withLockedValue { state in
+                if state.connection === connection { state.connection = nil }
+            }
+        }
+    }
+
+    /// 0 after a success, then 100 ms doubling to 5 s.
+    static func backoff(afterFailures failures: Int) -> TimeAmount {
+        guard failures > 0 else { return .zero }
+        return .milliseconds(min(5000, 100 << min(failures - 1, 6)))
+    }
+
+    func shutdown() async {
+        var closing: [PushConnection] = []
+        for slot in slots {
+            slot.state.withLockedValue { state in
+                state.shutDown = true
+                if let connection = state.connection { closing.append(connection) }
+                state.connection = nil
+            }
+        }
+        for connection in closing { await connection.shutdown() }
+    }
+
+    final class Slot: Sendable {
+        struct State {
+            var connection: PushConnection?
+            var failures = 0
+            var shutDown = false
+        }
+        let state = NIOLockedValueBox(State())
+    }
+}
+
+/// A request waiting for its answer.
+struct Submission: Sendable {
+    var request: PushHTTPRequest
+    var deadline: NIODeadline
+    var continuation: CheckedContinuation<PushHTTPResponse, any Error>
+    /// Times it was written and its connection died before an answer.
+    var unansweredAttempts = 0
+    /// Times a GOAWAY or REFUSED_STREAM sent it back unprocessed (not failures, but bounded).
+    var refusals = 0
+}
+
+/// What a connection tells its endpoint.
+struct ConnectionEvents: Sendable {
+    /// The server's SETTINGS arrived: the connection works.
+    var ready: @Sendable () -> Void
+    /// The connection takes no more requests; `orphans` were not answered and may go elsewhere.
+    /// Called once with `failed` true when it never became ready.
+    var retired: @Sendable (_ connection: PushConnection, _ failed: Bool, _ orphans: [Submission]) -> Void
+}
