@@ -4,6 +4,10 @@ Sends RATE webhooks per second for SECONDS over CONNECTIONS keep-alive HTTP/1.1 
 Each swap id carries the CLOCK_MONOTONIC nanosecond at which its request was written, so the
 bench can measure webhook -> APNs request latency without its own load client sharing the NDS's
 CPU. Prints "sent N ok M".
+
+When PATH contains "{token}", each request gets a fresh 64-hex device token instead: its index
+and the wall-clock nanosecond it was written (time.time_ns), so fastpath.py can match the
+APNs sink's log (which records the token in the URI and the arrival time) to the webhook.
 """
 import asyncio
 import sys
@@ -49,8 +53,9 @@ async def main(host, port, path, rate, seconds, connections):
         w = await idle.get()
         body = '{"event":"swap.update","data":{"id":"lat-%d-%d","status":"transaction.mempool"}}' % (
             i, time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+        target = path.replace("{token}", "%016x%016x%032x" % (i, time.time_ns(), 0xbe)) if "{token}" in path else path
         w.write(("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                 % (path, host, len(body), body)).encode())
+                 % (target, host, len(body), body)).encode())
     deadline = time.monotonic() + 30
     while idle.qsize() < connections and time.monotonic() < deadline:
         await asyncio.sleep(0.01)

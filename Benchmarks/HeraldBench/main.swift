@@ -37,6 +37,8 @@ struct BenchOptions {
     var instantProvider = false
     /// Only measure a Hummingbird route that reads the body and answers: the framework's floor.
     var httpFloor = false
+    /// Stop after phase 1 (Benchmarks/fastpath.py runs the NDS as `herald serve` instead).
+    var rawOnly = false
     /// Run the APNs look-alike in a child process, so its CPU is counted apart from the NDS's.
     var apnsProcess = true
     /// Be that child: serve the look-alike, print its settings, run until stdin closes.
@@ -62,6 +64,10 @@ struct BenchOptions {
                 httpFloor = true
                 continue
             }
+            if flag == "--raw-only" {
+                rawOnly = true
+                continue
+            }
             if flag == "--instant-provider" {
                 instantProvider = true
                 continue
@@ -75,7 +81,7 @@ struct BenchOptions {
             case "--rate": rate = value
             case "--seconds": seconds = value
             default:
-                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--instant-provider] [--apns-in-process] [--http-floor] [--micro]")
+                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--raw-only] [--instant-provider] [--apns-in-process] [--http-floor] [--micro]")
                 exit(2)
             }
         }
@@ -390,6 +396,11 @@ do {
     print(String(format: "1. raw APNs sends: %d in %.2f s = %.0f sends/s (concurrency %d, failures %d)",
                  options.rawSends, ms(elapsed) / 1000, rate, options.rawConcurrency, failures.withLockedValue { $0 }))
     print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: options.rawSends).replacingOccurrences(of: "webhook", with: "send"))
+}
+
+if options.rawOnly {
+    await httpClient.shutdown()
+    exit(0)
 }
 
 // MARK: The NDS.

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The fast-path figures in one run, against the nginx APNs sink, with the Go peer beside them.
+
+    python3 Benchmarks/fastpath.py [--seconds 30] [--rate 1000] [--connections 64]
+
+Builds nothing: run `swift build -c release --product herald --product herald-bench` first.
+Needs nginx-light, wrk, golang-go (apt); ../shared/bench/ (apns_sink.sh, peer_apns2.sh) beside
+the repository, or BENCH_DIR pointing at it. Everything runs on 127.0.0.1, on this machine's
+cores together: the sink, the load generator and Herald share them, as the issue asks.
+
+Prints, in order:
+  1. raw APNs sends/s: the Go client (sideshow/apns2) and Herald's provider (herald-bench
+     --raw-only), same sink, same run;
+  2. a bare Hummingbird route under wrk (herald-bench --http-floor);
+  3. `herald serve` under wrk for --seconds with a fresh device token per request:
+     acknowledged webhooks/s, delivered (distinct tokens in the sink's log), CPU µs per webhook
+     of Herald, the sink and wrk, RSS idle and peak;
+  4. paced --rate webhooks/s: webhook written -> request logged by the sink, p50/p99 (the
+     sink's clock has millisecond resolution), CPU µs per webhook.
+"""
+import argparse
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid):
+    """user + system CPU of a process, from /proc."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
+def status_kb(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def nginx_pids(master):
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True).stdout
+    return [master] + [int(p) for p in out.split()]
+
+
+def sink_cpu(pids):
+    return sum(cpu_seconds(p) for p in pids)
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def sink_lines(log):
+    """(arrival epoch seconds, uri) of every 200 the sink logged."""
+    rows = []
+    try:
+        with open(log) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 4 and parts[1] == "200" and parts[3].startswith("/3/device/"):
+                    rows.append((float(parts[0]), parts[3][len("/3/device/"):]))
+    except FileNotFoundError:
+        pass
+    return rows
+
+
+def wrk_output_numbers(text):
+    total = int(re.search(r"(\d+) requests in ([\d.]+)s", text).group(1))
+    seconds = float(re.search(r"(\d+) requests in ([\d.]+)s", text).group(2))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    return total, seconds, int(bad.group(1)) if bad else 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--rate", type=int, default=1000)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--raw-sends", type=int, default=100000)
+    parser.add_argument("--herald", default=os.path.join(ROOT, ".build/release/herald"))
+    parser.add_argument("--bench", default=os.path.join(ROOT, ".build/release/herald-bench"))
+    args = parser.parse_args()
+    shared = os.environ.get("BENCH_DIR", os.path.join(ROOT, "..", "shared", "bench"))
+    work = tempfile.mkdtemp(prefix="herald-fastpath-")
+    sink_port = free_port()
+    subprocess.run([os.path.join(shared, "apns_sink.sh"), work, str(sink_port)], check=True, stdout=subprocess.DEVNULL)
+    master = int(open(os.path.join(work, "nginx.pid")).read())
+    sink = nginx_pids(master)
+    log = os.path.join(work, "sink-access.log")
+    key = os.path.join(work, "apns_key.p8")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key],
+                   check=True, stderr=subprocess.DEVNULL)
+    env = dict(os.environ,
+               HERALD_APNS_KEY_FILE=key, HERALD_APNS_KEY_ID="BENCHKEY01", HERALD_APNS_TEAM_ID="BENCHTEAM1",
+               HERALD_APNS_TOPIC="org.herald.bench", HERALD_APNS_URL="https://127.0.0.1:%d" % sink_port,
+               HERALD_TLS_CA_FILE=os.path.join(work, "cert.pem"), HERALD_LOG_LEVEL="warning")
+    server = None
+    try:
+        # 1. Raw sends: the peer, then Herald's provider, same sink.
+        peer = subprocess.run([os.path.join(shared, "peer_apns2.sh"), work, str(sink_port), str(args.raw_sends), "200", "1"],
+                              capture_output=True, text=True)
+        peer_rate = re.search(r"rate=([\d.]+)", peer.stdout)
+        print("1. raw APNs sends/s, same sink:")
+        print("   Go apns2 (gorush's client): %s" % (peer.stdout.strip().splitlines()[-1] if peer.stdout.strip() else peer.stderr.strip()))
+        raw = subprocess.run([args.bench, "--raw-only", "--raw-sends", str(args.raw_sends), "--raw-concurrency", "1000"],
+                             env=env, capture_output=True, text=True)
+        raw_line = next((l for l in raw.stdout.splitlines() if l.startswith("1. raw")), raw.stdout + raw.stderr)
+        raw_rate = re.search(r"= (\d+) sends/s", raw_line)
+        print("   Herald: " + raw_line[3:].strip())
+        for line in raw.stdout.splitlines():
+            if "CPU per send" in line:
+                print("   " + line.strip())
+        if peer_rate and raw_rate:
+            print("   ratio Herald / Go: %.2f" % (float(raw_rate.group(1)) / float(peer_rate.group(1))))
+
+        # 2. The floor: a bare Hummingbird route under the same wrk.
+        floor = subprocess.run([args.bench, "--http-floor", "--seconds", "10", "--webhook-concurrency", str(args.connections)],
+                               capture_output=True, text=True)
+        floor_total, floor_seconds, _ = wrk_output_numbers(floor.stdout)
+        floor_rate = floor_total / floor_seconds
+        print("2. bare Hummingbird POST route, wrk -c%d 10 s: %.0f requests/s" % (args.connections, floor_rate))
+
+        # 3. herald serve under wrk, fresh token per request.
+        port = free_port()
+        database = os.path.join(work, "herald.sqlite")
+        server = subprocess.Popen([args.herald, "serve", "--port", str(port), "--database", database],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "herald.log"), "w"))
+        for _ in range(300):
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        time.sleep(2)
+        rss_idle = status_kb(server.pid, "VmRSS")
+        script = os.path.join(work, "webhook.lua")
+        with open(script, "w") as f:
+            f.write('''wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+counter = 0
+request = function()
+  counter = counter + 1
+  local token = string.format("%016x%048x", counter, 0xaa)
+  return wrk.format(nil, "/api/v1/notify?platform=ios&token=" .. token,
+    nil, '{"event":"swap.update","data":{"id":"wrk-' .. counter .. '","status":"transaction.mempool"}}')
+end
+''')
+        before_lines = len(sink_lines(log))
+        h0, s0, w0 = cpu_seconds(server.pid), sink_cpu(sink), children_cpu()
+        started = time.monotonic()
+        out = subprocess.run(["wrk", "-t1", "-c%d" % args.connections, "-d%ds" % args.seconds, "-s", script,
+                              "http://127.0.0.1:%d/" % port], capture_output=True, text=True).stdout
+        total, seconds, bad = wrk_output_numbers(out)
+        acked = total - bad
+        rss_peak = status_kb(server.pid, "VmHWM")
+        w1 = children_cpu()
+        deadline = time.monotonic() + 180
+        while True:
+            rows = sink_lines(log)[before_lines:]
+            tokens = {uri for _, uri in rows if uri.endswith("%048x" % 0xaa)}
+            if len(tokens) >= acked or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        times = [t for t, uri in rows if uri.endswith("%048x" % 0xaa)]
+        span = (max(times) - min(times)) if len(times) > 1 else float("nan")
+        h1, s1 = cpu_seconds(server.pid), sink_cpu(sink)
+        drain_seconds = time.monotonic() - started
+        print("3. herald serve, wrk -c%d %d s, fresh token per request:" % (args.connections, args.seconds))
+        print("   acknowledged %d (%d refused) = %.0f webhooks/s; %.0f%% of the bare route" % (
+            acked, bad, acked / seconds, 100 * acked / seconds / floor_rate))
+        print("   delivered %d distinct tokens (%d sink requests) over %.1f s of sink log = %.0f delivered/s; all done %.1f s after the start; every acknowledged one delivered: %s" % (
+            len(tokens), len(rows), span, len(times) / span, drain_seconds, "yes" if len(tokens) >= acked else "NO"))
+        print("   CPU per webhook: Herald %.0f µs, sink %.0f µs, wrk %.0f µs" % (
+            (h1 - h0) / max(acked, 1) * 1e6, (s1 - s0) / max(acked, 1) * 1e6, (w1 - w0) / max(acked, 1) * 1e6))
+        print("   RSS: idle %.1f MB, peak %.1f MB" % (rss_idle / 1024, rss_peak / 1024))
+
+        # 4. Paced latency, webhook written -> sink log.
+        time.sleep(2)
+        before_lines = len(sink_lines(log))
+        h0 = cpu_seconds(server.pid)
+        count = args.rate * 10
+        pacer = subprocess.run([sys.executable, os.path.join(HERE, "pacer.py"), "127.0.0.1", str(port),
+                                "/api/v1/notify?platform=ios&token={token}", str(args.rate), "10", "32"],
+                               capture_output=True, text=True)
+        deadline = time.monotonic() + 60
+        while True:
+            rows = [r for r in sink_lines(log)[before_lines:] if r[1].endswith("%032x" % 0xbe)]
+            if len(rows) >= count or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        h1 = cpu_seconds(server.pid)
+        latencies = sorted((arrived - int(uri[16:32], 16) / 1e9) * 1000 for arrived, uri in rows)
+
+        def pct(p):
+            return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
+        print("4. paced %d webhooks/s for 10 s (%s): webhook -> sink p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d of %d; sink clock 1 ms)" % (
+            args.rate, pacer.stdout.strip(), pct(0.5), pct(0.99), latencies[-1] if latencies else float("nan"), len(latencies), count))
+        print("   CPU per webhook: Herald %.0f µs" % ((h1 - h0) / max(len(rows), 1) * 1e6))
+    finally:
+        if server:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        try:
+            os.kill(master, signal.SIGTERM)
+        except OSError:
+            pass
+        time.sleep(0.5)
+        if os.environ.get("KEEP") is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
