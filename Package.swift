@@ -136,6 +136,8 @@ let package = Package(
             dependencies: [
                 "HeraldServer", "HeraldTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // A second connection to the server's database file: to make the store fail or stall for real.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: testSwiftSettings
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldPush
+import HeraldStore
 import Hummingbird
 import NIOCore
 import NIOHTTP1
@@ -53,7 +54,11 @@ extension APIError {
         "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes"
     )
     static let shuttingDown = APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
-    static func storeUnavailable(_ message: String) -> APIError { APIError(.serviceUnavailable, "store_unavailable", message) }
+    /// The database failed (I/O, full disk, a lock held too long): nothing was done, and a retry
+    /// in a moment can succeed, so 503 with `Retry-After` rather than a 500.
+    static func storeUnavailable(_ message: String = "the database is unavailable; retry") -> APIError {
+        APIError(.serviceUnavailable, "store_unavailable", message, headers: [.retryAfter: "1"])
+    }
 
     /// A push its provider refuses. A platform without a provider is the request's fault (400),
     /// not the message's (422).
@@ -106,6 +111,9 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(.badRequest, "malformed_request", "the request is not valid HTTP/1.1: \(error)", headers: [.connection: "close"])
         } catch is RequestReadTimeout {
             throw APIError(.requestTimeout, "request_timeout", "the request was not received in time", headers: [.connection: "close"])
+        } catch let error as StoreError {
+            context.logger.error("store failure", metadata: ["error": "\(error)"])
+            throw APIError.storeUnavailable()
         } catch let error as HTTPError {
             throw APIError(error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
         } catch {
