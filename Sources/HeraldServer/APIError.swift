@@ -69,9 +69,19 @@ extension APIError {
         }
     }
 
-    /// A job ``OutboxIntake`` did not take: 503 either way, as a retry (elsewhere, when shutting down) can succeed.
+    /// More work waits in memory than the server's caps allow (jobs for the writer, held requests).
+    static let overloaded = APIError(
+        .serviceUnavailable, "overloaded", "the server has too much work waiting; retry shortly", headers: [.retryAfter: "1"]
+    )
+
+    /// A job ``OutboxIntake`` did not take: 503 whatever the reason, as a retry (later, or
+    /// elsewhere when shutting down) can succeed.
     init(intakeFailure error: any Error) {
-        self = error is OutboxIntake.Unavailable ? .shuttingDown : .storeUnavailable("the event could not be stored; retry")
+        switch error {
+        case is OutboxIntake.Unavailable: self = .shuttingDown
+        case is OutboxIntake.Overloaded: self = .overloaded
+        default: self = .storeUnavailable("the event could not be stored; retry")
+        }
     }
 }
 

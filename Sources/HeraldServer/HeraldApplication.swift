@@ -9,6 +9,7 @@ public struct HeraldServerConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var settings: ServerSettings
+    public var intake: IntakeConfiguration
     public var dispatcher: DispatcherConfiguration
     public var edge: EdgeLimits
 
@@ -16,12 +17,14 @@ public struct HeraldServerConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 8080,
         settings: ServerSettings,
+        intake: IntakeConfiguration = .init(),
         dispatcher: DispatcherConfiguration = .init(),
         edge: EdgeLimits = .init()
     ) {
         self.host = host
         self.port = port
         self.settings = settings
+        self.intake = intake
         self.dispatcher = dispatcher
         self.edge = edge
     }
@@ -49,6 +52,7 @@ public func buildApplication(
         store: store,
         dispatcher: dispatcher,
         lease: configuration.dispatcher.lease,
+        configuration: configuration.intake,
         now: now,
         logger: logger.with(component: "intake")
     )

@@ -51,6 +51,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Open connections at most; past it new ones get 503 [HERALD_MAX_CONNECTIONS, default 4096].")
     var maxConnections: Int?
 
+    @Option(help: "Webhooks waiting for their commit at most; past it 503 overloaded [HERALD_MAX_PENDING_WEBHOOKS, default 4096].")
+    var maxPendingWebhooks: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
@@ -61,6 +64,7 @@ struct Serve: AsyncParsableCommand {
             acceptRawTokens: acceptRawTokens, jobTTL: jobTTL, replyTimeout: replyTimeout,
             maxConcurrentSends: maxConcurrentSends, logLevel: logLevel,
             idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
+            maxPendingWebhooks: maxPendingWebhooks,
             environment: env
         )
         var logger = Logger(label: "herald")
@@ -118,6 +122,7 @@ struct ServeSettings {
         host: String?, port: Int?, database: String?, publicURL: String?, acceptRawTokens: Bool?,
         jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
         idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
+        maxPendingWebhooks: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -147,6 +152,10 @@ struct ServeSettings {
         if let sends = try maxConcurrentSends ?? int("HERALD_MAX_CONCURRENT_SENDS") {
             dispatcher.maxConcurrentSends = sends
         }
+        var intake = IntakeConfiguration()
+        if let maxPending = try maxPendingWebhooks ?? int("HERALD_MAX_PENDING_WEBHOOKS") {
+            intake.maxPending = maxPending
+        }
         server = HeraldServerConfiguration(
             host: host,
             port: port,
@@ -157,6 +166,7 @@ struct ServeSettings {
                 localProvider: isLocal,
                 replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30)
             ),
+            intake: intake,
             dispatcher: dispatcher,
             edge: EdgeLimits(
                 idleTimeout: .seconds(try idleTimeout ?? int("HERALD_IDLE_TIMEOUT") ?? 30),
