@@ -147,6 +147,8 @@ let package = Package(
                 "HeraldServer", "HeraldTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // A second connection to the server's database file: to make the store fail or stall for real.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: testSwiftSettings
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldPush
+import HeraldStore
 import Hummingbird
 import NIOCore
 import NIOHTTP1
@@ -53,7 +54,11 @@ extension APIError {
         "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes"
     )
     static let shuttingDown = APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
-    static func storeUnavailable(_ message: String) -> APIError { APIError(.serviceUnavailable, "store_unavailable", message) }
+    /// The database failed (I/O, full disk, a lock held too long): nothing was done, and a retry
+    /// in a moment can succeed, so 503 with `Retry-After` rather than a 500.
+    static func storeUnavailable(_ message: String = "the database is unavailable; retry") -> APIError {
+        APIError(.serviceUnavailable, "store_unavailable", message, headers: [.retryAfter: "1"])
+    }
 
     /// A push its provider refuses. A platform without a provider is the request's fault (400),
     /// not the message's (422).
@@ -64,9 +69,27 @@ extension APIError {
         }
     }
 
-    /// A job ``OutboxIntake`` did not take: 503 either way, as a retry (elsewhere, when shutting down) can succeed.
+    /// The push target has had its share of pushes (``ServerSettings/targetPushesPerMinute``).
+    static func targetRateLimited(retryAfter wait: Duration) -> APIError {
+        APIError(
+            .tooManyRequests, "target_rate_limited", "too many pushes to this device; retry later",
+            headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"]
+        )
+    }
+
+    /// More work waits in memory than the server's caps allow (jobs for the writer, held requests).
+    static let overloaded = APIError(
+        .serviceUnavailable, "overloaded", "the server has too much work waiting; retry shortly", headers: [.retryAfter: "1"]
+    )
+
+    /// A job ``OutboxIntake`` did not take: 503 whatever the reason, as a retry (later, or
+    /// elsewhere when shutting down) can succeed.
     init(intakeFailure error: any Error) {
-        self = error is OutboxIntake.Unavailable ? .shuttingDown : .storeUnavailable("the event could not be stored; retry")
+        switch error {
+        case is OutboxIntake.Unavailable: self = .shuttingDown
+        case is OutboxIntake.Overloaded: self = .overloaded
+        default: self = .storeUnavailable("the event could not be stored; retry")
+        }
     }
 }
 
@@ -106,6 +129,9 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(.badRequest, "malformed_request", "the request is not valid HTTP/1.1: \(error)", headers: [.connection: "close"])
         } catch is RequestReadTimeout {
             throw APIError(.requestTimeout, "request_timeout", "the request was not received in time", headers: [.connection: "close"])
+        } catch let error as StoreError {
+            context.logger.error("store failure", metadata: ["error": "\(error)"])
+            throw APIError.storeUnavailable()
         } catch let error as HTTPError {
             throw APIError(error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
         } catch {

@@ -9,6 +9,7 @@ public struct HeraldServerConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var settings: ServerSettings
+    public var intake: IntakeConfiguration
     public var dispatcher: DispatcherConfiguration
     public var edge: EdgeLimits
 
@@ -16,12 +17,14 @@ public struct HeraldServerConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 8080,
         settings: ServerSettings,
+        intake: IntakeConfiguration = .init(),
         dispatcher: DispatcherConfiguration = .init(),
         edge: EdgeLimits = .init()
     ) {
         self.host = host
         self.port = port
         self.settings = settings
+        self.intake = intake
         self.dispatcher = dispatcher
         self.edge = edge
     }
@@ -49,11 +52,16 @@ public func buildApplication(
         store: store,
         dispatcher: dispatcher,
         lease: configuration.dispatcher.lease,
+        configuration: configuration.intake,
         now: now,
         logger: logger.with(component: "intake")
     )
 
     let relay = ReplyRelay(store: store, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
+
+    let targets = RateLimiter(
+        perMinute: configuration.settings.targetPushesPerMinute, burst: configuration.settings.targetPushBurst, now: now
+    )
 
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
@@ -65,6 +73,7 @@ public func buildApplication(
         metrics: metrics,
         settings: configuration.settings,
         relay: relay,
+        targetLimiter: targets,
         now: now
     )
     webhooks.register(on: api)
@@ -81,7 +90,10 @@ public func buildApplication(
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now
     ).register(on: api)
-    BackendRoutes(intake: intake, store: store, providers: providers, metrics: metrics, settings: configuration.settings, now: now).register(on: api)
+    BackendRoutes(
+        intake: intake, store: store, providers: providers, metrics: metrics, targets: targets,
+        settings: configuration.settings, now: now
+    ).register(on: api)
     OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
 
     var app = Application(

@@ -174,7 +174,10 @@ struct LnurlPayRoutes: Sendable {
         } catch let failure as LnurlFailure {
             return failure.response()
         } catch let error as APIError {
-            return LnurlFailure(error.status, error.message).response()
+            return LnurlFailure(error).response()
+        } catch let error as StoreError {
+            context.logger.error("store failure", metadata: ["error": "\(error)"])
+            return LnurlFailure(APIError.storeUnavailable()).response()
         } catch {
             context.logger.error("lnurl-pay step failed", metadata: ["error": "\(String(reflecting: error))"])
             return LnurlFailure(.internalServerError, "The Lightning-address service failed; try again").response()
@@ -183,18 +186,37 @@ struct LnurlPayRoutes: Sendable {
 }
 
 /// An LNURL failure: an HTTP status and `{"status":"ERROR","reason":…}`.
+///
+/// One that came from an ``APIError`` (store unavailable, overloaded, rate limited) also keeps
+/// its `error` code and headers (`Retry-After`): LNURL wallets read `status` and `reason` and
+/// ignore the rest, while a client of Herald's own API gets the code it knows.
 struct LnurlFailure: Error, Sendable {
     var status: HTTPResponse.Status
     var reason: String
+    var code: String?
+    var headers: HTTPFields = [:]
+
     init(_ status: HTTPResponse.Status, _ reason: String) {
         self.status = status
         self.reason = reason
     }
 
+    init(_ error: APIError) {
+        self.init(error.status, error.message)
+        code = error.code
+        headers = error.headers
+    }
+
+    struct Body: Encodable {
+        var status = LnurlStatus.error
+        var reason: String
+        var error: String?
+    }
+
     func response() -> Response {
-        let body = (try? WireJSON.encode(LnurlError(reason: reason))) ?? Data(#"{"status":"ERROR"}"#.utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body))
-        )
+        let body = (try? WireJSON.encode(Body(reason: reason, error: code))) ?? Data(#"{"status":"ERROR"}"#.utf8)
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

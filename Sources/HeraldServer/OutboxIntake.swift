@@ -5,6 +5,17 @@ import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 
+/// How intake groups jobs into commits, and how many may wait.
+public struct IntakeConfiguration: Sendable {
+    /// Jobs waiting for their commit at most. Past it ``OutboxIntake/submit(_:message:)`` refuses
+    /// (`503 overloaded`): a stalled store costs callers a retry, never unbounded memory.
+    public var maxPending: Int = 4_096
+    /// Jobs per transaction at most.
+    public var batchLimit: Int = 2_048
+
+    public init() {}
+}
+
 /// Group commit for webhooks: each request waits for its job to be durable, but many requests
 /// share one transaction, so the fsync cost is paid per batch and not per event.
 public final class OutboxIntake: Service, Sendable {
@@ -17,47 +28,63 @@ public final class OutboxIntake: Service, Sendable {
     let store: any OutboxStore
     let dispatcher: OutboxDispatcher
     let lease: Duration
-    let batchLimit: Int
+    let configuration: IntakeConfiguration
     let now: @Sendable () -> Date
     let logger: Logger
     private let buffer = SignalledBuffer<Pending>()
+    /// Submitted jobs not yet answered: buffered or in the commit under way.
+    private let pending = NIOLockedValueBox(0)
 
     public init(
         store: some OutboxStore,
         dispatcher: OutboxDispatcher,
         lease: Duration = .seconds(300),
-        batchLimit: Int = 2048,
+        configuration: IntakeConfiguration = .init(),
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger
     ) {
         self.store = store
         self.dispatcher = dispatcher
         self.lease = lease
-        self.batchLimit = batchLimit
+        self.configuration = configuration
         self.now = now
         self.logger = logger
     }
 
-    /// Why a job was not accepted.
+    /// Why a job was not accepted: the service is shutting down.
     public struct Unavailable: Error {}
+
+    /// Why a job was not accepted: ``IntakeConfiguration/maxPending`` jobs already wait for
+    /// their commit (the store is slow or stalled). Refusing keeps memory bounded; the caller retries.
+    public struct Overloaded: Error {}
 
     /// Returns once the job is committed (or its idempotency key matched an earlier job).
     ///
     /// `message` is the job's payload still decoded; passing it spares the dispatcher a decode.
     public func submit(_ job: NewJob, message: PushMessage? = nil) async throws -> EnqueueResult {
-        try await withCheckedThrowingContinuation { continuation in
+        let admitted = pending.withLockedValue { pending in
+            guard pending < configuration.maxPending else { return false }
+            pending += 1
+            return true
+        }
+        guard admitted else { throw Overloaded() }
+        return try await withCheckedThrowingContinuation { continuation in
             if !buffer.append(Pending(job: job, message: message, continuation: continuation)) {
+                leave(1)
                 continuation.resume(throwing: Unavailable())
             }
         }
     }
+
+    /// Jobs waiting for their commit now.
+    var pendingCount: Int { pending.withLockedValue { $0 } }
 
     /// Writes until graceful shutdown. The server is shut down before this service (it comes
     /// later in the service list), so every request it accepted has been committed by then.
     public func run() async throws {
         let buffer = self.buffer
         await withGracefulShutdownHandler {
-            await buffer.drain(limit: batchLimit) { batch in await self.commit(batch) }
+            await buffer.drain(limit: configuration.batchLimit) { batch in await self.commit(batch) }
         } onGracefulShutdown: {
             buffer.close()
         }
@@ -77,12 +104,19 @@ public final class OutboxIntake: Service, Sendable {
                 fresh.append(DispatchItem(job: OutboxJob(pending.job, createdAt: committedAt), message: pending.message))
             }
             dispatcher.accept(fresh)
+            // Room first: a caller answered now may submit again at once.
+            leave(batch.count)
             for (pending, result) in zip(batch, results) {
                 pending.continuation.resume(returning: result)
             }
         } catch {
             logger.error("could not commit webhooks", metadata: ["error": "\(error)", "count": "\(batch.count)"])
+            leave(batch.count)
             for pending in batch { pending.continuation.resume(throwing: error) }
         }
+    }
+
+    private func leave(_ count: Int) {
+        pending.withLockedValue { $0 -= count }
     }
 }

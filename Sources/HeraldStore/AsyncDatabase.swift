@@ -9,6 +9,8 @@ import GRDB
 /// a 2-core machine's cooperative pool, waiting for readers held by async reads whose
 /// continuations need one of those threads, hung the server for good. This type has no
 /// synchronous method and demands `Sendable` results, so that mistake no longer compiles.
+///
+/// Every SQLite failure leaves it as a ``StoreError``.
 struct AsyncDatabase: Sendable {
     private let writer: any DatabaseWriter
 
@@ -18,24 +20,32 @@ struct AsyncDatabase: Sendable {
 
     /// A read in a transaction of its own (a consistent snapshot).
     func read<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writer.read(value)
+        try await Self.mapped { try await writer.read(value) }
     }
 
     /// A read outside any transaction: for single statements where a snapshot buys nothing.
     func unsafeRead<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writer.unsafeRead(value)
+        try await Self.mapped { try await writer.unsafeRead(value) }
     }
 
     /// A write in a transaction, committed when `updates` returns.
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writer.write(updates)
+        try await Self.mapped { try await writer.write(updates) }
     }
 
     /// A write that manages its own transactions (or needs none, as a checkpoint).
     func writeWithoutTransaction<T: Sendable>(
         _ updates: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
-        try await writer.writeWithoutTransaction(updates)
+        try await Self.mapped { try await writer.writeWithoutTransaction(updates) }
+    }
+
+    private static func mapped<T>(_ access: () async throws -> T) async throws -> T {
+        do {
+            return try await access()
+        } catch let error as DatabaseError {
+            throw StoreError(error)
+        }
     }
 
     /// The file's path, for logs.

@@ -101,7 +101,7 @@ public final class SQLiteStore: Sendable {
                     walPages: result.walFrameCount, checkpointed: result.checkpointedFrameCount, busy: false
                 )
             }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+        } catch let error as StoreError where error.isBusy {
             return nil
         }
     }

@@ -50,6 +50,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Open connections at most; past it new ones get 503 [HERALD_MAX_CONNECTIONS, default 4096].")
     var maxConnections: Int?
 
+    @Option(help: "Webhooks waiting for their commit at most; past it 503 overloaded [HERALD_MAX_PENDING_WEBHOOKS, default 4096].")
+    var maxPendingWebhooks: Int?
+
+    @Option(help: "Pushes one device token may get per minute, sustained; past it 429 [HERALD_TARGET_PUSHES_PER_MINUTE, default 60].")
+    var targetPushesPerMinute: Int?
+
+    @Option(help: "Pushes one device token may get at once [HERALD_TARGET_PUSH_BURST, default 20].")
+    var targetPushBurst: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
@@ -60,6 +69,8 @@ struct Serve: AsyncParsableCommand {
             acceptRawTokens: acceptRawTokens, jobTTL: jobTTL, replyTimeout: replyTimeout,
             maxConcurrentSends: maxConcurrentSends, logLevel: logLevel,
             idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
+            maxPendingWebhooks: maxPendingWebhooks,
+            targetPushesPerMinute: targetPushesPerMinute, targetPushBurst: targetPushBurst,
             environment: env
         )
         var logger = Logger(label: "herald")
@@ -117,6 +128,8 @@ struct ServeSettings {
         host: String?, port: Int?, database: String?, publicURL: String?, acceptRawTokens: Bool?,
         jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
         idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
+        maxPendingWebhooks: Int? = nil,
+        targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -146,6 +159,10 @@ struct ServeSettings {
         if let sends = try maxConcurrentSends ?? int("HERALD_MAX_CONCURRENT_SENDS") {
             dispatcher.maxConcurrentSends = sends
         }
+        var intake = IntakeConfiguration()
+        if let maxPending = try maxPendingWebhooks ?? int("HERALD_MAX_PENDING_WEBHOOKS") {
+            intake.maxPending = maxPending
+        }
         server = HeraldServerConfiguration(
             host: host,
             port: port,
@@ -153,9 +170,12 @@ struct ServeSettings {
                 publicURL: publicURL,
                 acceptRawTokens: try acceptRawTokens ?? bool("HERALD_ACCEPT_RAW_TOKENS") ?? true,
                 jobTTL: .seconds(try jobTTL ?? int("HERALD_JOB_TTL") ?? 3600),
+                targetPushesPerMinute: try targetPushesPerMinute ?? int("HERALD_TARGET_PUSHES_PER_MINUTE") ?? 60,
+                targetPushBurst: try targetPushBurst ?? int("HERALD_TARGET_PUSH_BURST") ?? 20,
                 localProvider: isLocal,
                 replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30)
             ),
+            intake: intake,
             dispatcher: dispatcher,
             edge: EdgeLimits(
                 idleTimeout: .seconds(try idleTimeout ?? int("HERALD_IDLE_TIMEOUT") ?? 30),

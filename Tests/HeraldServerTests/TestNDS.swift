@@ -13,6 +13,7 @@ struct TestNDS {
     let folder: URL
     let store: SQLiteStore
     var settings: ServerSettings
+    var intake = IntakeConfiguration()
     var dispatcher: DispatcherConfiguration
     let logger: Logger
 
@@ -50,12 +51,18 @@ struct TestNDS {
         return PushRouter(ios: local, android: local)
     }
 
-    func app(providers: PushRouter? = nil, metrics: HeraldMetrics = HeraldMetrics()) -> some ApplicationProtocol {
+    func app(
+        providers: PushRouter? = nil, metrics: HeraldMetrics = HeraldMetrics(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) -> some ApplicationProtocol {
         buildApplication(
-            configuration: HeraldServerConfiguration(host: "127.0.0.1", port: 0, settings: settings, dispatcher: dispatcher),
+            configuration: HeraldServerConfiguration(
+                host: "127.0.0.1", port: 0, settings: settings, intake: intake, dispatcher: dispatcher
+            ),
             store: store,
             providers: providers ?? localRouter(),
             metrics: metrics,
+            now: now,
             logger: logger
         )
     }
