@@ -125,7 +125,7 @@ def main():
         peer_rate = re.search(r"rate=([\d.]+)", peer.stdout)
         print("1. raw APNs sends/s, same sink:")
         print("   Go apns2 (gorush's client): %s" % (peer.stdout.strip().splitlines()[-1] if peer.stdout.strip() else peer.stderr.strip()))
-        raw = subprocess.run([args.bench, "--raw-only", "--raw-sends", str(args.raw_sends), "--raw-concurrency", "1000"],
+        raw = subprocess.run([args.bench, "--raw-only", "--raw-sends", str(args.raw_sends), "--raw-concurrency", "200"],
                              env=env, capture_output=True, text=True)
         raw_line = next((l for l in raw.stdout.splitlines() if l.startswith("1. raw")), raw.stdout + raw.stderr)
         raw_rate = re.search(r"= (\d+) sends/s", raw_line)
