@@ -69,6 +69,14 @@ extension APIError {
         }
     }
 
+    /// The push target has had its share of pushes (``ServerSettings/targetPushesPerMinute``).
+    static func targetRateLimited(retryAfter wait: Duration) -> APIError {
+        APIError(
+            .tooManyRequests, "target_rate_limited", "too many pushes to this device; retry later",
+            headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"]
+        )
+    }
+
     /// More work waits in memory than the server's caps allow (jobs for the writer, held requests).
     static let overloaded = APIError(
         .serviceUnavailable, "overloaded", "the server has too much work waiting; retry shortly", headers: [.retryAfter: "1"]

@@ -11,6 +11,8 @@ struct BackendFanOut: Sendable {
     let sessions: any SessionStore
     let providers: PushRouter
     let metrics: HeraldMetrics
+    /// Pushes per device token, shared with the webhook.
+    let targetLimiter: RateLimiter
     let jobTTL: Duration
     let now: @Sendable () -> Date
 
@@ -53,6 +55,11 @@ struct BackendFanOut: Sendable {
                     expiresAt: expiresAt
                 )
             )
+        }
+        if let wait = targetLimiter.acquire(jobs.map { WebhookRoutes.rateKey(PushTarget(platform: $0.platform, token: $0.token)) }) {
+            // All sessions or none: a partial fan-out would make the backend's retry push some twice.
+            metrics.rateLimited()
+            throw APIError.targetRateLimited(retryAfter: wait)
         }
         let results = try await submit(jobs)
         let fresh = results.filter { !$0.duplicate }.count

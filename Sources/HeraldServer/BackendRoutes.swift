@@ -16,6 +16,7 @@ struct BackendRoutes: Sendable {
         store: some APIKeyStore & SessionStore,
         providers: PushRouter,
         metrics: HeraldMetrics,
+        targets: RateLimiter,
         settings: ServerSettings,
         now: @escaping @Sendable () -> Date
     ) {
@@ -23,7 +24,8 @@ struct BackendRoutes: Sendable {
         sessions = SessionRoutes(sessions: store, providers: providers, now: now)
         events = BackendEventRoutes(
             fanOut: BackendFanOut(
-                intake: intake, sessions: store, providers: providers, metrics: metrics, jobTTL: settings.jobTTL, now: now
+                intake: intake, sessions: store, providers: providers, metrics: metrics, targetLimiter: targets,
+                jobTTL: settings.jobTTL, now: now
             ),
             sessions: store,
             now: now

@@ -59,6 +59,10 @@ public func buildApplication(
 
     let relay = ReplyRelay(store: store, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
 
+    let targets = RateLimiter(
+        perMinute: configuration.settings.targetPushesPerMinute, burst: configuration.settings.targetPushBurst, now: now
+    )
+
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
     let api = router.group("api/v1")
@@ -69,6 +73,7 @@ public func buildApplication(
         metrics: metrics,
         settings: configuration.settings,
         relay: relay,
+        targetLimiter: targets,
         now: now
     )
     webhooks.register(on: api)
@@ -85,7 +90,10 @@ public func buildApplication(
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now
     ).register(on: api)
-    BackendRoutes(intake: intake, store: store, providers: providers, metrics: metrics, settings: configuration.settings, now: now).register(on: api)
+    BackendRoutes(
+        intake: intake, store: store, providers: providers, metrics: metrics, targets: targets,
+        settings: configuration.settings, now: now
+    ).register(on: api)
     OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
 
     var app = Application(

@@ -80,6 +80,18 @@ public struct HeraldMetrics: Sendable {
         }.increment()
     }
 
+    /// A push refused because its target had its share (`429 target_rate_limited`).
+    public func rateLimited() {
+        counters.counter(for: ["target_rate_limited"]) { _ in
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "herald", metricName: "target_rate_limited", unitName: "total",
+                    helpText: "Pushes refused because their device token had its share"
+                )
+            )
+        }.increment()
+    }
+
     /// The exposition text.
     public func render() -> String { registry.emitToString() }
 }

@@ -16,6 +16,8 @@ extension WebhookRoutes {
     /// Pushes `webhook` with a fresh `reply_url` added to its data and waits for the device.
     func ask(_ webhook: WebhookRequest, target: PushTarget, appData: String?) async throws -> Asked {
         var webhook = webhook
+        // Before the reply is opened: a refused request leaves nothing to clean up.
+        try checkRate(for: [target])
         let reply: ReplyRelay.Handle
         do {
             reply = try await relay.open(kind: webhook.notificationType)

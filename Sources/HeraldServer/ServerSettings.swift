@@ -11,6 +11,11 @@ public struct ServerSettings: Sendable {
     public var jobTTL: Duration
     /// Device registrations allowed per client address per minute.
     public var registrationsPerMinute: Int
+    /// Pushes allowed to one device token per minute, sustained (webhooks, relayed requests,
+    /// backend events alike): a caller cannot spam a phone, whoever it is.
+    public var targetPushesPerMinute: Int
+    /// Pushes one device token may get at once after a quiet spell.
+    public var targetPushBurst: Int
     /// Whether the local development provider is in use (enables the device push feed).
     public var localProvider: Bool
     /// How long a caller's request is held for the device's answer on its reply URL.
@@ -27,6 +32,8 @@ public struct ServerSettings: Sendable {
         acceptRawTokens: Bool = true,
         jobTTL: Duration = .seconds(3600),
         registrationsPerMinute: Int = 30,
+        targetPushesPerMinute: Int = 60,
+        targetPushBurst: Int = 20,
         localProvider: Bool = false,
         replyTimeout: Duration = .seconds(30),
         replyBodyLimit: Int = 64 * 1024,
@@ -37,6 +44,8 @@ public struct ServerSettings: Sendable {
         self.acceptRawTokens = acceptRawTokens
         self.jobTTL = jobTTL
         self.registrationsPerMinute = registrationsPerMinute
+        self.targetPushesPerMinute = targetPushesPerMinute
+        self.targetPushBurst = targetPushBurst
         self.localProvider = localProvider
         self.replyTimeout = replyTimeout
         self.replyBodyLimit = replyBodyLimit

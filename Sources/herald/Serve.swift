@@ -54,6 +54,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Webhooks waiting for their commit at most; past it 503 overloaded [HERALD_MAX_PENDING_WEBHOOKS, default 4096].")
     var maxPendingWebhooks: Int?
 
+    @Option(help: "Pushes one device token may get per minute, sustained; past it 429 [HERALD_TARGET_PUSHES_PER_MINUTE, default 60].")
+    var targetPushesPerMinute: Int?
+
+    @Option(help: "Pushes one device token may get at once [HERALD_TARGET_PUSH_BURST, default 20].")
+    var targetPushBurst: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
@@ -65,6 +71,7 @@ struct Serve: AsyncParsableCommand {
             maxConcurrentSends: maxConcurrentSends, logLevel: logLevel,
             idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
             maxPendingWebhooks: maxPendingWebhooks,
+            targetPushesPerMinute: targetPushesPerMinute, targetPushBurst: targetPushBurst,
             environment: env
         )
         var logger = Logger(label: "herald")
@@ -123,6 +130,7 @@ struct ServeSettings {
         jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
         idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
         maxPendingWebhooks: Int? = nil,
+        targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -163,6 +171,8 @@ struct ServeSettings {
                 publicURL: publicURL,
                 acceptRawTokens: try acceptRawTokens ?? bool("HERALD_ACCEPT_RAW_TOKENS") ?? true,
                 jobTTL: .seconds(try jobTTL ?? int("HERALD_JOB_TTL") ?? 3600),
+                targetPushesPerMinute: try targetPushesPerMinute ?? int("HERALD_TARGET_PUSHES_PER_MINUTE") ?? 60,
+                targetPushBurst: try targetPushBurst ?? int("HERALD_TARGET_PUSH_BURST") ?? 20,
                 localProvider: isLocal,
                 replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30)
             ),

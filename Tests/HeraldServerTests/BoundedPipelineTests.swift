@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldStore
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -19,6 +20,7 @@ struct BoundedPipelineTests {
         static func take(on path: String) async throws -> WriteLock {
             var configuration = Configuration()
             configuration.allowsUnsafeTransactions = true  // the transaction outlives one access
+            configuration.busyMode = .timeout(10)  // the server may be writing as the lock is taken
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try await queue.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
             return WriteLock(queue: queue)
@@ -70,6 +72,45 @@ struct BoundedPipelineTests {
                 #expect(try await nds.store.localPushes(platform: .ios, token: "cap-\(n)", after: 0, limit: 10).isEmpty)
             }
             #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 4, dead: 0))
+        }
+    }
+
+    @Test("a device token takes a burst of 20 pushes, then 429 target_rate_limited until its allowance refills; other tokens pass")
+    func targetRateLimit() async throws {
+        let nds = try TestNDS()
+        #expect(nds.settings.targetPushesPerMinute == 60 && nds.settings.targetPushBurst == 20)
+        let clock = TestClock()
+        try await nds.app(now: clock.function).test(.router) { client in
+            for n in 0..<20 {
+                let accepted = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s\(n)"))
+                #expect(accepted.status == .ok, "push \(n + 1)")
+            }
+            let limited = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s20"))
+            #expect(limited.status == .tooManyRequests)
+            #expect(limited.json["error"] as? String == "target_rate_limited")
+            #expect(limited.headers[.retryAfter] == "1")  // one push a second refills
+            // A relayed request is refused the same way, before any reply URL is opened.
+            let relayed = try await client.post(
+                "/api/v1/notify?platform=ios&token=spammed",
+                json: #"{"event":"invoice.request","data":{"offer":"lno1","invoiceRequest":"lnr1"}}"#
+            )
+            #expect(relayed.status == .tooManyRequests)
+            #expect(relayed.json["error"] as? String == "target_rate_limited")
+            #expect(try await nds.store.replyCounts().total == 0)
+
+            let other = try await client.post("/api/v1/notify?platform=ios&token=quiet", json: Self.swap("q"))
+            #expect(other.status == .ok)
+
+            clock.advance(by: .seconds(1))
+            let refilled = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s21"))
+            #expect(refilled.status == .ok)
+            let again = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s22"))
+            #expect(again.status == .tooManyRequests)
+
+            // Only what was accepted was stored and pushed.
+            #expect(try await nds.eventually { try await nds.store.counts().delivered == 22 })
+            #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 22, dead: 0))
+            #expect(try await nds.store.localPushes(platform: .ios, token: "spammed", after: 0, limit: 100).count == 21)
         }
     }
 }

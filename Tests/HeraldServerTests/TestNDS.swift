@@ -51,7 +51,10 @@ struct TestNDS {
         return PushRouter(ios: local, android: local)
     }
 
-    func app(providers: PushRouter? = nil, metrics: HeraldMetrics = HeraldMetrics()) -> some ApplicationProtocol {
+    func app(
+        providers: PushRouter? = nil, metrics: HeraldMetrics = HeraldMetrics(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) -> some ApplicationProtocol {
         buildApplication(
             configuration: HeraldServerConfiguration(
                 host: "127.0.0.1", port: 0, settings: settings, intake: intake, dispatcher: dispatcher
@@ -59,6 +62,7 @@ struct TestNDS {
             store: store,
             providers: providers ?? localRouter(),
             metrics: metrics,
+            now: now,
             logger: logger
         )
     }

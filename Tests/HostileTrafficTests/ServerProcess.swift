@@ -58,6 +58,9 @@ final class ServerProcess: @unchecked Sendable {
             [
                 "serve", "--host", "127.0.0.1", "--port", "\(port)",
                 "--database", folder.appendingPathComponent("herald.sqlite").path, "--log-level", "warning",
+                // These attacks push one or two phones far past the per-target limit on purpose:
+                // lift it, so they exercise the pipeline rather than the 429 path.
+                "--target-pushes-per-minute", "100000000", "--target-push-burst", "100000000",
             ] + extraArguments
         process.standardOutput = log
         process.standardError = log
