@@ -31,6 +31,9 @@ public struct DispatcherConfiguration: Sendable {
     public var housekeepingInterval: Duration = .seconds(5)
     /// Free every lease at start: right for the single-process SQLite store.
     public var releaseLeasesAtStart = true
+    /// Tokens found dead remembered in memory at most. A full set is emptied: it only spares
+    /// sends of jobs already in memory, and the store marks every dead token for good.
+    public var deadTokenMemory: Int = 10_000
 
     public init() {}
 }
@@ -186,7 +189,10 @@ public final class OutboxDispatcher: Service, Sendable {
             if verbose { logger.debug("push delivered") }
             return .delivered
         case .tokenDead:
-            deadTokens.withLockedValue { _ = $0.insert(Self.key(target)) }
+            deadTokens.withLockedValue { tokens in
+                if tokens.count >= configuration.deadTokenMemory { tokens.removeAll() }
+                tokens.insert(Self.key(target))
+            }
             metrics.deadLettered(reason: "token_dead")
             logger.info("push token is dead", metadata: ["reason": "\(outcome.reason ?? "-")"])
             return .tokenDead(reason: "token_unregistered: \(outcome.reason ?? "unregistered")")

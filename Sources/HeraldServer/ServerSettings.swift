@@ -20,6 +20,9 @@ public struct ServerSettings: Sendable {
     public var localProvider: Bool
     /// How long a caller's request is held for the device's answer on its reply URL.
     public var replyTimeout: Duration
+    /// Requests held for a device's answer at once, at most; past it a request that would be
+    /// held gets `503 overloaded`. Each holds a connection and a waiter until its answer or timeout.
+    public var maxHeldReplies: Int
     /// The largest answer a device may POST to a reply URL.
     public var replyBodyLimit: Int
     /// How often held requests look in the store for answers that reached another process.
@@ -36,6 +39,7 @@ public struct ServerSettings: Sendable {
         targetPushBurst: Int = 20,
         localProvider: Bool = false,
         replyTimeout: Duration = .seconds(30),
+        maxHeldReplies: Int = 1_024,
         replyBodyLimit: Int = 64 * 1024,
         replyPollInterval: Duration = .milliseconds(100),
         replyTombstone: Duration = .seconds(600)
@@ -48,6 +52,7 @@ public struct ServerSettings: Sendable {
         self.targetPushBurst = targetPushBurst
         self.localProvider = localProvider
         self.replyTimeout = replyTimeout
+        self.maxHeldReplies = maxHeldReplies
         self.replyBodyLimit = replyBodyLimit
         self.replyPollInterval = replyPollInterval
         self.replyTombstone = replyTombstone

@@ -60,6 +60,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Pushes one device token may get at once [HERALD_TARGET_PUSH_BURST, default 20].")
     var targetPushBurst: Int?
 
+    @Option(help: "Requests held for a device's answer at once; past it 503 overloaded [HERALD_MAX_HELD_REPLIES, default 1024].")
+    var maxHeldReplies: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
@@ -72,6 +75,7 @@ struct Serve: AsyncParsableCommand {
             idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
             maxPendingWebhooks: maxPendingWebhooks,
             targetPushesPerMinute: targetPushesPerMinute, targetPushBurst: targetPushBurst,
+            maxHeldReplies: maxHeldReplies,
             environment: env
         )
         var logger = Logger(label: "herald")
@@ -130,7 +134,7 @@ struct ServeSettings {
         jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
         idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
         maxPendingWebhooks: Int? = nil,
-        targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil,
+        targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil, maxHeldReplies: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -174,7 +178,8 @@ struct ServeSettings {
                 targetPushesPerMinute: try targetPushesPerMinute ?? int("HERALD_TARGET_PUSHES_PER_MINUTE") ?? 60,
                 targetPushBurst: try targetPushBurst ?? int("HERALD_TARGET_PUSH_BURST") ?? 20,
                 localProvider: isLocal,
-                replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30)
+                replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30),
+                maxHeldReplies: try maxHeldReplies ?? int("HERALD_MAX_HELD_REPLIES") ?? 1_024
             ),
             intake: intake,
             dispatcher: dispatcher,
