@@ -9,8 +9,10 @@ import ServiceLifecycle
 /// to its reply URL.
 ///
 /// Each reply id has one waiter in the process that holds the request. An answer that reaches
-/// this process completes the waiter at once; one that reaches another process on the same
-/// database is found by polling the store. `run()` polls and sweeps expired reply URLs.
+/// this process completes the waiter as soon as it is committed, with no store round trip; one
+/// that reaches another process on the same database is found by a slow poll of the store
+/// (``ServerSettings/replyPollInterval``, 1 s), the only way to hear of it without a
+/// notification channel between processes. `run()` polls and sweeps expired reply URLs.
 public final class ReplyRelay: Service, Sendable {
     /// A reply URL handed out and its id.
     public struct Handle: Sendable, Hashable {
@@ -106,7 +108,8 @@ public final class ReplyRelay: Service, Sendable {
         _ = try? await store.expireReply(id: handle.id, now: now())
     }
 
-    /// A device's answer (`POST /api/v1/reply/{id}`).
+    /// A device's answer (`POST /api/v1/reply/{id}`): once committed, handed straight to the
+    /// request this process holds for it, if any.
     func deliver(id: String, answer: ReplyAnswer) async throws -> ReplyAnswerOutcome {
         let outcome = try await store.answerReply(id: id, answer: answer, now: now())
         if outcome == .accepted { waiters.resolve(id, with: answer) }
