@@ -63,6 +63,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Requests held for a device's answer at once; past it 503 overloaded [HERALD_MAX_HELD_REPLIES, default 1024].")
     var maxHeldReplies: Int?
 
+    @Option(help: "Jobs the dispatcher holds in memory at most; the rest wait in the database [HERALD_MAX_JOBS_IN_MEMORY, default 4 x max concurrent sends].")
+    var maxJobsInMemory: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
@@ -75,7 +78,7 @@ struct Serve: AsyncParsableCommand {
             idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
             maxPendingWebhooks: maxPendingWebhooks,
             targetPushesPerMinute: targetPushesPerMinute, targetPushBurst: targetPushBurst,
-            maxHeldReplies: maxHeldReplies,
+            maxHeldReplies: maxHeldReplies, maxJobsInMemory: maxJobsInMemory,
             environment: env
         )
         var logger = Logger(label: "herald")
@@ -135,6 +138,7 @@ struct ServeSettings {
         idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
         maxPendingWebhooks: Int? = nil,
         targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil, maxHeldReplies: Int? = nil,
+        maxJobsInMemory: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -164,6 +168,7 @@ struct ServeSettings {
         if let sends = try maxConcurrentSends ?? int("HERALD_MAX_CONCURRENT_SENDS") {
             dispatcher.maxConcurrentSends = sends
         }
+        dispatcher.maxJobsInMemory = try maxJobsInMemory ?? int("HERALD_MAX_JOBS_IN_MEMORY")
         var intake = IntakeConfiguration()
         if let maxPending = try maxPendingWebhooks ?? int("HERALD_MAX_PENDING_WEBHOOKS") {
             intake.maxPending = maxPending
