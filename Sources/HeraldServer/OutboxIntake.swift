@@ -76,9 +76,6 @@ public final class OutboxIntake: Service, Sendable {
         }
     }
 
-    /// Jobs waiting for their commit now.
-    var pendingCount: Int { pending.withLockedValue { $0 } }
-
     /// Writes until graceful shutdown. The server is shut down before this service (it comes
     /// later in the service list), so every request it accepted has been committed by then.
     public func run() async throws {
