@@ -19,6 +19,18 @@ public struct HeraldMetrics: Sendable {
                 helpText: "Send attempts that will be retried"
             )
         )
+        jobsInMemory = registry.makeGauge(
+            descriptor: .init(
+                namespace: "herald", metricName: "outbox_in_memory", unitName: "",
+                helpText: "Jobs the dispatcher holds in memory (to send, sending, outcome to write)"
+            )
+        )
+        jobsInMemoryPeak = registry.makeGauge(
+            descriptor: .init(
+                namespace: "herald", metricName: "outbox_in_memory_peak", unitName: "",
+                helpText: "The most jobs the dispatcher has held in memory at once since start"
+            )
+        )
         sendLatency = registry.makeDurationHistogram(
             descriptor: .init(
                 namespace: "herald", metricName: "push_send_duration", unitName: "seconds",
@@ -34,6 +46,8 @@ public struct HeraldMetrics: Sendable {
     }
 
     public let queueDepth: Gauge
+    public let jobsInMemory: Gauge
+    public let jobsInMemoryPeak: Gauge
     public let retries: Counter
     public let sendLatency: DurationHistogram
     private let counters = LabelledCounters()

@@ -10,8 +10,13 @@ import ServiceLifecycle
 public struct DispatcherConfiguration: Sendable {
     /// Sends in flight at once, across providers. HTTP/2 multiplexes them over few connections.
     public var maxConcurrentSends: Int = 256
-    /// How often due retries and recovered jobs are looked for.
-    public var pollInterval: Duration = .milliseconds(500)
+    /// Jobs held in memory at most (to send, sending, outcome to write); nil for four times
+    /// ``maxConcurrentSends``. The rest wait in the store, which costs disk, not memory.
+    public var maxJobsInMemory: Int?
+    /// How often the store is read for due jobs nobody signalled: leases of other processes
+    /// that ran out. Due retries and jobs intake left in the store wake the dispatcher
+    /// themselves, so this is a slow fallback, not the hot path.
+    public var safetyPollInterval: Duration = .seconds(5)
     /// How long a claimed job stays leased before another claim may take it.
     public var lease: Duration = .seconds(300)
     /// Attempts before a job is dead-lettered even within its TTL.
@@ -31,15 +36,23 @@ public struct DispatcherConfiguration: Sendable {
     public var housekeepingInterval: Duration = .seconds(5)
     /// Free every lease at start: right for the single-process SQLite store.
     public var releaseLeasesAtStart = true
+    /// Tokens found dead remembered in memory at most. A full set is emptied: it only spares
+    /// sends of jobs already in memory, and the store marks every dead token for good.
+    public var deadTokenMemory: Int = 10_000
 
     public init() {}
+
+    /// ``maxJobsInMemory``, or its default.
+    public var jobsInMemoryBound: Int { maxJobsInMemory ?? 4 * maxConcurrentSends }
 }
 
 /// Drains the outbox: sends each job through its platform's provider, with bounded
-/// concurrency, and records what happened.
+/// concurrency and bounded memory, and records what happened.
 ///
-/// Jobs arrive two ways: straight from intake after their commit (no polling delay), and from
-/// a poll of the store for due retries and jobs left by a previous run.
+/// Jobs arrive two ways: straight from intake after their commit, as many as fit in memory
+/// (``DispatcherMemory``), and by claims from the store: when room frees while jobs wait there,
+/// when the earliest retry falls due (the claim loop sleeps until then or until signalled), and
+/// on a slow safety poll for leases other processes let run out. No fixed-interval polling.
 public final class OutboxDispatcher: Service, Sendable {
     typealias Store = OutboxStore & TokenStore
 
@@ -52,6 +65,7 @@ public final class OutboxDispatcher: Service, Sendable {
 
     private let incoming = SignalledBuffer<DispatchItem>()
     private let completions = SignalledBuffer<JobCompletion>()
+    let memory: DispatcherMemory
     /// Tokens found dead during this run: jobs already in memory for them are not sent.
     private let deadTokens = NIOLockedValueBox(Set<String>())
     private let random = NIOLockedValueBox(SystemRandomNumberGenerator())
@@ -70,14 +84,37 @@ public final class OutboxDispatcher: Service, Sendable {
         self.configuration = configuration
         self.now = now
         self.logger = logger
+        memory = DispatcherMemory(
+            bound: configuration.jobsInMemoryBound, maxConcurrentSends: configuration.maxConcurrentSends, metrics: metrics
+        )
+    }
+
+    /// Room for up to `count` of intake's jobs, to commit leased and hand over with
+    /// ``accept(_:)``; intake commits the rest unleased and calls ``deferred()``. Room not used
+    /// goes back with ``unreserve(_:)``.
+    func reserve(upTo count: Int) -> Int {
+        memory.reserveForIntake(upTo: count)
+    }
+
+    func unreserve(_ count: Int) {
+        memory.forget(count)
+    }
+
+    /// Intake left due jobs in the store: claim them as room frees.
+    func deferred() {
+        memory.noteBacklog()
     }
 
     /// Hands committed jobs over for sending, with their messages still decoded to spare a JSON
-    /// decode per send. Returns false once the dispatcher is shutting down; the jobs stay in the
-    /// store and the next run sends them.
+    /// decode per send. Returns false once the dispatcher is shutting down, their room given
+    /// back: the caller releases their leases.
     @discardableResult
     func accept(_ items: [DispatchItem]) -> Bool {
-        incoming.append(contentsOf: items)
+        guard incoming.append(contentsOf: items) else {
+            memory.forget(items.count)
+            return false
+        }
+        return true
     }
 
     public func run() async throws {
@@ -91,7 +128,7 @@ public final class OutboxDispatcher: Service, Sendable {
                 await withTaskGroup(of: Void.self) { senders in
                     senders.addTask { await dispatcher.sendLoop() }
                     senders.addTask {
-                        await cancelWhenGracefulShutdown { await dispatcher.pollLoop() }
+                        await cancelWhenGracefulShutdown { await dispatcher.claimLoop() }
                         // Intake has stopped before us (the server shuts down first):
                         // nothing new arrives, so the send loop may finish.
                         dispatcher.incoming.close()
@@ -119,6 +156,7 @@ public final class OutboxDispatcher: Service, Sendable {
                     do { try await store.release(jobIDs: ids) } catch {
                         logger.error("could not release jobs at shutdown", metadata: ["error": "\(error)"])
                     }
+                    memory.forget(batch.count)
                     return
                 }
                 for item in batch {
@@ -135,7 +173,7 @@ public final class OutboxDispatcher: Service, Sendable {
     }
 
     private var isShuttingDown: Bool {
-        // The poll loop closes `incoming` only on graceful shutdown; after that the drain hands
+        // The claim loop closes `incoming` only on graceful shutdown; after that the drain hands
         // over what was buffered, which we release instead of sending.
         incomingClosed.withLockedValue { $0 }
     }
@@ -143,6 +181,21 @@ public final class OutboxDispatcher: Service, Sendable {
     private let incomingClosed = NIOLockedValueBox(false)
 
     func process(_ item: DispatchItem) async {
+        // A lease that has run out lets a claim take the job again: sent now, it could go out
+        // twice. Within the last tenth of the lease (a send's own time) it is given back instead.
+        let current = now()
+        if current >= item.leaseUntil.addingTimeInterval(-configuration.lease.timeInterval / 10) {
+            if current < item.leaseUntil {
+                // Still ours: free it for the next claim. Past the lease, someone else may hold it now.
+                do { try await store.release(jobIDs: [item.job.id]) } catch {
+                    logger.error("could not give back a job near its lease's end", metadata: ["error": "\(error)"])
+                }
+            }
+            logger.notice("job held past its lease is left to a later claim", metadata: ["job-id": "\(item.job.id)"])
+            memory.forget(1)
+            memory.noteBacklog()
+            return
+        }
         let resolution = await resolve(item.job, message: item.message)
         completions.append(JobCompletion(job: item.job, resolution: resolution))
     }
@@ -186,7 +239,10 @@ public final class OutboxDispatcher: Service, Sendable {
             if verbose { logger.debug("push delivered") }
             return .delivered
         case .tokenDead:
-            deadTokens.withLockedValue { _ = $0.insert(Self.key(target)) }
+            deadTokens.withLockedValue { tokens in
+                if tokens.count >= configuration.deadTokenMemory { tokens.removeAll() }
+                tokens.insert(Self.key(target))
+            }
             metrics.deadLettered(reason: "token_dead")
             logger.info("push token is dead", metadata: ["reason": "\(outcome.reason ?? "-")"])
             return .tokenDead(reason: "token_unregistered: \(outcome.reason ?? "unregistered")")
@@ -228,6 +284,10 @@ public final class OutboxDispatcher: Service, Sendable {
             while true {
                 do {
                     try await store.complete(batch, now: now())
+                    // Written: the claim loop learns of the earliest retry (and sleeps until then),
+                    // and the jobs leave memory.
+                    memory.noteDue(at: batch.lazy.compactMap(\.retryAt).min())
+                    memory.forget(batch.count)
                     if batch.count < configuration.completionBatch && configuration.completionLinger > .zero {
                         try? await Task.sleep(for: configuration.completionLinger)
                     }
@@ -235,39 +295,71 @@ public final class OutboxDispatcher: Service, Sendable {
                 } catch {
                     attempt += 1
                     logger.error("could not record send outcomes", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
-                    if attempt >= 20 { return }
+                    if attempt >= 20 {
+                        // Given up: the jobs stay leased in the store, and are sent again once
+                        // their leases run out (the safety poll finds them).
+                        memory.forget(batch.count)
+                        return
+                    }
                     try? await Task.sleep(for: .milliseconds(100 * attempt))
                 }
             }
         }
     }
 
-    // MARK: Polling and housekeeping
+    // MARK: Claiming and housekeeping
 
-    private func pollLoop() async {
+    /// Claims jobs from the store while it holds due ones and memory has room; otherwise sleeps
+    /// until the next job falls due, the safety poll, or a signal (room freed, jobs deferred, a
+    /// retry recorded).
+    private func claimLoop() async {
+        var safetyPollAt = ContinuousClock.now + configuration.safetyPollInterval
         while !Task.isCancelled {
-            // Only claim when the in-memory queue is short, so claimed jobs are sent well
-            // within their lease.
-            if incoming.count < configuration.maxConcurrentSends {
+            if ContinuousClock.now >= safetyPollAt {
+                safetyPollAt = .now + configuration.safetyPollInterval
                 do {
-                    let due = try await store.claimDue(
-                        now: now(),
-                        leaseUntil: now().addingTimeInterval(configuration.lease.timeInterval),
-                        limit: configuration.maxConcurrentSends
-                    )
-                    if !due.isEmpty {
-                        logger.debug("claimed due jobs", metadata: ["count": "\(due.count)"])
-                        incoming.append(contentsOf: due.map { DispatchItem(job: $0, message: nil) })
-                        if due.count == configuration.maxConcurrentSends { continue }
-                    }
+                    memory.noteDue(at: try await store.nextDueAt(now: now()))
                 } catch is CancellationError {
-                    break  // Graceful shutdown cancelled the claim: nothing was leased.
+                    break
                 } catch {
-                    logger.error("could not claim due jobs", metadata: ["error": "\(error)"])
+                    logger.error("could not read the next due job", metadata: ["error": "\(error)"])
                 }
             }
-            try? await Task.sleep(for: configuration.pollInterval)
+            memory.takeDue(now: now())
+            let (room, version) = memory.reserveForClaim()
+            if room > 0 {
+                var unused = room
+                do {
+                    let current = now()
+                    let leaseUntil = current.addingTimeInterval(configuration.lease.timeInterval)
+                    let due = try await store.claimDue(now: current, leaseUntil: leaseUntil, limit: room)
+                    unused = 0
+                    memory.forget(room - due.count)
+                    if !due.isEmpty {
+                        logger.debug("claimed due jobs", metadata: ["count": "\(due.count)"])
+                        incoming.append(contentsOf: due.map { DispatchItem(job: $0, message: nil, leaseUntil: leaseUntil) })
+                    }
+                    if due.count == room { continue }  // more may be due: claim again once room frees
+                    memory.drained(since: version)
+                    memory.noteDue(at: try await store.nextDueAt(now: now()))
+                } catch is CancellationError {
+                    memory.forget(unused)
+                    break  // Graceful shutdown cancelled the claim: nothing was leased.
+                } catch {
+                    memory.forget(unused)
+                    logger.error("could not claim due jobs", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(1))
+                    continue
+                }
+            }
+            var timeout = safetyPollAt - .now
+            if let due = memory.nextDue {
+                timeout = min(timeout, .seconds(max(0, due.timeIntervalSince(now()))))
+            }
+            // A floor, so a clock that stands still (a test's) or rounding never spins the loop.
+            await memory.wake.wait(upTo: max(timeout, .milliseconds(5)))
         }
+        memory.close()
         incomingClosed.withLockedValue { $0 = true }
     }
 
@@ -290,8 +382,18 @@ public final class OutboxDispatcher: Service, Sendable {
     }
 }
 
-/// A job on its way to a provider, with its message when intake still has it decoded.
+/// A job on its way to a provider, with its message when intake still has it decoded, and
+/// the end of its lease: it is never sent after that.
 struct DispatchItem: Sendable {
     var job: OutboxJob
     var message: PushMessage?
+    var leaseUntil: Date
+}
+
+extension JobCompletion {
+    /// When the job is to be tried again, if it is.
+    var retryAt: Date? {
+        if case .retry(let at, _) = resolution { return at }
+        return nil
+    }
 }

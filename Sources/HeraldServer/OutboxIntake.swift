@@ -76,9 +76,6 @@ public final class OutboxIntake: Service, Sendable {
         }
     }
 
-    /// Jobs waiting for their commit now.
-    var pendingCount: Int { pending.withLockedValue { $0 } }
-
     /// Writes until graceful shutdown. The server is shut down before this service (it comes
     /// later in the service list), so every request it accepted has been committed by then.
     public func run() async throws {
@@ -92,24 +89,36 @@ public final class OutboxIntake: Service, Sendable {
 
     private func commit(_ batch: [Pending]) async {
         let committedAt = now()
+        let leaseUntil = committedAt.addingTimeInterval(lease.timeInterval)
+        // As many as the dispatcher has room for are committed leased and handed over; the rest
+        // are committed unleased, for it to claim from the store when room frees.
+        let room = dispatcher.reserve(upTo: batch.count)
         do {
-            let results = try await store.enqueue(
-                batch.map(\.job),
-                now: committedAt,
-                leaseUntil: committedAt.addingTimeInterval(lease.timeInterval)
-            )
+            let results = try await store.enqueue(batch.map(\.job), now: committedAt, leaseUntil: leaseUntil, leasing: room)
             var fresh: [DispatchItem] = []
-            fresh.reserveCapacity(batch.count)
-            for (pending, result) in zip(batch, results) where !result.duplicate {
-                fresh.append(DispatchItem(job: OutboxJob(pending.job, createdAt: committedAt), message: pending.message))
+            fresh.reserveCapacity(room)
+            var deferred = false
+            for (index, (pending, result)) in zip(batch, results).enumerated() where !result.duplicate {
+                if index < room {
+                    let job = OutboxJob(pending.job, createdAt: committedAt)
+                    fresh.append(DispatchItem(job: job, message: pending.message, leaseUntil: leaseUntil))
+                } else {
+                    deferred = true
+                }
             }
-            dispatcher.accept(fresh)
+            dispatcher.unreserve(room - fresh.count)
+            if !dispatcher.accept(fresh) {
+                // Shutting down: leave them to the next claim (or the next run).
+                try? await store.release(jobIDs: fresh.map(\.job.id))
+            }
+            if deferred { dispatcher.deferred() }
             // Room first: a caller answered now may submit again at once.
             leave(batch.count)
             for (pending, result) in zip(batch, results) {
                 pending.continuation.resume(returning: result)
             }
         } catch {
+            dispatcher.unreserve(room)
             logger.error("could not commit webhooks", metadata: ["error": "\(error)", "count": "\(batch.count)"])
             leave(batch.count)
             for pending in batch { pending.continuation.resume(throwing: error) }

@@ -21,6 +21,8 @@ extension WebhookRoutes {
         let reply: ReplyRelay.Handle
         do {
             reply = try await relay.open(kind: webhook.notificationType)
+        } catch is ReplyRelay.Full {
+            throw APIError.overloaded
         } catch {
             throw APIError.storeUnavailable("the request could not be stored; retry")
         }

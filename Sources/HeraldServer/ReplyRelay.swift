@@ -9,8 +9,10 @@ import ServiceLifecycle
 /// to its reply URL.
 ///
 /// Each reply id has one waiter in the process that holds the request. An answer that reaches
-/// this process completes the waiter at once; one that reaches another process on the same
-/// database is found by polling the store. `run()` polls and sweeps expired reply URLs.
+/// this process completes the waiter as soon as it is committed, with no store round trip; one
+/// that reaches another process on the same database is found by a slow poll of the store
+/// (``ServerSettings/replyPollInterval``, 1 s), the only way to hear of it without a
+/// notification channel between processes. `run()` polls and sweeps expired reply URLs.
 public final class ReplyRelay: Service, Sendable {
     /// A reply URL handed out and its id.
     public struct Handle: Sendable, Hashable {
@@ -22,7 +24,7 @@ public final class ReplyRelay: Service, Sendable {
     let settings: ServerSettings
     let now: @Sendable () -> Date
     let logger: Logger
-    private let waiters = ReplyWaiters()
+    private let waiters: ReplyWaiters
 
     public init(
         store: some ReplyStore,
@@ -34,7 +36,11 @@ public final class ReplyRelay: Service, Sendable {
         self.settings = settings
         self.now = now
         self.logger = logger
+        waiters = ReplyWaiters(capacity: settings.maxHeldReplies)
     }
+
+    /// ``ServerSettings/maxHeldReplies`` requests are held already.
+    struct Full: Error {}
 
     /// The path a reply URL points at, under the API group.
     static let pathPrefix = "/api/v1/reply/"
@@ -51,15 +57,24 @@ public final class ReplyRelay: Service, Sendable {
     }
 
     /// Opens a pending reply; its waiter exists before the push is sent, so an answer can never
-    /// come too early.
+    /// come too early. Throws ``Full`` when the cap on held requests is reached, before anything
+    /// is stored.
     func open(kind: NotificationType) async throws -> Handle {
+        guard waiters.reserve() else { throw Full() }
         let created = now()
-        let id = try await store.createReply(
-            kind: kind.rawValue, now: created, expiresAt: created.addingTimeInterval(settings.replyTimeout.timeInterval)
-        )
+        let id: String
+        do {
+            id = try await store.createReply(
+                kind: kind.rawValue, now: created, expiresAt: created.addingTimeInterval(settings.replyTimeout.timeInterval)
+            )
+        } catch {
+            waiters.cancelReservation()
+            throw error
+        }
         waiters.open(id)
         return Handle(id: id, url: settings.publicURL + Self.pathPrefix + id)
     }
+
 
     /// Waits for the device's answer until the reply timeout; `nil` when none came. The reply
     /// URL is closed either way, so nothing is left pending.
@@ -93,7 +108,8 @@ public final class ReplyRelay: Service, Sendable {
         _ = try? await store.expireReply(id: handle.id, now: now())
     }
 
-    /// A device's answer (`POST /api/v1/reply/{id}`).
+    /// A device's answer (`POST /api/v1/reply/{id}`): once committed, handed straight to the
+    /// request this process holds for it, if any.
     func deliver(id: String, answer: ReplyAnswer) async throws -> ReplyAnswerOutcome {
         let outcome = try await store.answerReply(id: id, answer: answer, now: now())
         if outcome == .accepted { waiters.resolve(id, with: answer) }
@@ -148,40 +164,72 @@ public final class ReplyRelay: Service, Sendable {
 }
 
 /// One slot per held request: the continuation of its waiter, or the answer that came before
-/// the waiter started waiting.
+/// the waiter started waiting. At most `capacity` slots, counting those reserved for replies
+/// being opened.
 final class ReplyWaiters: Sendable {
     private enum Slot {
         case waiting(CheckedContinuation<ReplyAnswer?, Never>?)
         case answered(ReplyAnswer)
     }
 
-    private let slots = NIOLockedValueBox<[String: Slot]>([:])
-
-    func open(_ id: String) {
-        slots.withLockedValue { $0[id] = .waiting(nil) }
+    private struct State {
+        var slots: [String: Slot] = [:]
+        /// Slots promised to ``open(_:)`` calls to come.
+        var reserved = 0
     }
+
+    let capacity: Int
+    private let state = NIOLockedValueBox(State())
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 1)
+    }
+
+    /// Promises a slot to the next ``open(_:)``; false when every slot is taken.
+    func reserve() -> Bool {
+        state.withLockedValue { state in
+            guard state.slots.count + state.reserved < capacity else { return false }
+            state.reserved += 1
+            return true
+        }
+    }
+
+    /// Gives back a slot reserved for a reply that could not be opened.
+    func cancelReservation() {
+        state.withLockedValue { $0.reserved -= 1 }
+    }
+
+    /// Fills a slot reserved with ``reserve()``.
+    func open(_ id: String) {
+        state.withLockedValue { state in
+            state.reserved -= 1
+            state.slots[id] = .waiting(nil)
+        }
+    }
+
+    var count: Int { state.withLockedValue { $0.slots.count } }
 
     /// Forgets the slot; a waiter still suspended gets `nil`.
     func close(_ id: String) {
-        let continuation: CheckedContinuation<ReplyAnswer?, Never>? = slots.withLockedValue { slots in
-            guard case .waiting(let continuation)? = slots.removeValue(forKey: id) else { return nil }
+        let continuation: CheckedContinuation<ReplyAnswer?, Never>? = state.withLockedValue { state in
+            guard case .waiting(let continuation)? = state.slots.removeValue(forKey: id) else { return nil }
             return continuation
         }
         continuation?.resume(returning: nil)
     }
 
     func resolve(_ id: String, with answer: ReplyAnswer) {
-        let continuation: CheckedContinuation<ReplyAnswer?, Never>? = slots.withLockedValue { slots in
-            guard case .waiting(let continuation)? = slots[id] else { return nil }
-            slots[id] = .answered(answer)
+        let continuation: CheckedContinuation<ReplyAnswer?, Never>? = state.withLockedValue { state in
+            guard case .waiting(let continuation)? = state.slots[id] else { return nil }
+            state.slots[id] = .answered(answer)
             return continuation
         }
         continuation?.resume(returning: answer)
     }
 
     var waitingIDs: [String] {
-        slots.withLockedValue { slots in
-            slots.compactMap { id, slot in
+        state.withLockedValue { state in
+            state.slots.compactMap { id, slot in
                 if case .waiting = slot { return id }
                 return nil
             }
@@ -192,11 +240,11 @@ final class ReplyWaiters: Sendable {
     func wait(_ id: String) async -> ReplyAnswer? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<ReplyAnswer?, Never>) in
-                let immediate: ReplyAnswer?? = slots.withLockedValue { slots in
-                    switch slots[id] {
+                let immediate: ReplyAnswer?? = state.withLockedValue { state in
+                    switch state.slots[id] {
                     case .answered(let answer)?: return .some(answer)
                     case .waiting(nil)? where !Task.isCancelled:
-                        slots[id] = .waiting(continuation)
+                        state.slots[id] = .waiting(continuation)
                         return .none
                     default: return .some(nil)
                     }
@@ -204,9 +252,9 @@ final class ReplyWaiters: Sendable {
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
-            let continuation: CheckedContinuation<ReplyAnswer?, Never>? = slots.withLockedValue { slots in
-                guard case .waiting(let continuation?)? = slots[id] else { return nil }
-                slots[id] = .waiting(nil)
+            let continuation: CheckedContinuation<ReplyAnswer?, Never>? = state.withLockedValue { state in
+                guard case .waiting(let continuation?)? = state.slots[id] else { return nil }
+                state.slots[id] = .waiting(nil)
                 return continuation
             }
             continuation?.resume(returning: nil)

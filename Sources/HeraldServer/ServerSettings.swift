@@ -20,9 +20,15 @@ public struct ServerSettings: Sendable {
     public var localProvider: Bool
     /// How long a caller's request is held for the device's answer on its reply URL.
     public var replyTimeout: Duration
+    /// Requests held for a device's answer at once, at most; past it a request that would be
+    /// held gets `503 overloaded`. Each holds a connection and a waiter until its answer or timeout.
+    public var maxHeldReplies: Int
     /// The largest answer a device may POST to a reply URL.
     public var replyBodyLimit: Int
-    /// How often held requests look in the store for answers that reached another process.
+    /// How often held requests look in the store for answers that reached another process on
+    /// the same database. Only that case: an answer this process takes completes its request at
+    /// once, so the poll is a slow fallback, and a query every 100 ms per held request mix was
+    /// load for nothing on the one-process setup.
     public var replyPollInterval: Duration
     /// How long an answered or expired reply URL still says 409/410 before it is forgotten (404).
     public var replyTombstone: Duration
@@ -36,8 +42,9 @@ public struct ServerSettings: Sendable {
         targetPushBurst: Int = 20,
         localProvider: Bool = false,
         replyTimeout: Duration = .seconds(30),
+        maxHeldReplies: Int = 1_024,
         replyBodyLimit: Int = 64 * 1024,
-        replyPollInterval: Duration = .milliseconds(100),
+        replyPollInterval: Duration = .seconds(1),
         replyTombstone: Duration = .seconds(600)
     ) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
@@ -48,6 +55,7 @@ public struct ServerSettings: Sendable {
         self.targetPushBurst = targetPushBurst
         self.localProvider = localProvider
         self.replyTimeout = replyTimeout
+        self.maxHeldReplies = maxHeldReplies
         self.replyBodyLimit = replyBodyLimit
         self.replyPollInterval = replyPollInterval
         self.replyTombstone = replyTombstone

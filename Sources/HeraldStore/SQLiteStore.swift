@@ -128,7 +128,7 @@ public struct CheckpointResult: Sendable, Equatable {
 // MARK: - Outbox
 
 extension SQLiteStore: OutboxStore {
-    public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult] {
+    public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date, leasing: Int) async throws -> [EnqueueResult] {
         guard !jobs.isEmpty else { return [] }
         let nowValue = now.timeIntervalSince1970
         let lease = leaseUntil.timeIntervalSince1970
@@ -143,10 +143,11 @@ extension SQLiteStore: OutboxStore {
             )
             var results: [EnqueueResult] = []
             results.reserveCapacity(jobs.count)
-            for job in jobs {
+            for (index, job) in jobs.enumerated() {
                 try insert.execute(arguments: [
                     job.id, job.platform.rawValue, job.token, job.notificationType, job.payload,
-                    job.idempotencyKey, nowValue, lease, nowValue, job.expiresAt.timeIntervalSince1970,
+                    job.idempotencyKey, nowValue, index < leasing ? lease : nil, nowValue,
+                    job.expiresAt.timeIntervalSince1970,
                 ])
                 if db.changesCount == 0, let key = job.idempotencyKey {
                     let existing = try String.fetchOne(
@@ -180,6 +181,22 @@ extension SQLiteStore: OutboxStore {
                 arguments: [leaseUntil.timeIntervalSince1970, nowValue, nowValue, limit]
             )
             return rows.compactMap(Self.job(from:))
+        }
+    }
+
+    public func nextDueAt(now: Date) async throws -> Date? {
+        let nowValue = now.timeIntervalSince1970
+        return try await database.unsafeRead { db in
+            // Walks job_due in order, stepping over the few jobs leased now (at most what the
+            // dispatchers hold in memory).
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT next_attempt_at FROM job
+                    WHERE state = 'pending' AND (lease_until IS NULL OR lease_until < ?)
+                    ORDER BY next_attempt_at LIMIT 1
+                    """
+            )
+            return try Double.fetchOne(statement, arguments: [nowValue]).map(Date.init(timeIntervalSince1970:))
         }
     }
 

@@ -3,11 +3,15 @@ import HeraldWire
 
 /// The durable outbox: at-least-once delivery of pushes.
 public protocol OutboxStore: Sendable {
-    /// Commits jobs in one transaction and returns one result per job, in order. Jobs start
-    /// leased until `leaseUntil` because the caller hands them straight to its dispatcher.
-    func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult]
-    /// Leases up to `limit` due jobs whose lease is free or expired.
+    /// Commits jobs in one transaction and returns one result per job, in order. The first
+    /// `leasing` jobs start leased until `leaseUntil`, as the caller hands them straight to its
+    /// dispatcher; the rest are due at once for ``claimDue(now:leaseUntil:limit:)``.
+    func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date, leasing: Int) async throws -> [EnqueueResult]
+    /// Leases up to `limit` due jobs whose lease is free or expired, earliest due first.
     func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxJob]
+    /// When the earliest pending job not leased at `now` is due (in the past when one is due
+    /// already); nil when there is none. Read from an index: cheap enough to ask after every claim.
+    func nextDueAt(now: Date) async throws -> Date?
     /// Records send outcomes in one transaction.
     func complete(_ completions: [JobCompletion], now: Date) async throws
     /// Gives jobs back without counting an attempt (shutdown).
@@ -21,6 +25,13 @@ public protocol OutboxStore: Sendable {
     func pendingCount() async throws -> Int
     /// Deletes finished jobs older than the given moments; returns how many.
     func purgeFinished(deliveredBefore: Date, deadBefore: Date) async throws -> Int
+}
+
+extension OutboxStore {
+    /// Commits jobs that all start leased.
+    public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult] {
+        try await enqueue(jobs, now: now, leaseUntil: leaseUntil, leasing: jobs.count)
+    }
 }
 
 /// Tokens a push service said will never work again.

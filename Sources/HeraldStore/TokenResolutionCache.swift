@@ -18,14 +18,29 @@ final class TokenResolutionCache: @unchecked Sendable {
     /// A full cache is emptied rather than evicted entry by entry: random tokens sent to fill it
     /// cost their sender one SQLite lookup each after that, and memory stays bounded.
     let capacity: Int
+    /// The bound in bytes, as ``cost(of:_:)`` counts them. Entries alone do not bound memory: a
+    /// raw token may be 4 KiB, so 100,000 of them would be 400 MB.
+    let maxBytes: Int
     // Guarded by `lock`.
     private var entries: [Key: WebhookTokenResolution] = [:]
+    private var bytes = 0
     private var generation = 0
     private let lock = NSLock()
 
-    init(capacity: Int = 100_000) {
+    init(capacity: Int = 100_000, maxBytes: Int = 16 << 20) {
         self.capacity = capacity
+        self.maxBytes = maxBytes
     }
+
+    /// An entry's share of memory: its strings' bytes and a fixed allowance for the dictionary
+    /// slot, the string headers and the device's fields.
+    static func cost(of key: Key, _ resolution: WebhookTokenResolution) -> Int {
+        let device = resolution.device.map { $0.id.utf8.count + $0.token.utf8.count + $0.alias.utf8.count } ?? 0
+        return 128 + key.token.utf8.count + device
+    }
+
+    /// Entries and their bytes now.
+    var usage: (count: Int, bytes: Int) { lock.withLock { (entries.count, bytes) } }
 
     /// The cached answer, or the generation to hand to ``store(_:for:generation:)`` once the
     /// answer has been read from the database.
@@ -36,8 +51,15 @@ final class TokenResolutionCache: @unchecked Sendable {
     func store(_ resolution: WebhookTokenResolution, for key: Key, generation: Int) {
         lock.withLock {
             guard generation == self.generation else { return }
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            let cost = Self.cost(of: key, resolution)
+            guard cost <= maxBytes else { return }
+            if let previous = entries[key] { bytes -= Self.cost(of: key, previous) }
+            if entries.count >= capacity || bytes + cost > maxBytes {
+                entries.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
             entries[key] = resolution
+            bytes += cost
         }
     }
 
@@ -45,6 +67,7 @@ final class TokenResolutionCache: @unchecked Sendable {
         lock.withLock {
             generation &+= 1
             entries.removeAll()
+            bytes = 0
         }
     }
 }

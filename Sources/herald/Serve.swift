@@ -59,6 +59,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Pushes one device token may get at once [HERALD_TARGET_PUSH_BURST, default 20].")
     var targetPushBurst: Int?
 
+    @Option(help: "Requests held for a device's answer at once; past it 503 overloaded [HERALD_MAX_HELD_REPLIES, default 1024].")
+    var maxHeldReplies: Int?
+
+    @Option(help: "Jobs the dispatcher holds in memory at most; the rest wait in the database [HERALD_MAX_JOBS_IN_MEMORY, default 4 x max concurrent sends].")
+    var maxJobsInMemory: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
@@ -71,6 +77,7 @@ struct Serve: AsyncParsableCommand {
             idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
             maxPendingWebhooks: maxPendingWebhooks,
             targetPushesPerMinute: targetPushesPerMinute, targetPushBurst: targetPushBurst,
+            maxHeldReplies: maxHeldReplies, maxJobsInMemory: maxJobsInMemory,
             environment: env
         )
         var logger = Logger(label: "herald")
@@ -129,7 +136,8 @@ struct ServeSettings {
         jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
         idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
         maxPendingWebhooks: Int? = nil,
-        targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil,
+        targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil, maxHeldReplies: Int? = nil,
+        maxJobsInMemory: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -159,6 +167,7 @@ struct ServeSettings {
         if let sends = try maxConcurrentSends ?? int("HERALD_MAX_CONCURRENT_SENDS") {
             dispatcher.maxConcurrentSends = sends
         }
+        dispatcher.maxJobsInMemory = try maxJobsInMemory ?? int("HERALD_MAX_JOBS_IN_MEMORY")
         var intake = IntakeConfiguration()
         if let maxPending = try maxPendingWebhooks ?? int("HERALD_MAX_PENDING_WEBHOOKS") {
             intake.maxPending = maxPending
@@ -173,7 +182,8 @@ struct ServeSettings {
                 targetPushesPerMinute: try targetPushesPerMinute ?? int("HERALD_TARGET_PUSHES_PER_MINUTE") ?? 60,
                 targetPushBurst: try targetPushBurst ?? int("HERALD_TARGET_PUSH_BURST") ?? 20,
                 localProvider: isLocal,
-                replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30)
+                replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30),
+                maxHeldReplies: try maxHeldReplies ?? int("HERALD_MAX_HELD_REPLIES") ?? 1_024
             ),
             intake: intake,
             dispatcher: dispatcher,

@@ -31,9 +31,10 @@ struct APNsDeliveryTests {
 
     /// Runs `body` with a mock APNs, an HTTP client trusting its CA, and providers pointing at it.
     func withAPNs(
+        responseDelay: Duration? = nil,
         _ body: (MockAPNsServer, PushRouter) async throws -> Void
     ) async throws {
-        let mock = MockAPNsServer(key: key, topic: Self.topic, certificate: certificate)
+        let mock = MockAPNsServer(key: key, topic: Self.topic, certificate: certificate, responseDelay: responseDelay)
         let httpClient = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: caFile))
         do {
             try await mock.withRunning { running in
@@ -199,5 +200,107 @@ struct APNsDeliveryTests {
                 #expect(try await second.eventually { try await second.store.status(jobID: id)?.state == .delivered })
             }
         }
+    }
+
+    @Test(
+        "a burst far past the dispatcher's memory bound while APNs refuses is all acknowledged, never held in memory past the bound, and delivered exactly once when APNs recovers"
+    )
+    func boundedBurst() async throws {
+        let burst = 2_000
+        let bound = 64
+        var configured = try TestNDS()
+        configured.dispatcher.maxJobsInMemory = bound
+        configured.dispatcher.maxAttempts = 1_000  // the outage must not dead-letter them
+        configured.settings.targetPushesPerMinute = 1_000_000  // a few phones take the whole burst
+        configured.settings.targetPushBurst = 1_000_000
+        let nds = configured
+        let tokens = (0..<8).map { String(repeating: String(format: "%02x", 0xb0 + $0), count: 32) }
+        let metrics = HeraldMetrics()
+        try await withAPNs { mock, providers in
+            for token in tokens { await mock.script.always(.serviceUnavailable(retryAfter: 1), for: token) }
+            try await nds.app(providers: providers, metrics: metrics).test(.router) { client in
+                let acknowledged = try await withThrowingTaskGroup(of: String?.self) { group in
+                    func post(_ n: Int) {
+                        group.addTask {
+                            let response = try await client.post(
+                                "/api/v1/notify?platform=ios&token=\(tokens[n % tokens.count])",
+                                json: #"{"event":"wallet.custom","data":{"n":\#(n)}}"#
+                            )
+                            return response.status == .ok ? response.json["id"] as? String : nil
+                        }
+                    }
+                    for n in 0..<32 { post(n) }
+                    var next = 32
+                    var ids: [String] = []
+                    for try await id in group {
+                        if let id { ids.append(id) }
+                        if next < burst {
+                            post(next)
+                            next += 1
+                        }
+                    }
+                    return ids
+                }
+                #expect(acknowledged.count == burst)
+                #expect(await mock.requests.all.contains { $0.answer.status == 503 })
+
+                for token in tokens { await mock.script.clear(token) }
+                #expect(try await nds.eventually(timeout: .seconds(120)) { try await nds.store.counts().delivered == burst })
+                #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: burst, dead: 0))
+                // Every job reached APNs once with a 200: its collapse id is its job id.
+                let delivered = await mock.requests.all.filter(\.accepted).compactMap { $0.headers["apns-collapse-id"] }
+                #expect(delivered.count == burst)
+                #expect(Set(delivered) == Set(acknowledged.map { "job:" + $0 }))
+
+                let peak = try #require(Self.gauge("herald_outbox_in_memory_peak", in: metrics.render()))
+                #expect(peak > 0 && peak <= Double(bound))
+            }
+        }
+    }
+
+    @Test("a job held in memory until its lease ran out is not sent under it; once given back it is sent, once")
+    func leaseRunsOutInMemory() async throws {
+        var configured = try TestNDS()
+        configured.dispatcher.maxConcurrentSends = 1  // the second job waits in memory behind the first
+        configured.dispatcher.safetyPollInterval = .seconds(1)  // finds the job given back below
+        let nds = configured
+        let clock = TestClock()
+        let metrics = HeraldMetrics()
+        let first = String(repeating: "1a", count: 32)
+        let second = String(repeating: "2b", count: 32)
+        // Each answer takes a second: time for the test to move the clock past the leases.
+        try await withAPNs(responseDelay: .seconds(1)) { mock, providers in
+            try await nds.app(providers: providers, metrics: metrics, now: clock.function).test(.router) { client in
+                let a = try await client.post("/api/v1/notify?platform=ios&token=\(first)", json: #"{"event":"wallet.custom","data":{}}"#)
+                let b = try await client.post("/api/v1/notify?platform=ios&token=\(second)", json: #"{"event":"wallet.custom","data":{}}"#)
+                let firstID = try #require(a.json["id"] as? String)
+                let secondID = try #require(b.json["id"] as? String)
+                _ = try await mock.requests.waitFor(count: 1)  // the first is being sent
+                clock.advance(by: nds.dispatcher.lease + .seconds(1))
+
+                // Another process takes the second job, as its run-out lease allows.
+                let taken = try await nds.store.claimDue(now: clock.now, leaseUntil: clock.now.addingTimeInterval(60), limit: 10)
+                #expect(taken.map(\.id).contains(secondID))
+                // The first is delivered; the dispatcher lets the second go unsent.
+                #expect(
+                    try await nds.eventually {
+                        try await nds.store.status(jobID: firstID)?.state == .delivered
+                            && Self.gauge("herald_outbox_in_memory", in: metrics.render()) == 0
+                    }
+                )
+                #expect(await mock.requests.all.map(\.deviceToken) == [first])
+
+                // The other process gives it back: it is claimed again and sent, once.
+                try await nds.store.release(jobIDs: [secondID])
+                #expect(try await nds.eventually { try await nds.store.status(jobID: secondID)?.state == .delivered })
+                #expect(await mock.requests.all.map(\.deviceToken) == [first, second])
+                #expect(try await nds.store.status(jobID: secondID)?.attempts == 1)
+            }
+        }
+    }
+
+    /// A gauge's value in Prometheus text.
+    static func gauge(_ name: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
     }
 }

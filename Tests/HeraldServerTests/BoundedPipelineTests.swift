@@ -113,4 +113,37 @@ struct BoundedPipelineTests {
             #expect(try await nds.store.localPushes(platform: .ios, token: "spammed", after: 0, limit: 100).count == 21)
         }
     }
+
+    static let invoiceRequest = #"{"event":"invoice.request","data":{"offer":"lno1","invoiceRequest":"lnr1"}}"#
+
+    @Test("past the cap on held requests one that would be held is 503 overloaded, with nothing stored or pushed for it")
+    func heldRepliesCap() async throws {
+        var configured = try TestNDS()
+        configured.settings.maxHeldReplies = 1
+        let nds = configured
+        let phone = TestPhone(nds: nds, platform: .ios, token: "held-phone")
+        try await nds.app().test(.router) { client in
+            async let held = client.post("/api/v1/notify?platform=ios&token=held-phone", json: Self.invoiceRequest)
+            let replyURL = try #require(try await phone.pushes(after: 0).first?.replyURL)
+
+            let refused = try await client.post("/api/v1/notify?platform=ios&token=second-phone", json: Self.invoiceRequest)
+            #expect(refused.status == .serviceUnavailable)
+            #expect(refused.json["error"] as? String == "overloaded")
+            #expect(refused.headers[.retryAfter] == "1")
+            #expect(try await nds.store.replyCounts().total == 1)
+            #expect(try await nds.store.localPushes(platform: .ios, token: "second-phone", after: 0, limit: 1).isEmpty)
+
+            // Once the held request is answered its slot is free again.
+            let answered = try await client.post(
+                String(replyURL.dropFirst("http://nds.test".count)), json: #"{"invoice":"lni1first"}"#
+            )
+            #expect(answered.status == .ok)
+            #expect(try await held.text == #"{"invoice":"lni1first"}"#)
+            let second = TestPhone(nds: nds, platform: .ios, token: "second-phone")
+            async let retried = client.post("/api/v1/notify?platform=ios&token=second-phone", json: Self.invoiceRequest)
+            let secondURL = try #require(try await second.pushes(after: 0).first?.replyURL)
+            _ = try await client.post(String(secondURL.dropFirst("http://nds.test".count)), json: #"{"invoice":"lni1second"}"#)
+            #expect(try await retried.text == #"{"invoice":"lni1second"}"#)
+        }
+    }
 }

@@ -124,6 +124,28 @@ struct ReplyRelayTests {
         }
     }
 
+    @Test("an answer this process takes completes its held request without the store poll")
+    func inProcessSignal() async throws {
+        var configured = try TestNDS()
+        // The cross-process poll would not run before the reply timeout: only the in-process
+        // hand-over can answer the caller.
+        configured.settings.replyPollInterval = .seconds(3600)
+        let nds = configured
+        let phone = TestPhone(nds: nds, platform: .ios, token: "same-process")
+        try await nds.app().test(.router) { client in
+            async let held = client.post("/api/v1/notify?platform=ios&token=same-process", json: Self.invoiceRequest)
+            let replyURL = try #require(try await phone.pushes(after: 0).first?.replyURL)
+            // Whenever the relay's first poll ran, this answer was not in the store yet; the next is an hour away.
+            let answered = try await client.post(
+                String(replyURL.dropFirst("http://nds.test".count)), json: #"{"invoice":"lni1here"}"#
+            )
+            #expect(answered.status == .ok)
+            let response = try await held
+            #expect(response.status == .ok)
+            #expect(response.text == #"{"invoice":"lni1here"}"#)
+        }
+    }
+
     @Test("an answer that reaches another NDS process completes the request held by this one")
     func acrossProcesses() async throws {
         let first = try TestNDS()

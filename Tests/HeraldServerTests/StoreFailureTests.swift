@@ -13,7 +13,9 @@ struct StoreFailureTests {
 
     /// A second connection to the NDS's database file, as another process would open it.
     static func sabotage(_ nds: TestNDS, _ sql: String) async throws {
-        let queue = try DatabaseQueue(path: nds.store.path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)  // the server may be writing at that moment
+        let queue = try DatabaseQueue(path: nds.store.path, configuration: configuration)
         try await queue.write { db in try db.execute(sql: sql) }
     }
 

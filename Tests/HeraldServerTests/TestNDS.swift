@@ -31,7 +31,6 @@ struct TestNDS {
             localProvider: true
         )
         dispatcher = DispatcherConfiguration()
-        dispatcher.pollInterval = .milliseconds(50)
         dispatcher.backoff = Backoff(base: .milliseconds(50), cap: .milliseconds(200))
         var logger = Logger(label: "herald-test")
         logger.logLevel = .warning

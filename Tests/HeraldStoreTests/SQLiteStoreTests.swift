@@ -50,6 +50,22 @@ struct SQLiteStoreTests {
         #expect(again.map(\.id) == [new.id])
     }
 
+    @Test("jobs past the leased count are committed unleased, claimable at once, and the next due time skips leased ones")
+    func partlyLeased() async throws {
+        let (a, b, c) = (job(), job(), job())
+        _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 1)
+        #expect(try await store.nextDueAt(now: t0) == t0)
+        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+        #expect(Set(claimed.map(\.id)) == [b.id, c.id])
+        #expect(try await store.nextDueAt(now: t0) == nil)  // every pending job is leased
+        try await store.complete(
+            [JobCompletion(job: claimed[0], resolution: .retry(at: t0.addingTimeInterval(30), error: "503"))], now: t0
+        )
+        #expect(try await store.nextDueAt(now: t0) == t0.addingTimeInterval(30))
+        // Once a lease has run out its job is due again, at its own due time.
+        #expect(try await store.nextDueAt(now: t0.addingTimeInterval(61)) == t0)
+    }
+
     @Test("a retry is claimed again only when it is due, with the attempt counted")
     func retry() async throws {
         let new = job()
