@@ -3,7 +3,7 @@
 
     python3 Benchmarks/fastpath.py [--seconds 30] [--rate 1000] [--connections 64]
 
-Builds nothing: run `swift build -c release --product herald --product herald-bench` first.
+Builds nothing: run `swift build -c release --product herald` and `--product herald-bench` first.
 Needs nginx-light, wrk, golang-go (apt); ../shared/bench/ (apns_sink.sh, peer_apns2.sh) beside
 the repository, or BENCH_DIR pointing at it. Everything runs on 127.0.0.1, on this machine's
 cores together: the sink, the load generator and Herald share them, as the issue asks.
