@@ -88,6 +88,13 @@ final class ServerProcess: @unchecked Sendable {
         return await waitUntilHealthy()
     }
 
+    /// SIGTERM, then a new process on the same database and port once it has exited.
+    func terminateAndRestart() async throws -> Bool {
+        let exited = await stop()
+        try start()
+        return await waitUntilHealthy() && exited
+    }
+
     /// SIGTERM; whether the process exited within `timeout`. Killed with -9 after that.
     @discardableResult
     func stop(within timeout: Duration = .seconds(10)) async -> Bool {
