@@ -118,15 +118,30 @@ struct HostileTrafficTests {
 
     @Test("kill -9 under a stream of webhooks loses none that were acknowledged")
     func crashCycles() async throws {
+        try await restartsUnderLoad(name: "crash", senders: 4, cycles: 3) { try await $0.crashAndRestart() }
+    }
+
+    @Test("SIGTERM in the middle of a burst: every acknowledged webhook is delivered after the restart")
+    func terminateMidBurst() async throws {
+        try await restartsUnderLoad(name: "SIGTERM", senders: 16, cycles: 2) { try await $0.terminateAndRestart() }
+    }
+
+    /// `senders` clients post webhooks one after another while the server is restarted
+    /// `cycles` times; every acknowledged webhook must be delivered afterwards.
+    func restartsUnderLoad(
+        name: String,
+        senders: Int,
+        cycles: Int,
+        restart: (ServerProcess) async throws -> Bool
+    ) async throws {
         let server = try await ServerProcess.running()
         let port = server.port
-        let phone = try await RegisteredDevice.register(port: port, token: "crash-phone")
+        let phone = try await RegisteredDevice.register(port: port, token: "\(name.lowercased())-phone")
         let acknowledged = Shared<[String]>([])
         let running = Shared(true)
-        // Four senders, each one request after another: about a few hundred webhooks a second.
-        let senders = Task {
+        let load = Task {
             await withTaskGroup(of: Void.self) { group in
-                for sender in 0..<4 {
+                for sender in 0..<senders {
                     group.addTask {
                         var n = 0
                         while running.get() {
@@ -140,13 +155,13 @@ struct HostileTrafficTests {
                 }
             }
         }
-        for _ in 0..<3 {
+        for _ in 0..<cycles {
             try await Task.sleep(for: .milliseconds(Int.random(in: 300...900)))
-            #expect(try await server.crashAndRestart(), "\(server.logTail())")
+            #expect(try await restart(server), "\(server.logTail())")
         }
         try await Task.sleep(for: .milliseconds(500))
         running.update { $0 = false }
-        await senders.value
+        await load.value
 
         let expected = Set(acknowledged.get())
         #expect(expected.count > 100)
@@ -159,55 +174,7 @@ struct HostileTrafficTests {
         }
         let lost = expected.subtracting(deliveries)
         let duplicates = deliveries.count - Set(deliveries).count
-        print("crash cycles: 3, acknowledged \(expected.count), delivered \(Set(deliveries).count), lost \(lost.count), sent twice \(duplicates)")
-        #expect(lost.isEmpty, "\(lost.count) acknowledged webhooks lost")
-        #expect(await server.stop())
-    }
-
-    @Test("SIGTERM in the middle of a burst: every acknowledged webhook is delivered after the restart")
-    func terminateMidBurst() async throws {
-        let server = try await ServerProcess.running()
-        let port = server.port
-        let phone = try await RegisteredDevice.register(port: port, token: "sigterm-phone")
-        let acknowledged = Shared<[String]>([])
-        let running = Shared(true)
-        // Sixteen senders, each one request after another: a burst the server is busy with.
-        let senders = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for sender in 0..<16 {
-                    group.addTask {
-                        var n = 0
-                        while running.get() {
-                            n += 1
-                            let id = "t\(sender)-\(n)"
-                            let exchange = await RawHTTP.exchange(port: port, request: .post(phone.webhookPath, body: swapWebhook(id: id)), timeout: .seconds(5))
-                            if exchange.statuses.first == 200 { acknowledged.update { $0.append(id) } }
-                            if exchange.refused { try? await Task.sleep(for: .milliseconds(10)) }
-                        }
-                    }
-                }
-            }
-        }
-        for _ in 0..<2 {
-            try await Task.sleep(for: .milliseconds(Int.random(in: 300...900)))
-            #expect(try await server.terminateAndRestart(), "\(server.logTail())")
-        }
-        try await Task.sleep(for: .milliseconds(500))
-        running.update { $0 = false }
-        await senders.value
-
-        let expected = Set(acknowledged.get())
-        #expect(expected.count > 100)
-        var deliveries: [String] = []
-        let end = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < end {
-            deliveries = try await phone.deliveredSwapIDs(port: port)
-            if expected.isSubset(of: Set(deliveries)) { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        let lost = expected.subtracting(deliveries)
-        let duplicates = deliveries.count - Set(deliveries).count
-        print("SIGTERM cycles: 2, acknowledged \(expected.count), delivered \(Set(deliveries).count), lost \(lost.count), sent twice \(duplicates)")
+        print("\(name) cycles: \(cycles), acknowledged \(expected.count), delivered \(Set(deliveries).count), lost \(lost.count), sent twice \(duplicates)")
         #expect(lost.isEmpty, "\(lost.count) acknowledged webhooks lost")
         #expect(await server.stop())
     }
