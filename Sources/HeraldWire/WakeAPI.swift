@@ -1,0 +1,182 @@
+import Foundation
+
+/// `POST /api/v1/wake`: an LSP (or any sender holding an API key with scope `wake`) asks Herald
+/// to wake a device because a payment or channel waits for it (seed 004 §1.6).
+public struct WakeRequest: Codable, Sendable, Hashable {
+    /// The device id from registration.
+    public var device: String
+    public var kind: WakeKind
+    /// Hex; also what repeated wakes for one payment are recognised by.
+    public var paymentHash: String?
+    public var amountMsat: UInt64?
+    /// After this moment the push services should stop trying (`apns-expiration`, FCM `ttl`).
+    /// Unix seconds on the wire.
+    public var expiresAt: Date?
+
+    public init(device: String, kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil, expiresAt: Date? = nil) {
+        self.device = device
+        self.kind = kind
+        self.paymentHash = paymentHash
+        self.amountMsat = amountMsat
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case device, kind
+        case paymentHash = "payment_hash"
+        case amountMsat = "amount_msat"
+        case expiresAt = "expires_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        device = try container.decode(String.self, forKey: .device)
+        kind = try container.decode(WakeKind.self, forKey: .kind)
+        paymentHash = try container.decodeIfPresent(String.self, forKey: .paymentHash)
+        amountMsat = try container.decodeIfPresent(UInt64.self, forKey: .amountMsat)
+        expiresAt = try container.decodeIfPresent(Int64.self, forKey: .expiresAt).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(device, forKey: .device)
+        try container.encode(kind, forKey: .kind)
+        try container.encodeIfPresent(paymentHash, forKey: .paymentHash)
+        try container.encodeIfPresent(amountMsat, forKey: .amountMsat)
+        try container.encodeIfPresent(expiresAt.map { Int64($0.timeIntervalSince1970.rounded(.down)) }, forKey: .expiresAt)
+    }
+}
+
+/// The answer to a wake: `202` with the jobs when pushed, `200` with a reason when not.
+public struct WakeAnswer: Codable, Sendable, Hashable {
+    /// Why no push was sent.
+    public struct Reason: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+        /// The app is in the foreground (a heartbeat or a held presence stream): it was told on the stream.
+        public static let present: Reason = "present"
+        /// The same payment (or kind) was pushed moments ago; the pushes already sent stand.
+        public static let recentlyWoken: Reason = "recently_woken"
+    }
+
+    public var pushed: Bool
+    /// One job per push: two on iOS (silent, then alert), one on Android.
+    public var jobIDs: [String]?
+    public var reason: Reason?
+
+    public init(pushed: Bool, jobIDs: [String]? = nil, reason: Reason? = nil) {
+        self.pushed = pushed
+        self.jobIDs = jobIDs
+        self.reason = reason
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case pushed, reason
+        case jobIDs = "job_ids"
+    }
+}
+
+/// The data keys of a wake push, beside `aps` on iOS and under `data` on Android. They are the
+/// keys the device plugin routes on (Blocktank's shape, seed 004 §1.6).
+public enum WakePushKey {
+    /// The kind; `incoming_htlc_wake` on the silent push of an incoming HTLC.
+    public static let type = "type"
+    public static let paymentHash = "payment_hash"
+    /// Decimal millisatoshis, as a string (FCM data values are strings).
+    public static let amountMsat = "amount_msat"
+    /// Unix seconds, as a string.
+    public static let expiresAt = "expires_at"
+}
+
+/// `POST /api/v1/devices/{id}/presence`: the app is in the foreground for the next `ttl_seconds`.
+public struct PresenceHeartbeat: Codable, Sendable, Hashable {
+    /// Seconds; 30 when absent, at most 300.
+    public var ttlSeconds: Int?
+
+    public init(ttlSeconds: Int? = nil) { self.ttlSeconds = ttlSeconds }
+
+    public static let defaultTTL = 30
+    public static let maximumTTL = 300
+
+    enum CodingKeys: String, CodingKey { case ttlSeconds = "ttl_seconds" }
+}
+
+/// The answer to a heartbeat.
+public struct PresenceAnswer: Codable, Sendable, Hashable {
+    public var present: Bool
+    /// The TTL granted, in seconds: heartbeat again before it runs out.
+    public var ttlSeconds: Int
+
+    public init(present: Bool, ttlSeconds: Int) {
+        self.present = present
+        self.ttlSeconds = ttlSeconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case present
+        case ttlSeconds = "ttl_seconds"
+    }
+}
+
+/// One server-sent event on `GET /api/v1/devices/{id}/presence/stream`: `event: wake` with this
+/// as its `data`, sent instead of a push while the app holds the stream or heartbeats.
+public struct PresenceWakeEvent: Codable, Sendable, Hashable {
+    public var kind: WakeKind
+    public var paymentHash: String?
+    public var amountMsat: UInt64?
+
+    public init(kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil) {
+        self.kind = kind
+        self.paymentHash = paymentHash
+        self.amountMsat = amountMsat
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind
+        case paymentHash = "payment_hash"
+        case amountMsat = "amount_msat"
+    }
+}
+
+/// `GET /api/v1/forwarding_hint?recipient=<device_id>&amount_msat=<n>`: whether a sender whose
+/// payment failed should try again now, later or not at all (seed 004 §1.7.2).
+public struct ForwardingHint: Codable, Sendable, Hashable {
+    public enum Hint: String, Codable, Sendable, Hashable {
+        /// The app is in the foreground: its node can take the payment now.
+        case retryNow = "retry_now"
+        /// The device was woken and is expected in `recommended_delay_ms`.
+        case retryLater = "retry_later"
+        /// No push can reach the device: retrying will not help.
+        case doNotRetry = "do_not_retry"
+    }
+
+    /// Why, in one word. An open set.
+    public struct Reason: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+        public static let present: Reason = "present"
+        /// Woken, not yet present.
+        public static let waking: Reason = "waking"
+        /// Not present and not woken lately: wake it, then retry.
+        public static let disconnected: Reason = "disconnected"
+        public static let unknownDevice: Reason = "unknown_device"
+        public static let tokenUnregistered: Reason = "token_unregistered"
+    }
+
+    public var hint: Hint
+    public var reason: Reason
+    public var recommendedDelayMs: Int?
+
+    public init(hint: Hint, reason: Reason, recommendedDelayMs: Int? = nil) {
+        self.hint = hint
+        self.reason = reason
+        self.recommendedDelayMs = recommendedDelayMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case hint, reason
+        case recommendedDelayMs = "recommended_delay_ms"
+    }
+}
