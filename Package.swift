@@ -163,10 +163,11 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
-        // Depends on `herald-device` so the binary is built for the two-process coordination test.
+        // Depends on `herald-device` so the binary is built for the two-process coordination test,
+        // and on `herald` for the presence tests against a real `herald serve`.
         .testTarget(
             name: "HeraldDeviceTests",
-            dependencies: ["HeraldDevice", "HeraldWire", "herald-device"],
+            dependencies: ["HeraldDevice", "HeraldWire", "herald-device", "herald"],
             swiftSettings: testSwiftSettings
         ),
     ]

@@ -8,6 +8,8 @@
 //   3. webhook → APNs request latency percentiles at a paced 1,000 events/s,
 // each with the CPU time per webhook of this process, the look-alike and the load generator.
 // `--http-floor` measures a bare Hummingbird route instead; `--micro` the steps of one webhook.
+// `herald-bench wake` is a different bench: a simulated fleet of phones waking for payments
+// against `herald serve` (see Benchmarks/README.md).
 // HERALD_BENCH_TAIL=1 lists phase 3's slowest events by send time (periodic stalls cluster);
 // HERALD_BENCH_IN_PROCESS_PACER=1 paces phase 3 from this process instead of Benchmarks/pacer.py.
 import AsyncHTTPClient
@@ -145,6 +147,11 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 }
 
 func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15 }
+
+// `herald-bench wake`: the fleet simulation (Wake/WakeBench.swift), a separate bench.
+if CommandLine.arguments.dropFirst().first == "wake" {
+    exit(await WakeBench.run(arguments: Array(CommandLine.arguments.dropFirst(2))))
+}
 
 let options = BenchOptions(arguments: CommandLine.arguments)
 var logger = Logger(label: "herald-bench")

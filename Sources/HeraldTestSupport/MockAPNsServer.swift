@@ -29,6 +29,7 @@ public struct MockAPNsServer: Sendable {
     let now: @Sendable () -> Date
     let responseDelay: Duration?
     let recordsRequests: Bool
+    let observer: (@Sendable (MockAPNsRequest) -> Void)?
     let tokenUpdates = ProviderTokenUpdates()
     let verified = NIOLockedValueBox([String: MockAPNsRequest.Claims]())
 
@@ -40,15 +41,19 @@ public struct MockAPNsServer: Sendable {
     ///   - responseDelay: Hold every answer this long (to see streams overlap in a bench).
     ///   - recordsRequests: Keep every request in ``requests``. A bench sending millions turns it
     ///     off: the log would only grow.
+    ///   - observer: Called with every request as it is answered: how a fleet simulation hands
+    ///     each push to its simulated phone without keeping a log.
     public init(
         key: APNsTestKey,
         topic: String,
         certificate: TestCertificate,
         now: @escaping @Sendable () -> Date = { Date() },
         responseDelay: Duration? = nil,
-        recordsRequests: Bool = true
+        recordsRequests: Bool = true,
+        observer: (@Sendable (MockAPNsRequest) -> Void)? = nil
     ) {
         self.recordsRequests = recordsRequests
+        self.observer = observer
         self.key = key
         self.topic = topic
         self.certificate = certificate
@@ -116,19 +121,19 @@ public struct MockAPNsServer: Sendable {
         {
             await tokenUpdates.rejected(providerToken)
         }
-        if recordsRequests {
-            await requests.append(
-                MockAPNsRequest(
-                    deviceToken: deviceToken,
-                    headers: headers,
-                    body: body,
-                    arrival: arrival,
-                    providerToken: providerToken,
-                    claims: claims,
-                    connection: connection,
-                    answer: final
-                )
+        if recordsRequests || observer != nil {
+            let received = MockAPNsRequest(
+                deviceToken: deviceToken,
+                headers: headers,
+                body: body,
+                arrival: arrival,
+                providerToken: providerToken,
+                claims: claims,
+                connection: connection,
+                answer: final
             )
+            observer?(received)
+            if recordsRequests { await requests.append(received) }
         }
         if let responseDelay {
             try await Task.sleep(for: responseDelay)

@@ -1,0 +1,100 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldTestSupport
+
+/// `herald serve` in a child process, pushing to the bench's APNs look-alike: the fleet talks to
+/// the server exactly as phones and an LSP would, over HTTP.
+struct HeraldServeChild {
+    let process: Process
+    let folder: URL
+    let baseURL: String
+    /// An API key with scope `wake`, made with `herald keys create` before the server started.
+    let wakeKey: String
+
+    /// Makes the database and key, starts the server and waits for `/health`.
+    static func start(binary: URL, apnsURL: String, key: APNsTestKey, caFile: String, topic: String, client: HTTPClient) async throws -> HeraldServeChild {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-wake-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let keyFile = folder.appendingPathComponent("apns.p8")
+        try key.privateKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
+
+        let keys = Process()
+        keys.executableURL = binary
+        keys.arguments = ["keys", "create", "--name", "wake-bench", "--scopes", "wake", "--database", database]
+        let keyOutput = Pipe()
+        keys.standardOutput = keyOutput
+        keys.standardError = FileHandle.nullDevice
+        try keys.run()
+        let secret = String(decoding: keyOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        keys.waitUntilExit()
+        guard keys.terminationStatus == 0, !secret.isEmpty else { throw WakeBenchFailure("herald keys create failed") }
+
+        let port = try freePort()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment["HERALD_APNS_KEY_FILE"] = keyFile.path
+        environment["HERALD_APNS_KEY_ID"] = key.keyID
+        environment["HERALD_APNS_TEAM_ID"] = key.teamID
+        environment["HERALD_APNS_TOPIC"] = topic
+        environment["HERALD_APNS_URL"] = apnsURL
+        environment["HERALD_TLS_CA_FILE"] = caFile
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--database", database, "--log-level", "error"]
+        process.environment = environment
+        let log = folder.appendingPathComponent("server.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+
+        let child = HeraldServeChild(process: process, folder: folder, baseURL: "http://127.0.0.1:\(port)", wakeKey: secret)
+        let end = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < end, process.isRunning {
+            if let response = try? await client.execute(HTTPClientRequest(url: child.baseURL + "/health"), timeout: .seconds(1)),
+                response.status == .ok
+            {
+                return child
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let tail = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        child.stop()
+        throw WakeBenchFailure("herald serve did not start:\n\(tail.suffix(2000))")
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// A loopback port the kernel just handed out.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+struct WakeBenchFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

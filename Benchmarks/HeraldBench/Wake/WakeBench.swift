@@ -1,0 +1,172 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldTestSupport
+import HeraldWire
+
+/// `herald-bench wake`: a fleet of simulated phones and their LSPs against a real `herald serve`,
+/// comparing wake strategies by how many payments complete before the sender's hard stop.
+enum WakeBench {
+    static let topic = "org.herald.wakebench"
+
+    static func run(arguments: [String]) async -> Int32 {
+        let options: WakeBenchOptions
+        do {
+            options = try WakeBenchOptions(arguments: arguments)
+        } catch {
+            print("\(error)\n\(WakeBenchOptions.usage)")
+            return 2
+        }
+        do {
+            try await simulate(options)
+            return 0
+        } catch {
+            print("wake bench failed: \(error)")
+            return 1
+        }
+    }
+
+    /// A push as the APNs look-alike saw it.
+    struct SeenPush: Sendable {
+        var token: String
+        var kind: SimulatedPhone.PushKind
+    }
+
+    static func simulate(_ options: WakeBenchOptions) async throws {
+        let binary = options.herald.map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw WakeBenchFailure("no herald binary at \(binary.path) (swift build, or --herald PATH)")
+        }
+
+        // The APNs look-alike hands every accepted push to the fleet as it answers it.
+        let (pushes, pushSink) = AsyncStream.makeStream(of: SeenPush.self)
+        let key = TestKeys.apnsP8()
+        let certificate = try TestCertificate.make()
+        let apns = MockAPNsServer(key: key, topic: topic, certificate: certificate, recordsRequests: false) { request in
+            guard request.accepted else { return }
+            pushSink.yield(SeenPush(token: request.deviceToken, kind: request.headers["apns-push-type"] == "background" ? .silent : .alert))
+        }
+        let running = try await apns.start()
+
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let server: HeraldServeChild
+        do {
+            server = try await HeraldServeChild.start(
+                binary: binary, apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic, client: client)
+        } catch {
+            try? await client.shutdown()
+            await running.stop()
+            throw error
+        }
+        defer { server.stop() }
+        let http = FleetHTTP(client: client, baseURL: server.baseURL)
+
+        // One registered phone per payment and strategy; payment i has the same luck in each strategy.
+        struct Payment: Sendable {
+            var strategy: WakeStrategy
+            var index: Int
+            var phone: SimulatedPhone
+            var deviceID: String
+            var token: String
+        }
+        var payments: [Payment] = []
+        for (s, strategy) in options.strategies.enumerated() {
+            for i in 0..<options.payments {
+                let token = String(format: "%016llx", UInt64(s + 1)) + String(format: "%048llx", UInt64(i))
+                let device = try await http.register(token: token)
+                payments.append(Payment(strategy: strategy, index: i,
+                                        phone: SimulatedPhone(strategy: strategy, device: device, payment: i, http: http, options: options),
+                                        deviceID: device.deviceID, token: token))
+            }
+        }
+        let phones = Dictionary(uniqueKeysWithValues: payments.map { ($0.token, $0.phone) })
+        print("herald-bench wake: \(payments.count) phones registered with herald serve at \(server.baseURL); APNs look-alike at \(running.baseURL)")
+        print(options.summary)
+
+        let lsp = SimulatedLSP(http: http, wakeKey: server.wakeKey, options: options)
+        let started = ContinuousClock.now
+        let results = await withTaskGroup(of: (WakeStrategy, SimulatedLSP.Outcome)?.self) { group in
+            // Pushes reach their phones while the payments run.
+            group.addTask {
+                await withTaskGroup(of: Void.self) { deliveries in
+                    for await push in pushes {
+                        guard let phone = phones[push.token] else { continue }
+                        deliveries.addTask { await phone.receive(push.kind) }
+                    }
+                }
+                return nil
+            }
+            for payment in payments {
+                var spread = SplitMix64(seed: options.seed, payment: payment.index, purpose: 4)
+                let startAfter = spread.uniform(0...options.spread)
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(startAfter))
+                    // The token is unique per payment: it serves as the payment hash too.
+                    let outcome = await lsp.pay(phone: payment.phone, deviceID: payment.deviceID, paymentHash: payment.token,
+                                                payment: payment.index, hints: payment.strategy.usesHints)
+                    return (payment.strategy, outcome)
+                }
+            }
+            var results: [(WakeStrategy, SimulatedLSP.Outcome)] = []
+            for await result in group {
+                guard let result else { continue }
+                results.append(result)
+                if results.count == payments.count { pushSink.finish() }
+            }
+            return results
+        }
+        let elapsed = ContinuousClock.now - started
+        var counts: [WakeStrategy: PhoneCounts] = [:]
+        for payment in payments {
+            counts[payment.strategy, default: PhoneCounts()] = counts[payment.strategy, default: PhoneCounts()] + (await payment.phone.counts)
+        }
+        print(report(results: results, counts: counts, options: options, elapsed: elapsed))
+        try? await client.shutdown()
+        await running.stop()
+    }
+
+    static func report(results: [(WakeStrategy, SimulatedLSP.Outcome)], counts: [WakeStrategy: PhoneCounts], options: WakeBenchOptions, elapsed: Duration) -> String {
+        var lines = [
+            "",
+            "| strategy | payments | completed within \(fmt(options.hardStop)) s | median | p90 |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        var notes: [String] = []
+        for strategy in options.strategies {
+            let outcomes = results.filter { $0.0 == strategy }.map(\.1)
+            // Failed payments count as slower than any completed one, so a percentile that falls
+            // among them reads "> hard stop".
+            let times = outcomes.map { $0.completedAfter.map(seconds) ?? .infinity }.sorted()
+            let completed = times.filter(\.isFinite).count
+            func quantile(_ q: Double) -> String {
+                guard !times.isEmpty else { return "–" }
+                let value = times[min(times.count - 1, max(0, Int((Double(times.count) * q).rounded(.up)) - 1))]
+                return value.isFinite ? String(format: "%.1f s", value) : "> \(fmt(options.hardStop)) s"
+            }
+            lines.append(String(format: "| %@ | %d | %d (%.1f%%) | %@ | %@ |", strategy.label, outcomes.count, completed,
+                                100 * Double(completed) / Double(max(1, outcomes.count)), quantile(0.5), quantile(0.9)))
+            let c = counts[strategy] ?? PhoneCounts()
+            let wakes = tally(outcomes.flatMap(\.wakeAnswers))
+            let hints = tally(outcomes.flatMap(\.hints))
+            let attempts = outcomes.map(\.attempts).reduce(0, +)
+            notes.append("- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
+                + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
+                + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")")
+        }
+        lines.append("")
+        lines.append("Herald sends both pushes on iOS; \"silent only\" and \"alert only\" are simulated by the phones ignoring the other kind.")
+        lines += notes
+        lines.append(String(format: "Ran in %.1f s of real time.", seconds(elapsed)))
+        return lines.joined(separator: "\n")
+    }
+
+    static func tally(_ labels: [String]) -> String {
+        var counts: [String: Int] = [:]
+        for label in labels { counts[label, default: 0] += 1 }
+        return counts.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+
+    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// The fleet model of `herald-bench wake`, every parameter a flag. Times are seconds.
+struct WakeBenchOptions {
+    /// Payments per strategy, all run at once.
+    var payments = 200
+    var seed: UInt64 = 1
+    /// Payments start spread uniformly over this many seconds, not in one instant.
+    var spread = 3.0
+    /// The sender gives up this long after the first attempt.
+    var hardStop = 15.0
+    /// Silent pushes iOS never delivers (throttling, low power, "the OS doesn't feel like it").
+    var silentDrop = 0.7
+    /// Push delivery delay, silent and alert alike.
+    var pushDelay = 0.2...2.0
+    /// A background-woken app starts its node and can take the payment after this.
+    var backgroundComplete = 2.0...6.0
+    /// The user opens the app this long after the alert shows: log-normal.
+    var openMedian = 5.0
+    var openSigma = 0.3
+    /// Users who do not open the app at all.
+    var neverOpen = 0.005
+    /// An opened app can take the payment after this (node start, peer connection).
+    var openComplete = 1.0...3.0
+    /// How soon the sender retries on `retry_now`.
+    var retryNowDelay = 0.25
+    var strategies: [WakeStrategy] = WakeStrategy.allCases
+    /// The `herald` binary; by default the one built beside this one.
+    var herald: String?
+
+    static let usage = """
+        usage: herald-bench wake [options]       a fleet of simulated phones against `herald serve`
+          --payments N            payments per strategy, run concurrently (200)
+          --seed N                seed of every random draw (1)
+          --spread S              payments start spread over S seconds (3)
+          --hard-stop S           the sender gives up S seconds after its first attempt (15)
+          --silent-drop P         fraction of silent pushes iOS drops (0.7)
+          --push-delay A-B        push delivery delay, uniform (0.2-2)
+          --background-complete A-B  silent push delivered → app can take the payment, uniform (2-6)
+          --open-median S         alert shown → user opens the app, log-normal median (5)
+          --open-sigma X          σ of that log-normal (0.3)
+          --never-open P          fraction of users who do not open the app at all (0.005)
+          --open-complete A-B     app opened → it can take the payment, uniform (1-3)
+          --retry-now-delay S     sender's wait after a retry_now hint (0.25)
+          --strategies LIST       comma-separated: \(WakeStrategy.allCases.map(\.rawValue).joined(separator: ","))
+          --herald PATH           the herald binary (default: beside herald-bench)
+        """
+
+    struct Invalid: Error, CustomStringConvertible { var description: String }
+
+    init(arguments: [String]) throws {
+        var iterator = arguments.makeIterator()
+        while let flag = iterator.next() {
+            guard let value = iterator.next() else { throw Invalid(description: "\(flag) needs a value") }
+            func number() throws -> Double {
+                guard let n = Double(value), n >= 0 else { throw Invalid(description: "\(flag): '\(value)' is not a number ≥ 0") }
+                return n
+            }
+            func fraction() throws -> Double {
+                let n = try number()
+                guard n <= 1 else { throw Invalid(description: "\(flag): '\(value)' is not between 0 and 1") }
+                return n
+            }
+            func range() throws -> ClosedRange<Double> {
+                let parts = value.split(separator: "-").compactMap { Double($0) }
+                guard parts.count == 2, parts[0] >= 0, parts[0] <= parts[1] else {
+                    throw Invalid(description: "\(flag): '\(value)' is not a range like 1-3")
+                }
+                return parts[0]...parts[1]
+            }
+            switch flag {
+            case "--payments": payments = max(1, Int(try number()))
+            case "--seed":
+                guard let n = UInt64(value) else { throw Invalid(description: "--seed: '\(value)' is not a whole number") }
+                seed = n
+            case "--spread": spread = try number()
+            case "--hard-stop": hardStop = try number()
+            case "--silent-drop": silentDrop = try fraction()
+            case "--push-delay": pushDelay = try range()
+            case "--background-complete": backgroundComplete = try range()
+            case "--open-median": openMedian = try number()
+            case "--open-sigma": openSigma = try number()
+            case "--never-open": neverOpen = try fraction()
+            case "--open-complete": openComplete = try range()
+            case "--retry-now-delay": retryNowDelay = try number()
+            case "--strategies":
+                strategies = try value.split(separator: ",").map {
+                    guard let strategy = WakeStrategy(rawValue: String($0)) else { throw Invalid(description: "unknown strategy '\($0)'") }
+                    return strategy
+                }
+            case "--herald": herald = value
+            default: throw Invalid(description: "unknown option \(flag)")
+            }
+        }
+    }
+
+    /// One line with every parameter, printed above the table so it can be reproduced.
+    var summary: String {
+        func r(_ range: ClosedRange<Double>) -> String { "\(fmt(range.lowerBound))–\(fmt(range.upperBound)) s" }
+        return """
+            seed \(seed), \(payments) payments per strategy started over \(fmt(spread)) s, hard stop \(fmt(hardStop)) s; \
+            silent pushes dropped \(fmt(silentDrop * 100))%, push delay \(r(pushDelay)), background wake → payable \(r(backgroundComplete)); \
+            alert → open log-normal median \(fmt(openMedian)) s σ \(fmt(openSigma)), never opened \(fmt(neverOpen * 100))%, open → payable \(r(openComplete))
+            """
+    }
+}
+
+func fmt(_ value: Double) -> String {
+    value == value.rounded() ? String(Int(value)) : String(format: "%.2f", value).replacingOccurrences(of: #"0+$"#, with: "", options: .regularExpression)
+}
+
+/// Which pushes reach the app, and whether the sender reads Herald's forwarding hints.
+enum WakeStrategy: String, CaseIterable, Sendable {
+    case silentOnly = "silent-only"
+    case alertOnly = "alert-only"
+    case twoPush = "two-push"
+    case twoPushHints = "two-push+hints"
+
+    /// Herald always sends both pushes on iOS; the single-push strategies are simulated by the
+    /// phone ignoring the other kind.
+    var usesSilent: Bool { self != .alertOnly }
+    var usesAlert: Bool { self != .silentOnly }
+    /// Without hints the sender follows the fixed schedule (at once, 1 s, 3 s, 7 s + jitter).
+    var usesHints: Bool { self != .twoPush }
+
+    var label: String {
+        switch self {
+        case .silentOnly: return "silent only (hints)"
+        case .alertOnly: return "alert only (hints)"
+        case .twoPush: return "two-push, fixed retries"
+        case .twoPushHints: return "two-push + hints"
+        }
+    }
+}
