@@ -285,6 +285,35 @@ struct WakeTests {
         }
     }
 
+    @Test("graceful shutdown ends a held presence stream instead of waiting for it forever")
+    func shutdownEndsStreams() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "f7", count: 32))
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        let started = ContinuousClock.now
+        let streamTask = try await nds.app().test(.live) { client in
+            let port = try #require(client.port)
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/devices/\(device.device.id)/presence/stream")
+            request.headers.add(name: "Authorization", value: "Bearer \(device.secret)")
+            let task = Task {
+                let response = try await http.execute(request, timeout: .seconds(60))
+                var seen = ""
+                for try await chunk in response.body { seen += String(buffer: chunk) }
+                return seen
+            }
+            #expect(try await nds.eventually {
+                try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now"
+            })
+            return task
+        }
+        // The app stopped (its test closure returned): the stream must have ended with it.
+        let seen = try await streamTask.value
+        #expect(seen == ": connected\n\n")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        try await http.shutdown()
+    }
+
     @Test("hints follow the device: unknown → do_not_retry, away → retry_later, woken → retry_later with what is left, present → retry_now, dead → do_not_retry")
     func hints() async throws {
         let nds = try TestNDS()
