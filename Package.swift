@@ -144,7 +144,9 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldTestSupport",
+                "HeraldServer", "HeraldTestSupport", "HeraldWire",
+                // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
+                "HeraldDevice",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A second connection to the server's database file: to make the store fail or stall for real.

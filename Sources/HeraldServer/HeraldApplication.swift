@@ -12,6 +12,8 @@ public struct HeraldServerConfiguration: Sendable {
     public var intake: IntakeConfiguration
     public var dispatcher: DispatcherConfiguration
     public var edge: EdgeLimits
+    /// Wake repetition, waking window and the default wake-to-presence time.
+    public var presence: PresenceRegistry.Configuration
 
     public init(
         host: String = "127.0.0.1",
@@ -19,7 +21,8 @@ public struct HeraldServerConfiguration: Sendable {
         settings: ServerSettings,
         intake: IntakeConfiguration = .init(),
         dispatcher: DispatcherConfiguration = .init(),
-        edge: EdgeLimits = .init()
+        edge: EdgeLimits = .init(),
+        presence: PresenceRegistry.Configuration = .init()
     ) {
         self.host = host
         self.port = port
@@ -27,6 +30,7 @@ public struct HeraldServerConfiguration: Sendable {
         self.intake = intake
         self.dispatcher = dispatcher
         self.edge = edge
+        self.presence = presence
     }
 }
 
@@ -63,6 +67,10 @@ public func buildApplication(
         perMinute: configuration.settings.targetPushesPerMinute, burst: configuration.settings.targetPushBurst, now: now
     )
 
+    let presence = PresenceRegistry(configuration: configuration.presence) { took in
+        metrics.wakeToPresence.record(.milliseconds(Int64((took * 1000).rounded())))
+    }
+
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
     let api = router.group("api/v1")
@@ -89,6 +97,11 @@ public func buildApplication(
         settings: configuration.settings,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now
+    ).register(on: api)
+    PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now).register(on: api)
+    WakeRoutes(
+        intake: intake, devices: store, keys: store, providers: providers, presence: presence, metrics: metrics,
+        targetLimiter: targets, settings: configuration.settings, now: now
     ).register(on: api)
     BackendRoutes(
         intake: intake, store: store, providers: providers, metrics: metrics, targets: targets,

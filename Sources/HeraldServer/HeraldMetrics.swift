@@ -31,6 +31,17 @@ public struct HeraldMetrics: Sendable {
                 helpText: "The most jobs the dispatcher has held in memory at once since start"
             )
         )
+        wakeToPresence = registry.makeDurationHistogram(
+            descriptor: .init(
+                namespace: "herald", metricName: "wake_to_presence", unitName: "seconds",
+                helpText: "Time from a wake push to the woken app reporting presence"
+            ),
+            labels: [],
+            buckets: [
+                .milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(5), .seconds(7), .seconds(10),
+                .seconds(15), .seconds(20), .seconds(30),
+            ]
+        )
         sendLatency = registry.makeDurationHistogram(
             descriptor: .init(
                 namespace: "herald", metricName: "push_send_duration", unitName: "seconds",
@@ -46,6 +57,7 @@ public struct HeraldMetrics: Sendable {
     }
 
     public let queueDepth: Gauge
+    public let wakeToPresence: DurationHistogram
     public let jobsInMemory: Gauge
     public let jobsInMemoryPeak: Gauge
     public let retries: Counter
@@ -106,12 +118,71 @@ public struct HeraldMetrics: Sendable {
         }.increment()
     }
 
+    /// A wake asked for, by kind (known kinds by name, the rest as `other`: callers choose it).
+    public func wakeRequested(kind: WakeKind) {
+        let label = WakeKindLabel.of(kind)
+        counters.counter(for: ["wakes_requested", label]) { _ in
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "herald", metricName: "wakes_requested", unitName: "total",
+                    helpText: "Wakes asked for, by kind"
+                ),
+                labels: [("kind", label)]
+            )
+        }.increment()
+    }
+
+    /// A wake push committed to the outbox: `silent` and `alert` on iOS, `data` on Android.
+    public func wakePushed(_ push: String) {
+        counters.counter(for: ["wake_pushes", push]) { _ in
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "herald", metricName: "wake_pushes", unitName: "total",
+                    helpText: "Wake pushes queued, by push (silent, alert, data)"
+                ),
+                labels: [("push", push)]
+            )
+        }.increment()
+    }
+
+    /// A wake not pushed: `present` (told on the stream instead) or `recently_woken`.
+    public func wakeSkipped(reason: String) {
+        counters.counter(for: ["wakes_skipped", reason]) { _ in
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "herald", metricName: "wakes_skipped", unitName: "total",
+                    helpText: "Wakes not pushed, by reason"
+                ),
+                labels: [("reason", reason)]
+            )
+        }.increment()
+    }
+
+    /// A forwarding hint given, by hint.
+    public func hintGiven(_ hint: ForwardingHint.Hint) {
+        counters.counter(for: ["forwarding_hints", hint.rawValue]) { _ in
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "herald", metricName: "forwarding_hints", unitName: "total",
+                    helpText: "Forwarding hints given, by hint"
+                ),
+                labels: [("hint", hint.rawValue)]
+            )
+        }.increment()
+    }
+
     /// The exposition text.
     public func render() -> String { registry.emitToString() }
 }
 
 import HeraldPush
 import HeraldWire
+
+/// The metric label of a wake kind: callers choose kinds, so only Herald's own get their name.
+enum WakeKindLabel {
+    static let known: Set<WakeKind> = [.incomingHtlc, .cjitPaymentArrived, .orderPaymentConfirmed, .mutualClose]
+    static func of(_ kind: WakeKind) -> String { known.contains(kind) ? kind.rawValue : "other" }
+}
 
 extension PushRouter {
     /// The name of the provider serving a platform, for metrics and health: `none` if unset.

@@ -22,7 +22,58 @@ public final class OutboxIntake: Service, Sendable {
     struct Pending: Sendable {
         var job: NewJob
         var message: PushMessage?
-        var continuation: CheckedContinuation<EnqueueResult, any Error>
+        var waiter: Waiter
+
+        func resume(_ result: Result<EnqueueResult, any Error>) {
+            switch waiter {
+            case .single(let continuation): continuation.resume(with: result)
+            case .group(let group, let index): group.set(index, result)
+            }
+        }
+    }
+
+    /// Who waits for a job's commit: its own caller, or a caller of several jobs at once.
+    enum Waiter: Sendable {
+        case single(CheckedContinuation<EnqueueResult, any Error>)
+        case group(GroupWaiter, Int)
+    }
+
+    /// Resumes a caller of several jobs once each has its result (the first error wins).
+    final class GroupWaiter: Sendable {
+        private struct State {
+            var results: [EnqueueResult?]
+            var remaining: Int
+            var failed = false
+        }
+        private let state: NIOLockedValueBox<State>
+        private let continuation: CheckedContinuation<[EnqueueResult], any Error>
+
+        init(count: Int, continuation: CheckedContinuation<[EnqueueResult], any Error>) {
+            state = NIOLockedValueBox(State(results: Array(repeating: nil, count: count), remaining: count))
+            self.continuation = continuation
+        }
+
+        func set(_ index: Int, _ result: Result<EnqueueResult, any Error>) {
+            enum Action { case none, succeed([EnqueueResult]), fail(any Error) }
+            let action = state.withLockedValue { state -> Action in
+                state.remaining -= 1
+                switch result {
+                case .success(let value):
+                    state.results[index] = value
+                    if state.remaining == 0, !state.failed { return .succeed(state.results.compactMap { $0 }) }
+                    return .none
+                case .failure(let error):
+                    if state.failed { return .none }
+                    state.failed = true
+                    return .fail(error)
+                }
+            }
+            switch action {
+            case .none: break
+            case .succeed(let results): continuation.resume(returning: results)
+            case .fail(let error): continuation.resume(throwing: error)
+            }
+        }
     }
 
     let store: any OutboxStore
@@ -69,8 +120,30 @@ public final class OutboxIntake: Service, Sendable {
         }
         guard admitted else { throw Overloaded() }
         return try await withCheckedThrowingContinuation { continuation in
-            if !buffer.append(Pending(job: job, message: message, continuation: continuation)) {
+            if !buffer.append(Pending(job: job, message: message, waiter: .single(continuation))) {
                 leave(1)
+                continuation.resume(throwing: Unavailable())
+            }
+        }
+    }
+
+    /// Submits several jobs at once, so they share one transaction (unless they overflow a
+    /// batch): a wake's two pushes are committed together or not at all.
+    public func submit(_ jobs: [(job: NewJob, message: PushMessage?)]) async throws -> [EnqueueResult] {
+        guard !jobs.isEmpty else { return [] }
+        let admitted = pending.withLockedValue { pending in
+            guard pending + jobs.count <= configuration.maxPending else { return false }
+            pending += jobs.count
+            return true
+        }
+        guard admitted else { throw Overloaded() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let group = GroupWaiter(count: jobs.count, continuation: continuation)
+            let pendings = jobs.enumerated().map { index, item in
+                Pending(job: item.job, message: item.message, waiter: .group(group, index))
+            }
+            if !buffer.append(contentsOf: pendings) {
+                leave(jobs.count)
                 continuation.resume(throwing: Unavailable())
             }
         }
@@ -115,13 +188,13 @@ public final class OutboxIntake: Service, Sendable {
             // Room first: a caller answered now may submit again at once.
             leave(batch.count)
             for (pending, result) in zip(batch, results) {
-                pending.continuation.resume(returning: result)
+                pending.resume(.success(result))
             }
         } catch {
             dispatcher.unreserve(room)
             logger.error("could not commit webhooks", metadata: ["error": "\(error)", "count": "\(batch.count)"])
             leave(batch.count)
-            for pending in batch { pending.continuation.resume(throwing: error) }
+            for pending in batch { pending.resume(.failure(error)) }
         }
     }
 

@@ -32,6 +32,9 @@ public struct ServerSettings: Sendable {
     public var replyPollInterval: Duration
     /// How long an answered or expired reply URL still says 409/410 before it is forgotten (404).
     public var replyTombstone: Duration
+    /// How often a held presence stream gets a comment line: proxies keep it open, and a dead
+    /// connection is found (and the device no longer counted present) within this.
+    public var presenceKeepAlive: Duration
 
     public init(
         publicURL: String,
@@ -45,7 +48,8 @@ public struct ServerSettings: Sendable {
         maxHeldReplies: Int = 1_024,
         replyBodyLimit: Int = 64 * 1024,
         replyPollInterval: Duration = .seconds(1),
-        replyTombstone: Duration = .seconds(600)
+        replyTombstone: Duration = .seconds(600),
+        presenceKeepAlive: Duration = .seconds(15)
     ) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         self.acceptRawTokens = acceptRawTokens
@@ -59,5 +63,6 @@ public struct ServerSettings: Sendable {
         self.replyBodyLimit = replyBodyLimit
         self.replyPollInterval = replyPollInterval
         self.replyTombstone = replyTombstone
+        self.presenceKeepAlive = presenceKeepAlive
     }
 }

@@ -12,11 +12,13 @@ public struct APIScope: RawRepresentable, Codable, Hashable, Sendable, Comparabl
     public static let sessions: APIScope = "sessions"
     /// Events and the welcome push.
     public static let events: APIScope = "events"
+    /// `POST /wake` and `GET /forwarding_hint`: an LSP waking wallets and asking whether to retry.
+    public static let wake: APIScope = "wake"
     /// Every scope, present and future.
     public static let admin: APIScope = "admin"
 
     /// The scopes `herald keys create` accepts.
-    public static let known: [APIScope] = [.sessions, .events, .admin]
+    public static let known: [APIScope] = [.sessions, .events, .wake, .admin]
 
     /// Parses a comma-separated list (`sessions,events`), refusing empty lists and unknown names.
     public static func parseList(_ text: String) throws(UnknownAPIScope) -> Set<APIScope> {

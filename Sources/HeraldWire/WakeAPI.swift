@@ -180,3 +180,23 @@ public struct ForwardingHint: Codable, Sendable, Hashable {
         case recommendedDelayMs = "recommended_delay_ms"
     }
 }
+
+extension WakeKind {
+    /// The alert a wake push shows when no extension rewrites it (seed 004 §1.3, without an app
+    /// name): the extension normally replaces it with the app's own catalogue text.
+    public var defaultAlert: NotificationText {
+        switch self {
+        case .incomingHtlc: NotificationText(title: "Payment Incoming", body: "Open your wallet now to receive - funds are being held")
+        case .cjitPaymentArrived: NotificationText(title: "Payment Incoming", body: "Open your wallet now to receive via a new channel")
+        case .orderPaymentConfirmed: NotificationText(title: "Channel Ready", body: "Open your wallet to complete setup")
+        case .mutualClose: NotificationText(title: "Channel Closed", body: "Funds moved to savings")
+        default: NotificationText(title: "Wallet activity", body: "Open your wallet to continue.")
+        }
+    }
+
+    /// The `type` of the silent push: Blocktank's `incoming_htlc_wake` for an incoming HTLC
+    /// (seed 004 §1.6), the kind itself otherwise.
+    public var silentPushType: String {
+        self == .incomingHtlc ? "incoming_htlc_wake" : rawValue
+    }
+}

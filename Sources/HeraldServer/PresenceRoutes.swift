@@ -1,0 +1,96 @@
+import Foundation
+import HTTPTypes
+import HeraldStore
+import HeraldWire
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+
+/// `/api/v1/devices/{id}/presence`: a running app says it is in the foreground, so wakes for it
+/// are not pushed (seed 003: push only when no client is connected). Authenticated with the
+/// device secret, like the other device routes.
+struct PresenceRoutes: Sendable {
+    let devices: any DeviceStore
+    let presence: PresenceRegistry
+    let settings: ServerSettings
+    let now: @Sendable () -> Date
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("devices/:id/presence") { request, context in try await heartbeat(request, context: context) }
+        router.delete("devices/:id/presence") { request, context in try await leave(request, context: context) }
+        router.get("devices/:id/presence/stream") { request, context in try await stream(request, context: context) }
+    }
+
+    func heartbeat(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context: context)
+        var request = request
+        let body = try await Edge.readOptionalJSONBody(PresenceHeartbeat.self, from: &request)
+        let ttl = body?.ttlSeconds ?? PresenceHeartbeat.defaultTTL
+        guard (1...PresenceHeartbeat.maximumTTL).contains(ttl) else {
+            throw APIError.badRequest("invalid_ttl", "ttl_seconds must be 1 to \(PresenceHeartbeat.maximumTTL)")
+        }
+        presence.heartbeat(deviceID: device.id, ttl: TimeInterval(ttl), now: now())
+        return try JSONResponse.make(PresenceAnswer(present: true, ttlSeconds: ttl))
+    }
+
+    func leave(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context: context)
+        presence.leave(deviceID: device.id)
+        return Response(status: .noContent)
+    }
+
+    /// Server-sent events: present while the connection is held. Each wake is an `event: wake`
+    /// whose data is a ``PresenceWakeEvent``; a comment line every keep-alive interval stops
+    /// proxies from timing the stream out and finds a dead connection.
+    func stream(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context: context)
+        let presence = self.presence
+        let keepAlive = settings.presenceKeepAlive
+        let now = self.now
+        let body = ResponseBody { writer in
+            let (id, events) = presence.openStream(deviceID: device.id, now: now())
+            defer { presence.closeStream(deviceID: device.id, id: id) }
+            let (chunks, output) = AsyncStream.makeStream(of: ByteBuffer.self)
+            try await withGracefulShutdownHandler {
+                try await request.body.consumeWithInboundCloseHandler { _ in
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for await event in events { output.yield(Self.frame(event)) }
+                            output.finish()
+                        }
+                        group.addTask {
+                            while true {
+                                try await Task.sleep(for: keepAlive)
+                                output.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                            }
+                        }
+                        try await writer.write(ByteBuffer(string: ": connected\n\n"))
+                        for await chunk in chunks { try await writer.write(chunk) }
+                        group.cancelAll()
+                    }
+                } onInboundClosed: {
+                    presence.closeStream(deviceID: device.id, id: id)
+                }
+            } onGracefulShutdown: {
+                presence.closeStream(deviceID: device.id, id: id)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: body
+        )
+    }
+
+    static func frame(_ event: PresenceWakeEvent) -> ByteBuffer {
+        // WireJSON writes one line (no pretty printing), as an SSE `data:` field needs.
+        let json = (try? WireJSON.encodeString(event)) ?? "{}"
+        return ByteBuffer(string: "event: wake\ndata: \(json)\n\n")
+    }
+
+    func authenticate(_ request: Request, context: HeraldRequestContext) async throws -> Device {
+        guard let id = context.parameters.get("id") else { throw APIError.notFound("no device id") }
+        return try await DeviceRoutes.authenticate(request, deviceID: id, in: devices)
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Hummingbird
+
+/// `POST /api/v1/wake` and `GET /api/v1/forwarding_hint`: an LSP holding an HTLC for a phone
+/// that may be asleep wakes it, and asks whether retrying the payment is worth it (seed 004).
+struct WakeRoutes: Sendable {
+    let intake: OutboxIntake
+    let devices: any DeviceLookupStore
+    let keys: any APIKeyStore
+    let providers: PushRouter
+    let presence: PresenceRegistry
+    let metrics: HeraldMetrics
+    let targetLimiter: RateLimiter
+    let settings: ServerSettings
+    let now: @Sendable () -> Date
+
+    /// The longest kind accepted: it goes into a collapse id (64 bytes at most) and logs.
+    static let maxKindBytes = 48
+    static let maxPaymentHashBytes = 128
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        let group = router.group().add(middleware: APIKeyAuthenticator(keys: keys, scope: .wake))
+        group.post("wake") { request, context in try await wake(request, context: context) }
+        group.get("forwarding_hint") { request, context in try await hint(request, context: context) }
+    }
+
+    // MARK: Wake
+
+    func wake(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        var request = request
+        let body = try await Edge.readJSONBody(WakeRequest.self, from: &request)
+        try Self.validate(body, now: now())
+        guard let resolution = try await devices.resolveDevice(id: body.device), let device = resolution.device else {
+            throw APIError(.notFound, "unknown_device", "no device is registered under this id")
+        }
+        if resolution.isDead { throw Self.tokenUnregistered }
+        metrics.wakeRequested(kind: body.kind)
+        let event = PresenceWakeEvent(kind: body.kind, paymentHash: body.paymentHash, amountMsat: body.amountMsat)
+        let moment = now()
+        // Seed 003's rule: no push while the app is connected; a held stream hears of it at once.
+        if presence.isPresent(deviceID: device.id, now: moment) {
+            presence.deliver(event, to: device.id)
+            metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue)
+            return try JSONResponse.make(WakeAnswer(pushed: false, reason: .present))
+        }
+        let idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "wake:\(device.id)")
+        let repeatKey = "\(device.id):" + (body.paymentHash.map { "hash:" + $0.lowercased() } ?? "kind:" + body.kind.rawValue)
+        let claim = presence.claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: moment)
+        if claim == .recentlyWoken {
+            metrics.wakeSkipped(reason: WakeAnswer.Reason.recentlyWoken.rawValue)
+            return try JSONResponse.make(WakeAnswer(pushed: false, reason: .recentlyWoken))
+        }
+        do {
+            let target = PushTarget(platform: device.platform, token: device.token)
+            let messages = try messages(for: body, platform: device.platform, now: moment)
+            for (_, message) in messages {
+                do throws(PushValidationError) {
+                    try providers.validate(message, for: target)
+                } catch {
+                    throw APIError(error)
+                }
+            }
+            // A wake counts against its phone's allowance like any push; an idempotent retry is free.
+            if claim != .replay { try checkRate(target) }
+            let expiresAt = messages[0].message.expiresAt ?? moment.addingTimeInterval(settings.jobTTL.timeInterval)
+            let jobs = messages.map { push, message in
+                (
+                    job: NewJob(
+                        platform: target.platform,
+                        token: target.token,
+                        notificationType: "wake:" + body.kind.rawValue,
+                        payload: message.storedJSON(),
+                        idempotencyKey: idempotencyKey.map { "\($0):\(push)" },
+                        expiresAt: expiresAt
+                    ),
+                    message: Optional(message)
+                )
+            }
+            let results: [EnqueueResult]
+            do {
+                results = try await intake.submit(jobs)
+            } catch {
+                throw APIError(intakeFailure: error)
+            }
+            let duplicate = results.allSatisfy(\.duplicate)
+            if !duplicate {
+                for (push, _) in messages { metrics.wakePushed(push) }
+                presence.woke(deviceID: device.id, now: moment)
+            }
+            var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: results.map(\.id)), status: .accepted)
+            if duplicate { response.headers[WebhookRoutes.replayed] = "true" }
+            return response
+        } catch {
+            // Nothing was pushed: a corrected retry must not be turned away as a repeat.
+            if claim == .push { presence.releaseWake(repeatKey: repeatKey) }
+            throw error
+        }
+    }
+
+    /// The pushes of a wake, each with its name for metrics and idempotency keys: on iOS a
+    /// silent push (may let the app finish in the background) and an alert (the reliable path,
+    /// seed 004 §1.6); on Android one high-priority data message, which always reaches the app's
+    /// service.
+    func messages(for wake: WakeRequest, platform: Platform, now: Date) throws -> [(push: String, message: PushMessage)] {
+        var data: [String: String] = [WakePushKey.type: wake.kind.rawValue]
+        if let hash = wake.paymentHash { data[WakePushKey.paymentHash] = hash }
+        if let amount = wake.amountMsat { data[WakePushKey.amountMsat] = String(amount) }
+        if let expiresAt = wake.expiresAt { data[WakePushKey.expiresAt] = String(Int64(expiresAt.timeIntervalSince1970.rounded(.down))) }
+        let expiresAt = min(wake.expiresAt ?? .distantFuture, now.addingTimeInterval(settings.jobTTL.timeInterval))
+        let collapseID = Self.collapseID(for: wake)
+        switch platform {
+        case .ios:
+            var silentData = data
+            silentData[WakePushKey.type] = wake.kind.silentPushType
+            let silent = PushMessage(kind: .background, data: silentData, collapseID: collapseID, expiresAt: expiresAt)
+            let alert = PushMessage(
+                kind: .wake, data: data, alert: wake.kind.defaultAlert, sound: "default",
+                interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt
+            )
+            return [("silent", silent), ("alert", alert)]
+        case .android:
+            return [("data", PushMessage(kind: .wake, data: data, collapseID: collapseID, expiresAt: expiresAt))]
+        }
+    }
+
+    /// One id per payment (or per kind without a hash), so a repeat replaces the alert on the
+    /// lock screen instead of stacking. A payment hash is 64 hex digits; 59 of them fit beside
+    /// the prefix in APNs's 64 bytes and still never collide in practice.
+    static func collapseID(for wake: WakeRequest) -> String {
+        if let hash = wake.paymentHash { return "wake:" + hash.lowercased().prefix(59) }
+        return "wake:" + wake.kind.rawValue
+    }
+
+    static func validate(_ wake: WakeRequest, now: Date) throws {
+        guard BackendIDRules.isValid(wake.device) else {
+            throw APIError.badRequest("invalid_device", "device must be the device_id from registration")
+        }
+        let kind = wake.kind.rawValue
+        guard !kind.isEmpty, kind.utf8.count <= maxKindBytes,
+            kind.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+        else {
+            throw APIError.badRequest("invalid_kind", "kind must be 1 to \(maxKindBytes) letters, digits, '_', '-' or '.'")
+        }
+        if let hash = wake.paymentHash {
+            guard !hash.isEmpty, hash.utf8.count <= maxPaymentHashBytes, hash.utf8.allSatisfy(\.isHex) else {
+                throw APIError.badRequest("invalid_payment_hash", "payment_hash must be hex, at most \(maxPaymentHashBytes) digits")
+            }
+        }
+        if let expiresAt = wake.expiresAt, expiresAt <= now {
+            throw APIError.badRequest("expired", "expires_at is in the past: nothing would be delivered")
+        }
+    }
+
+    func checkRate(_ target: PushTarget) throws {
+        if let wait = targetLimiter.acquire([WebhookRoutes.rateKey(target)]) {
+            metrics.rateLimited()
+            throw APIError.targetRateLimited(retryAfter: wait)
+        }
+    }
+
+    static let tokenUnregistered = APIError(
+        .gone, "token_unregistered", "the push service reported this device's token as no longer valid; the app must register again"
+    )
+
+    // MARK: Forwarding hint
+
+    func hint(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        guard let recipient = query.get("recipient"), !recipient.isEmpty else {
+            throw APIError.badRequest("missing_recipient", "the query parameter 'recipient' (a device id) is required")
+        }
+        if let amount = query.get("amount_msat"), UInt64(amount) == nil {
+            throw APIError.badRequest("invalid_amount", "amount_msat must be a whole number of millisatoshis")
+        }
+        let hint = try await forwardingHint(for: recipient)
+        metrics.hintGiven(hint.hint)
+        return try JSONResponse.make(hint)
+    }
+
+    /// The rules, in order (documented in the README):
+    /// unknown device, dead token or no provider for its platform → `do_not_retry`;
+    /// present → `retry_now`; woken within the waking window → `retry_later` after the expected
+    /// remaining wake time; otherwise → `retry_later` after a whole expected wake time
+    /// (`disconnected`: wake it first).
+    func forwardingHint(for deviceID: String) async throws -> ForwardingHint {
+        guard BackendIDRules.isValid(deviceID), let resolution = try await devices.resolveDevice(id: deviceID),
+            let device = resolution.device
+        else {
+            return ForwardingHint(hint: .doNotRetry, reason: .unknownDevice)
+        }
+        if resolution.isDead { return ForwardingHint(hint: .doNotRetry, reason: .tokenUnregistered) }
+        guard providers.provider(for: device.platform) != nil else {
+            return ForwardingHint(hint: .doNotRetry, reason: "no_push_provider")
+        }
+        switch presence.standing(deviceID: device.id, now: now()) {
+        case .present:
+            return ForwardingHint(hint: .retryNow, reason: .present, recommendedDelayMs: Self.retryNowDelayMs)
+        case .waking(_, let remaining):
+            return ForwardingHint(hint: .retryLater, reason: .waking, recommendedDelayMs: Self.milliseconds(remaining))
+        case .away(let expected):
+            return ForwardingHint(hint: .retryLater, reason: .disconnected, recommendedDelayMs: Self.milliseconds(expected))
+        }
+    }
+
+    /// A present app's node may still be reconnecting to its LSP: a short pause, not none.
+    static let retryNowDelayMs = 250
+
+    static func milliseconds(_ seconds: TimeInterval) -> Int { Int((seconds * 1000).rounded(.up)) }
+}
+
+extension UInt8 {
+    var isHex: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+
+    var isASCIILetterOrDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
+}

@@ -1,0 +1,384 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HeraldDevice
+import HeraldPush
+import HeraldServer
+import HeraldStore
+import HeraldTestSupport
+import HeraldWire
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// `POST /wake`, presence and forwarding hints, against the APNs and FCM look-alikes.
+@Suite("Wake, presence and forwarding hints")
+struct WakeTests {
+    static let hash = String(repeating: "ab", count: 32)
+
+    static func wake(_ device: String, kind: String = "incomingHtlc", hash: String? = WakeTests.hash, extra: String = "") -> String {
+        let hashField = hash.map { #","payment_hash":"\#($0)""# } ?? ""
+        return #"{"device":"\#(device)","kind":"\#(kind)"\#(hashField)\#(extra)}"#
+    }
+
+    func register(_ nds: TestNDS, platform: Platform = .ios, token: String) async throws -> DeviceRegistration {
+        try await nds.store.registerDevice(platform: platform, token: token, now: Date())
+    }
+
+    @Test("iOS gets a silent push and a time-sensitive alert, exactly as seed 004 shapes them, and the plugin handles both")
+    func twoPushes() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let token = String(repeating: "a1", count: 32)
+        let device = try await register(nds, token: token)
+        let expiry = Int(Date().timeIntervalSince1970) + 120
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let response = try await client.call(
+                    .post, "/api/v1/wake", key: key,
+                    json: Self.wake(device.device.id, extra: #","amount_msat":250000,"expires_at":\#(expiry)"#)
+                )
+                #expect(response.status == .accepted)
+                #expect(response.json["pushed"] as? Bool == true)
+                let ids = try #require(response.json["job_ids"] as? [String])
+                #expect(ids.count == 2)
+
+                let requests = try await servers.apns.requests.waitFor(count: 2)
+                let silent = try #require(requests.first { $0.headers["apns-push-type"] == "background" })
+                let alert = try #require(requests.first { $0.headers["apns-push-type"] == "alert" })
+                for request in [silent, alert] {
+                    #expect(request.deviceToken == token)
+                    #expect(request.headers["apns-collapse-id"] == "wake:" + Self.hash.prefix(59))
+                    #expect(request.headers["apns-expiration"] == String(expiry))
+                }
+                #expect(silent.headers["apns-priority"] == "5")
+                #expect(alert.headers["apns-priority"] == "10")
+
+                let silentJSON = try #require(silent.json)
+                #expect(NSDictionary(dictionary: silentJSON["aps"] as? [String: Any] ?? [:]) == ["content-available": 1])
+                #expect(silentJSON["type"] as? String == "incoming_htlc_wake")
+                #expect(silentJSON["payment_hash"] as? String == Self.hash)
+                #expect(silentJSON["amount_msat"] as? String == "250000")
+                #expect(silentJSON["expires_at"] as? String == String(expiry))
+                #expect(Set(silentJSON.keys) == ["aps", "type", "payment_hash", "amount_msat", "expires_at"])
+
+                let alertJSON = try #require(alert.json)
+                let aps = try #require(alertJSON["aps"] as? [String: Any])
+                #expect(aps["interruption-level"] as? String == "time-sensitive")
+                #expect(aps["mutable-content"] as? Int == 1)
+                #expect(aps["sound"] as? String == "default")
+                let alertText = try #require(aps["alert"] as? [String: Any])
+                #expect(alertText["title"] as? String == "Payment Incoming")
+                #expect(alertJSON["type"] as? String == "incomingHtlc")
+                #expect(alertJSON["payment_hash"] as? String == Self.hash)
+                #expect(alertJSON["amount_msat"] as? String == "250000")
+
+                // Both pushes, byte for byte as APNs got them, through the device plugin.
+                let folder = nds.folder.appendingPathComponent("phone")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let plugin = DevicePlugin(wallet: DevelopmentWallet(folder: folder), transport: URLSessionReplyTransport())
+                let fromSilent = IncomingPush(json: silent.body)
+                guard case .wake(let silentEvent) = fromSilent.notification else {
+                    Issue.record("the silent push did not decode as a wake: \(fromSilent.notification)")
+                    return
+                }
+                #expect(silentEvent.silent && silentEvent.kind == .incomingHtlc && silentEvent.amountMsat == 250_000)
+                #expect(silentEvent.paymentHash == Self.hash)
+                let shown = await plugin.handle(json: alert.body)
+                #expect(shown.disposition == .handled)
+                #expect(shown.content.title == "Payment Incoming")
+                #expect(shown.content.body == "Open now to receive - funds are being held")
+                #expect(shown.content.interruptionLevel == .timeSensitive)
+            }
+        }
+    }
+
+    @Test("Android gets one high-priority data message with the wake fields and no notification block")
+    func android() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, platform: .android, token: "fcm-wake-token")
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let response = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, kind: "cjitPaymentArrived", extra: #","amount_msat":1000"#)
+                )
+                #expect(response.status == .accepted)
+                #expect((response.json["job_ids"] as? [String])?.count == 1)
+                let sent = try #require(try await servers.fcm.messages.waitFor(count: 1).first)
+                let message = try #require(sent.message)
+                #expect(message["notification"] == nil)
+                let android = try #require(message["android"] as? [String: Any])
+                #expect(android["priority"] as? String == "HIGH")
+                let data = try #require(message["data"] as? [String: String])
+                #expect(data == ["type": "cjitPaymentArrived", "payment_hash": Self.hash, "amount_msat": "1000"])
+                let shown = await DevicePlugin(
+                    wallet: DevelopmentWallet(folder: nds.folder), transport: URLSessionReplyTransport()
+                ).handle(json: try WireJSON.encode(["data": data]))
+                #expect(shown.content.body == "Open now to receive via new channel")
+            }
+        }
+    }
+
+    @Test("a repeat within the window is not pushed; the same Idempotency-Key gets the same jobs back")
+    func repeatsAndIdempotency() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "b2", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let idempotent: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "htlc-1"]
+                let first = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id), headers: idempotent)
+                #expect(first.status == .accepted)
+                let again = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id), headers: idempotent)
+                #expect(again.status == .accepted)
+                #expect(again.json["job_ids"] as? [String] == first.json["job_ids"] as? [String])
+                #expect(again.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+
+                let repeated = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
+                #expect(repeated.status == .ok)
+                #expect(repeated.json["pushed"] as? Bool == false)
+                #expect(repeated.json["reason"] as? String == "recently_woken")
+
+                let otherPayment = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, hash: String(repeating: "cd", count: 32))
+                )
+                #expect(otherPayment.status == .accepted)
+                _ = try await servers.apns.requests.waitFor(count: 4)
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(await servers.apns.requests.count == 4)
+            }
+        }
+    }
+
+    @Test("40 wakes at once for one payment push once; the rest are told recently_woken")
+    func concurrentWakes() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "c3", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                    for _ in 0..<40 {
+                        group.addTask {
+                            let response = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
+                            return (response.status.code, response.json["reason"] as? String)
+                        }
+                    }
+                    var all: [(Int, String?)] = []
+                    for try await result in group { all.append(result) }
+                    return all
+                }
+                #expect(statuses.filter { $0.0 == 202 }.count == 1)
+                #expect(statuses.filter { $0.0 == 200 && $0.1 == "recently_woken" }.count == 39)
+                _ = try await servers.apns.requests.waitFor(count: 2)
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(await servers.apns.requests.count == 2)
+            }
+        }
+    }
+
+    @Test("bad callers get clear errors: no key, wrong scope, unknown device, dead token, bad fields")
+    func errors() async throws {
+        let nds = try TestNDS()
+        let wakeKey = try await nds.apiKey([.wake])
+        let eventsKey = try await nds.apiKey([.events])
+        let device = try await register(nds, token: String(repeating: "d4", count: 32))
+        let dead = try await register(nds, token: String(repeating: "d5", count: 32))
+        try await nds.store.markDead(platform: .ios, token: dead.device.token, reason: "Unregistered", now: Date())
+        try await nds.app().test(.live) { client in
+            let body = Self.wake(device.device.id)
+            #expect(try await client.call(.post, "/api/v1/wake", key: nil, json: body).status == .unauthorized)
+            let forbidden = try await client.call(.post, "/api/v1/wake", key: eventsKey, json: body)
+            #expect(forbidden.status == .forbidden)
+            let unknown = try await client.call(.post, "/api/v1/wake", key: wakeKey, json: Self.wake("no-such-device"))
+            #expect(unknown.status == .notFound && unknown.json["error"] as? String == "unknown_device")
+            let gone = try await client.call(.post, "/api/v1/wake", key: wakeKey, json: Self.wake(dead.device.id))
+            #expect(gone.status == .gone && gone.json["error"] as? String == "token_unregistered")
+            let cases: [(String, String)] = [
+                (Self.wake(device.device.id, kind: "no spaces"), "invalid_kind"),
+                (Self.wake(device.device.id, hash: "xyz"), "invalid_payment_hash"),
+                (Self.wake(device.device.id, extra: #","expires_at":1000"#), "expired"),
+                (#"{"device":"\#(device.device.id)","kind":"incomingHtlc""#, "invalid_json"),
+                (#"{"kind":"incomingHtlc"}"#, "invalid_body"),
+            ]
+            for (json, code) in cases {
+                let response = try await client.call(.post, "/api/v1/wake", key: wakeKey, json: json)
+                #expect(response.status.code >= 400 && response.status.code < 500, "\(json)")
+                #expect(response.json["error"] as? String == code, "\(json): \(response.text)")
+            }
+        }
+    }
+
+    @Test("a heartbeating app gets no push; after DELETE the next wake is pushed")
+    func heartbeat() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "e5", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let path = "/api/v1/devices/\(device.device.id)/presence"
+                let wrong = try await client.call(.post, path, key: "not-the-secret", json: "{}")
+                #expect(wrong.status == .unauthorized)
+                let badTTL = try await client.call(.post, path, key: device.secret, json: #"{"ttl_seconds":301}"#)
+                #expect(badTTL.status == .badRequest && badTTL.json["error"] as? String == "invalid_ttl")
+                let beat = try await client.call(.post, path, key: device.secret, json: #"{"ttl_seconds":60}"#)
+                #expect(beat.status == .ok && beat.json["ttl_seconds"] as? Int == 60)
+
+                let present = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
+                #expect(present.status == .ok)
+                #expect(present.json["pushed"] as? Bool == false && present.json["reason"] as? String == "present")
+
+                #expect(try await client.call(.delete, path, key: device.secret).status == .noContent)
+                let pushed = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
+                #expect(pushed.status == .accepted)
+                _ = try await servers.apns.requests.waitFor(count: 2)
+                #expect(await servers.apns.requests.count == 2)
+            }
+        }
+    }
+
+    @Test("an app holding the presence stream hears of the wake on it and gets no push; closing it ends presence")
+    func stream() async throws {
+        var configured = try TestNDS()
+        configured.settings.presenceKeepAlive = .milliseconds(300)
+        let nds = configured
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "f6", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let port = try #require(client.port)
+                let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/devices/\(device.device.id)/presence/stream")
+                request.headers.add(name: "Authorization", value: "Bearer \(device.secret)")
+                let streamTask = Task {
+                    let response = try await http.execute(request, timeout: .seconds(30))
+                    var seen = ""
+                    for try await chunk in response.body {
+                        seen += String(buffer: chunk)
+                        if seen.contains("event: wake"), seen.contains("keep-alive"), seen.hasSuffix("\n\n") { break }
+                    }
+                    return (response.status.code, response.headers["content-type"].first, seen)
+                }
+                // Present once the stream is open.
+                #expect(try await nds.eventually { try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now" })
+                let answer = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, extra: #","amount_msat":5000"#)
+                )
+                #expect(answer.status == .ok && answer.json["reason"] as? String == "present")
+                let (status, contentType, seen) = try await streamTask.value
+                #expect(status == 200 && contentType == "text/event-stream")
+                #expect(seen.hasPrefix(": connected\n\n"))
+                let expected = #"event: wake\#ndata: {"amount_msat":5000,"kind":"incomingHtlc","payment_hash":"\#(Self.hash)"}\#n\#n"#
+                #expect(seen.contains(expected), "\(seen)")
+
+                // The client hung up: no longer present, so the next wake is pushed.
+                try await http.shutdown()
+                #expect(try await nds.eventually {
+                    try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String != "retry_now"
+                })
+                let pushed = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
+                #expect(pushed.status == .accepted)
+                _ = try await servers.apns.requests.waitFor(count: 2)
+            }
+        }
+    }
+
+    @Test("graceful shutdown ends a held presence stream instead of waiting for it forever")
+    func shutdownEndsStreams() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "f7", count: 32))
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        let started = ContinuousClock.now
+        let streamTask = try await nds.app().test(.live) { client in
+            let port = try #require(client.port)
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/devices/\(device.device.id)/presence/stream")
+            request.headers.add(name: "Authorization", value: "Bearer \(device.secret)")
+            let task = Task {
+                let response = try await http.execute(request, timeout: .seconds(60))
+                var seen = ""
+                for try await chunk in response.body { seen += String(buffer: chunk) }
+                return seen
+            }
+            #expect(try await nds.eventually {
+                try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now"
+            })
+            return task
+        }
+        // The app stopped (its test closure returned): the stream must have ended with it.
+        let seen = try await streamTask.value
+        #expect(seen == ": connected\n\n")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        try await http.shutdown()
+    }
+
+    @Test("hints follow the device: unknown → do_not_retry, away → retry_later, woken → retry_later with what is left, present → retry_now, dead → do_not_retry")
+    func hints() async throws {
+        let nds = try TestNDS()
+        let clock = TestClock()
+        let metrics = HeraldMetrics()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "a7", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers, metrics: metrics, now: clock.function).test(.live) { client in
+                func hint(_ id: String = device.device.id) async throws -> (String?, String?, Int?) {
+                    let response = try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(id)&amount_msat=1000", key: key)
+                    #expect(response.status == .ok)
+                    return (response.json["hint"] as? String, response.json["reason"] as? String, response.json["recommended_delay_ms"] as? Int)
+                }
+                #expect(try await hint("nobody") == ("do_not_retry", "unknown_device", nil))
+                #expect(try await hint() == ("retry_later", "disconnected", 10_000))
+
+                #expect(try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id)).status == .accepted)
+                clock.advance(by: .seconds(3))
+                #expect(try await hint() == ("retry_later", "waking", 7_000))
+
+                clock.advance(by: .seconds(1))
+                let beat = try await client.call(.post, "/api/v1/devices/\(device.device.id)/presence", key: device.secret, json: #"{"ttl_seconds":5}"#)
+                #expect(beat.status == .ok)
+                #expect(try await hint() == ("retry_now", "present", 250))
+
+                // The heartbeat ran out: away again, and the next wake is expected to take what this one did.
+                clock.advance(by: .seconds(6))
+                #expect(try await hint() == ("retry_later", "disconnected", 4_000))
+
+                try await nds.store.markDead(platform: .ios, token: device.device.token, reason: "Unregistered", now: Date())
+                #expect(try await hint() == ("do_not_retry", "token_unregistered", nil))
+                let missing = try await client.call(.get, "/api/v1/forwarding_hint", key: key)
+                #expect(missing.status == .badRequest && missing.json["error"] as? String == "missing_recipient")
+                _ = servers
+
+                let text = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(text.contains(#"herald_wakes_requested_total{kind="incomingHtlc"} 1"#))
+                #expect(text.contains(#"herald_wake_pushes_total{push="silent"} 1"#))
+                #expect(text.contains(#"herald_wake_pushes_total{push="alert"} 1"#))
+                #expect(text.contains(#"herald_forwarding_hints_total{hint="retry_later"} 3"#))
+                #expect(text.contains(#"herald_forwarding_hints_total{hint="retry_now"} 1"#))
+                #expect(text.contains(#"herald_forwarding_hints_total{hint="do_not_retry"} 2"#))
+                #expect(text.contains("herald_wake_to_presence_seconds_count 1"))
+            }
+        }
+    }
+
+    @Test("skipped wakes are counted by reason")
+    func skippedCounters() async throws {
+        let nds = try TestNDS()
+        let metrics = HeraldMetrics()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "b8", count: 32))
+        try await nds.withMockPush { _, providers in
+            try await nds.app(providers: providers, metrics: metrics).test(.live) { client in
+                #expect(try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id)).status == .accepted)
+                #expect(try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id)).status == .ok)
+                _ = try await client.call(.post, "/api/v1/devices/\(device.device.id)/presence", key: device.secret, json: "{}")
+                #expect(try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id)).status == .ok)
+                let text = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(text.contains(#"herald_wakes_skipped_total{reason="recently_woken"} 1"#))
+                #expect(text.contains(#"herald_wakes_skipped_total{reason="present"} 1"#))
+                #expect(text.contains(#"herald_wakes_requested_total{kind="incomingHtlc"} 3"#))
+            }
+        }
+    }
+}
