@@ -31,11 +31,4 @@ struct FleetHTTP: Sendable {
         }
     }
 
-    func register(token: String) async throws -> DeviceRegistrationAnswer {
-        let body = try WireJSON.encode(DeviceRegistrationRequest(platform: "ios", pushToken: token))
-        guard let answer = await call("POST", "/api/v1/devices", json: body), answer.status == 201,
-            let registration = answer.decode(DeviceRegistrationAnswer.self)
-        else { throw WakeBenchFailure("device registration failed") }
-        return registration
-    }
 }

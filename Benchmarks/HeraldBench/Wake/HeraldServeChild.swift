@@ -8,29 +8,16 @@ struct HeraldServeChild {
     let process: Process
     let folder: URL
     let baseURL: String
-    /// An API key with scope `wake`, made with `herald keys create` before the server started.
+    /// An API key with scope `wake`, put in the database before the server started.
     let wakeKey: String
 
-    /// Makes the database and key, starts the server and waits for `/health`.
-    static func start(binary: URL, apnsURL: String, key: APNsTestKey, caFile: String, topic: String, client: HTTPClient) async throws -> HeraldServeChild {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-wake-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let database = folder.appendingPathComponent("herald.sqlite").path
+    /// Starts the server on an already provisioned database and waits for `/health`.
+    static func start(
+        binary: URL, folder: URL, database: String, wakeKey: String,
+        apnsURL: String, key: APNsTestKey, caFile: String, topic: String, client: HTTPClient
+    ) async throws -> HeraldServeChild {
         let keyFile = folder.appendingPathComponent("apns.p8")
         try key.privateKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
-
-        let keys = Process()
-        keys.executableURL = binary
-        keys.arguments = ["keys", "create", "--name", "wake-bench", "--scopes", "wake", "--database", database]
-        let keyOutput = Pipe()
-        keys.standardOutput = keyOutput
-        keys.standardError = FileHandle.nullDevice
-        try keys.run()
-        let secret = String(decoding: keyOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        keys.waitUntilExit()
-        guard keys.terminationStatus == 0, !secret.isEmpty else { throw WakeBenchFailure("herald keys create failed") }
-
         let port = try freePort()
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
         environment["HERALD_APNS_KEY_FILE"] = keyFile.path
@@ -51,7 +38,7 @@ struct HeraldServeChild {
         process.standardInput = FileHandle.nullDevice
         try process.run()
 
-        let child = HeraldServeChild(process: process, folder: folder, baseURL: "http://127.0.0.1:\(port)", wakeKey: secret)
+        let child = HeraldServeChild(process: process, folder: folder, baseURL: "http://127.0.0.1:\(port)", wakeKey: wakeKey)
         let end = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < end, process.isRunning {
             if let response = try? await client.execute(HTTPClientRequest(url: child.baseURL + "/health"), timeout: .seconds(1)),

@@ -6,7 +6,7 @@ import HeraldWire
 ///
 /// Without hints it follows seed 004 §1.7.4: at once, then after 1 s, 3 s and 7 s, each plus up
 /// to 0.5 s of jitter. With hints (§1.7.3) it asks `GET /forwarding_hint` after each failed
-/// attempt: `retry_now` → again after `retryNowDelay`; `retry_later` → after the recommended delay
+/// attempt: `retry_now` → again after its recommended delay (or `retryNowDelay`); `retry_later` → after the recommended delay
 /// (waking it again when the reason is `disconnected`); `do_not_retry` → give up.
 struct SimulatedLSP: Sendable {
     let http: FleetHTTP
@@ -19,6 +19,10 @@ struct SimulatedLSP: Sendable {
     struct Outcome: Sendable {
         /// From the wake call to the attempt that went through; nil when the hard stop came first.
         var completedAfter: Duration?
+        /// From the wake call to the first push at the APNs look-alike.
+        var pushAfter: Duration?
+        /// From the moment the phone could take the payment to the attempt that took it.
+        var attemptLag: Duration?
         var attempts = 0
         var wakeAnswers: [String] = []
         var hints: [String] = []
@@ -52,6 +56,8 @@ struct SimulatedLSP: Sendable {
             outcome.attempts += 1
             if await phone.canTakePayment(at: now) {
                 outcome.completedAfter = now - start
+                outcome.pushAfter = await phone.firstPushAt.map { $0 - start }
+                outcome.attemptLag = await phone.payableAt.map { now - $0 }
                 return outcome
             }
             var delay: Double
@@ -71,7 +77,7 @@ struct SimulatedLSP: Sendable {
                 case .doNotRetry:
                     return outcome
                 case .retryNow:
-                    delay = options.retryNowDelay
+                    delay = hint.recommendedDelayMs.map { Double($0) / 1000 } ?? options.retryNowDelay
                 case .retryLater:
                     if hint.reason == .disconnected { _ = await sendWake() }
                     delay = Double(hint.recommendedDelayMs ?? 1000) / 1000

@@ -39,8 +39,12 @@ actor SimulatedPhone {
         payableAt.map { $0 <= now } ?? false
     }
 
+    /// When the first push reached the APNs look-alike.
+    private(set) var firstPushAt: ContinuousClock.Instant?
+
     /// A push APNs accepted for this phone's token.
     func receive(_ kind: PushKind) async {
+        if firstPushAt == nil { firstPushAt = ContinuousClock.now }
         switch kind {
         case .silent:
             counts.silentSent += 1

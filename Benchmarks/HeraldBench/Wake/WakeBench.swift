@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldStore
 import HeraldTestSupport
 import HeraldWire
 
@@ -51,19 +52,59 @@ enum WakeBench {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        let server: HeraldServeChild
         do {
-            server = try await HeraldServeChild.start(
-                binary: binary, apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic, client: client)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-wake-bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let database = folder.appendingPathComponent("herald.sqlite").path
+            let (fleet, wakeKey) = try await provision(options, database: database)
+            let server = try await HeraldServeChild.start(
+                binary: binary, folder: folder, database: database, wakeKey: wakeKey,
+                apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic, client: client)
+            defer { server.stop() }
+            try await runFleet(options, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
+                               apnsURL: running.baseURL, pushes: pushes, pushSink: pushSink)
         } catch {
             try? await client.shutdown()
             await running.stop()
             throw error
         }
-        defer { server.stop() }
-        let http = FleetHTTP(client: client, baseURL: server.baseURL)
+        try? await client.shutdown()
+        await running.stop()
+    }
 
-        // One registered phone per payment and strategy; payment i has the same luck in each strategy.
+    /// One phone of the fleet as registered: the payment it receives under one strategy.
+    struct FleetDevice: Sendable {
+        var strategy: WakeStrategy
+        var index: Int
+        var token: String
+        var device: DeviceRegistrationAnswer
+    }
+
+    /// Registers every phone and makes the LSP's `wake` key in the database, before the server
+    /// opens it: the registration route allows 30 a minute per address, and what is measured
+    /// here is waking, not registering.
+    static func provision(_ options: WakeBenchOptions, database: String) async throws -> ([FleetDevice], String) {
+        let store = try await SQLiteStore.open(path: database)
+        var fleet: [FleetDevice] = []
+        for (s, strategy) in options.strategies.enumerated() {
+            for i in 0..<options.payments {
+                let token = String(format: "%016llx", UInt64(s + 1)) + String(format: "%048llx", UInt64(i))
+                let registration = try await store.registerDevice(platform: .ios, token: token, now: Date())
+                let device = DeviceRegistrationAnswer(deviceID: registration.device.id, deviceSecret: registration.secret,
+                                                      alias: registration.device.alias, webhookURL: "")
+                fleet.append(FleetDevice(strategy: strategy, index: i, token: token, device: device))
+            }
+        }
+        let key = try await store.createAPIKey(name: "wake-bench", scopes: [.wake], now: Date())
+        return (fleet, key.secret)
+    }
+
+    static func runFleet(
+        _ options: WakeBenchOptions, fleet: [FleetDevice], server: HeraldServeChild, http: FleetHTTP, apnsURL: String,
+        pushes: AsyncStream<SeenPush>, pushSink: AsyncStream<SeenPush>.Continuation
+    ) async throws {
+
+        // Payment i has the same luck under each strategy.
         struct Payment: Sendable {
             var strategy: WakeStrategy
             var index: Int
@@ -71,18 +112,13 @@ enum WakeBench {
             var deviceID: String
             var token: String
         }
-        var payments: [Payment] = []
-        for (s, strategy) in options.strategies.enumerated() {
-            for i in 0..<options.payments {
-                let token = String(format: "%016llx", UInt64(s + 1)) + String(format: "%048llx", UInt64(i))
-                let device = try await http.register(token: token)
-                payments.append(Payment(strategy: strategy, index: i,
-                                        phone: SimulatedPhone(strategy: strategy, device: device, payment: i, http: http, options: options),
-                                        deviceID: device.deviceID, token: token))
-            }
+        let payments = fleet.map {
+            Payment(strategy: $0.strategy, index: $0.index,
+                    phone: SimulatedPhone(strategy: $0.strategy, device: $0.device, payment: $0.index, http: http, options: options),
+                    deviceID: $0.device.deviceID, token: $0.token)
         }
         let phones = Dictionary(uniqueKeysWithValues: payments.map { ($0.token, $0.phone) })
-        print("herald-bench wake: \(payments.count) phones registered with herald serve at \(server.baseURL); APNs look-alike at \(running.baseURL)")
+        print("herald-bench wake: \(payments.count) phones registered with herald serve at \(server.baseURL); APNs look-alike at \(apnsURL)")
         print(options.summary)
 
         let lsp = SimulatedLSP(http: http, wakeKey: server.wakeKey, options: options)
@@ -123,8 +159,6 @@ enum WakeBench {
             counts[payment.strategy, default: PhoneCounts()] = counts[payment.strategy, default: PhoneCounts()] + (await payment.phone.counts)
         }
         print(report(results: results, counts: counts, options: options, elapsed: elapsed))
-        try? await client.shutdown()
-        await running.stop()
     }
 
     static func report(results: [(WakeStrategy, SimulatedLSP.Outcome)], counts: [WakeStrategy: PhoneCounts], options: WakeBenchOptions, elapsed: Duration) -> String {
@@ -151,15 +185,23 @@ enum WakeBench {
             let wakes = tally(outcomes.flatMap(\.wakeAnswers))
             let hints = tally(outcomes.flatMap(\.hints))
             let attempts = outcomes.map(\.attempts).reduce(0, +)
+            let pushLatency = median(outcomes.compactMap(\.pushAfter))
+            let lag = median(outcomes.compactMap(\.attemptLag))
             notes.append("- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
                 + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
-                + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")")
+                + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)"); "
+                + String(format: "median wake → push at APNs %.2f s, payable → taken %.2f s (completed payments)", pushLatency, lag))
         }
         lines.append("")
         lines.append("Herald sends both pushes on iOS; \"silent only\" and \"alert only\" are simulated by the phones ignoring the other kind.")
         lines += notes
         lines.append(String(format: "Ran in %.1f s of real time.", seconds(elapsed)))
         return lines.joined(separator: "\n")
+    }
+
+    static func median(_ values: [Duration]) -> Double {
+        let sorted = values.map(seconds).sorted()
+        return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
     }
 
     static func tally(_ labels: [String]) -> String {

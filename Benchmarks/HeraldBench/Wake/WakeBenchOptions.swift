@@ -22,7 +22,7 @@ struct WakeBenchOptions {
     var neverOpen = 0.005
     /// An opened app can take the payment after this (node start, peer connection).
     var openComplete = 1.0...3.0
-    /// How soon the sender retries on `retry_now`.
+    /// How soon the sender retries on a `retry_now` that recommends no delay.
     var retryNowDelay = 0.25
     var strategies: [WakeStrategy] = WakeStrategy.allCases
     /// The `herald` binary; by default the one built beside this one.
@@ -41,7 +41,7 @@ struct WakeBenchOptions {
           --open-sigma X          σ of that log-normal (0.3)
           --never-open P          fraction of users who do not open the app at all (0.005)
           --open-complete A-B     app opened → it can take the payment, uniform (1-3)
-          --retry-now-delay S     sender's wait after a retry_now hint (0.25)
+          --retry-now-delay S     sender's wait after a retry_now hint without a delay (0.25)
           --strategies LIST       comma-separated: \(WakeStrategy.allCases.map(\.rawValue).joined(separator: ","))
           --herald PATH           the herald binary (default: beside herald-bench)
         """
