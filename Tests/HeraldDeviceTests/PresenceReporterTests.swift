@@ -1,0 +1,115 @@
+import Foundation
+import HeraldWire
+import Testing
+
+@testable import HeraldDevice
+
+/// The reporter against a real `herald serve` child process (local development provider).
+@Suite("The app reports presence, so a wake reaches it instead of a push")
+struct PresenceReporterTests {
+    static func reporter(_ server: HeraldServe, _ device: DeviceRegistrationAnswer, mode: PresenceReporter.Mode, secret: String? = nil) -> PresenceReporter {
+        PresenceReporter(configuration: .init(
+            serverURL: server.baseURL, deviceID: device.deviceID, deviceSecret: secret ?? device.deviceSecret ?? "",
+            mode: mode, initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(400), requestTimeout: .seconds(5)))
+    }
+
+    @Test("heartbeats make a wake answer present; after stop the next wake pushes")
+    func heartbeatThenStop() async throws {
+        let server = try await HeraldServe.start()
+        let device = try await server.registerDevice()
+        let reporter = Self.reporter(server, device, mode: .heartbeat(ttlSeconds: 30))
+        let events = EventRecorder(reporter)
+        await reporter.start()
+        #expect(await events.next { $0.isPresent } != nil)
+
+        let (status, answer) = try await server.wake(device.deviceID, paymentHash: "aa01")
+        #expect(status == 200)
+        #expect(answer == WakeAnswer(pushed: false, reason: .present))
+
+        await reporter.stop()
+        #expect(await events.next { $0 == .stopped(nil) } != nil)
+        #expect(await reporter.isRunning == false)
+        // The DELETE ended presence at once, not after the 30 s TTL.
+        let (after, pushed) = try await server.wake(device.deviceID, paymentHash: "aa02")
+        #expect(after == 202)
+        #expect(pushed?.pushed == true)
+        #expect(pushed?.jobIDs?.count == 2)
+    }
+
+    @Test("stream mode: the app is present while it holds the stream and receives the wake on it")
+    func streamReceivesWake() async throws {
+        let server = try await HeraldServe.start()
+        let device = try await server.registerDevice()
+        let reporter = Self.reporter(server, device, mode: .stream)
+        let events = EventRecorder(reporter)
+        await reporter.start()
+        #expect(await events.next { $0.isPresent } != nil)
+
+        let (status, answer) = try await server.wake(device.deviceID, paymentHash: "bb01")
+        #expect(status == 200)
+        #expect(answer?.reason == .present)
+        let wake = await events.next { $0.wakeEvent != nil }?.wakeEvent
+        #expect(wake == PresenceWakeEvent(kind: .incomingHtlc, paymentHash: "bb01", amountMsat: 1000))
+
+        await reporter.stop()
+        let (after, _) = try await server.wake(device.deviceID, paymentHash: "bb02")
+        #expect(after == 202)
+    }
+
+    @Test("a server killed with -9 and restarted: the stream reconnects and wakes arrive again")
+    func streamReconnects() async throws {
+        let server = try await HeraldServe.start()
+        let device = try await server.registerDevice()
+        let reporter = Self.reporter(server, device, mode: .stream)
+        let events = EventRecorder(reporter)
+        await reporter.start()
+        #expect(await events.next { $0.isPresent } != nil)
+        let before = await events.count
+
+        try await server.crashAndRestart()
+        #expect(await events.next(after: before) { $0.isDisconnected } != nil)
+        #expect(await events.next(after: before) { $0.isPresent } != nil)
+
+        let (status, answer) = try await server.wake(device.deviceID, paymentHash: "cc01")
+        #expect(status == 200)
+        #expect(answer?.reason == .present)
+        #expect(await events.next { $0.wakeEvent?.paymentHash == "cc01" } != nil)
+        await reporter.stop()
+    }
+
+    @Test("a wrong device secret stops the reporter with unauthorized; it is not retried", arguments: [
+        PresenceReporter.Mode.heartbeat(ttlSeconds: 30), .stream,
+    ])
+    func wrongSecret(mode: PresenceReporter.Mode) async throws {
+        let server = try await HeraldServe.start()
+        let device = try await server.registerDevice()
+        let reporter = Self.reporter(server, device, mode: mode, secret: "not-the-secret")
+        let events = EventRecorder(reporter)
+        await reporter.start()
+        let stopped = await events.next { $0.isStopped }
+        guard case .stopped(let error?) = stopped else {
+            Issue.record("expected a stop with an error, got \(String(describing: stopped))")
+            return
+        }
+        #expect(error.code == .unauthorized)
+        #expect(error.status == 401)
+        #expect(await reporter.isRunning == false)
+        #expect(await events.events.contains { $0.isDisconnected || $0.isPresent } == false)
+    }
+
+    @Test("a TTL the server refuses stops the reporter with its error code")
+    func invalidTTL() async throws {
+        let server = try await HeraldServe.start()
+        let device = try await server.registerDevice()
+        let reporter = Self.reporter(server, device, mode: .heartbeat(ttlSeconds: 301))
+        let events = EventRecorder(reporter)
+        await reporter.start()
+        let stopped = await events.next { $0.isStopped }
+        guard case .stopped(let error?) = stopped else {
+            Issue.record("expected a stop with an error")
+            return
+        }
+        #expect(error.code == .rejected)
+        #expect(error.serverError == "invalid_ttl")
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HeraldWire
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `herald serve` in a child process with the local development provider, an API key with scope
+/// `wake`, and plain URLSession calls for what the phone's counterparts (the app registering, the
+/// LSP waking it) do. Out of process, so `kill -9` is real.
+final class HeraldServe: @unchecked Sendable {
+    let folder: URL
+    let port: Int
+    let wakeKey: String
+    private var process: Process
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    var database: String { folder.appendingPathComponent("herald.sqlite").path }
+
+    /// The `herald` binary built beside the test bundle.
+    static func binary() throws -> URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        for folder in candidates {
+            let binary = folder.appendingPathComponent("herald")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "herald not built beside \(candidates)"])
+    }
+
+    /// Makes the key, starts the server and waits for `/health`.
+    static func start() async throws -> HeraldServe {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-presence-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let keys = try await run(["keys", "create", "--name", "lsp", "--scopes", "wake", "--database", database])
+        let server = HeraldServe(folder: folder, port: try freePort(), wakeKey: keys.trimmingCharacters(in: .whitespacesAndNewlines))
+        try await server.launch()
+        return server
+    }
+
+    private init(folder: URL, port: Int, wakeKey: String) {
+        self.folder = folder
+        self.port = port
+        self.wakeKey = wakeKey
+        self.process = Process()
+    }
+
+    private func launch() async throws {
+        process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--database", database, "--log-level", "error"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let end = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < end, process.isRunning {
+            if let (_, response) = try? await URLSession.shared.data(from: baseURL.appendingPathComponent("health")),
+                (response as? HTTPURLResponse)?.statusCode == 200
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "herald serve did not start"])
+    }
+
+    /// `kill -9`, then a new server on the same database and port.
+    func crashAndRestart() async throws {
+        kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        try await launch()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Registers an iOS device, as the app does.
+    func registerDevice() async throws -> DeviceRegistrationAnswer {
+        let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let (status, body) = try await call("POST", "/api/v1/devices", json: DeviceRegistrationRequest(platform: "ios", pushToken: token))
+        guard status == 201 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "registration: \(status)"]) }
+        return try WireJSON.decode(DeviceRegistrationAnswer.self, from: body)
+    }
+
+    /// `POST /api/v1/wake` as an LSP: the status and the answer.
+    func wake(_ deviceID: String, paymentHash: String) async throws -> (Int, WakeAnswer?) {
+        let request = WakeRequest(device: deviceID, kind: .incomingHtlc, paymentHash: paymentHash, amountMsat: 1000)
+        let (status, body) = try await call("POST", "/api/v1/wake", bearer: wakeKey, json: request)
+        return (status, try? WireJSON.decode(WakeAnswer.self, from: body))
+    }
+
+    func call<Body: Encodable>(_ method: String, _ path: String, bearer: String? = nil, json: Body) async throws -> (Int, Data) {
+        var request = URLRequest(url: URL(string: baseURL.absoluteString + path)!)
+        request.httpMethod = method
+        request.httpBody = try WireJSON.encode(json)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
+    /// Runs `herald` with arguments and returns its standard output, waiting without blocking a thread.
+    static func run(_ arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        // The process has exited: the pipe holds all it wrote (a key, far below the pipe's buffer).
+        let text = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        guard status == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "herald \(arguments) exited \(status)"]) }
+        return text
+    }
+
+    /// A loopback port the kernel just handed out and took back.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
