@@ -49,15 +49,16 @@ struct HeraldServeChild {
             try await Task.sleep(for: .milliseconds(50))
         }
         let tail = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        child.stop()
+        await child.stop()
         throw WakeBenchFailure("herald serve did not start:\n\(tail.suffix(2000))")
     }
 
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+    /// SIGTERM, waiting for the exit without blocking a thread (`-9` after ten seconds).
+    func stop() async {
+        if process.isRunning { process.terminate() }
+        let end = ContinuousClock.now + .seconds(10)
+        while process.isRunning, ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: folder)
     }
 

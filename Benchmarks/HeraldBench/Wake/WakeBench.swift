@@ -60,9 +60,14 @@ enum WakeBench {
             let server = try await HeraldServeChild.start(
                 binary: binary, folder: folder, database: database, wakeKey: wakeKey,
                 apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic, client: client)
-            defer { server.stop() }
-            try await runFleet(options, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
-                               apnsURL: running.baseURL, pushes: pushes, pushSink: pushSink)
+            do {
+                try await runFleet(options, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
+                                   apnsURL: running.baseURL, pushes: pushes, pushSink: pushSink)
+            } catch {
+                await server.stop()
+                throw error
+            }
+            await server.stop()
         } catch {
             try? await client.shutdown()
             await running.stop()
@@ -122,6 +127,8 @@ enum WakeBench {
         print(options.summary)
 
         let lsp = SimulatedLSP(http: http, wakeKey: server.wakeKey, options: options)
+        let serverCPUStart = cpuSeconds(pid: server.process.processIdentifier)
+        let benchCPUStart = cpuSeconds()
         let started = ContinuousClock.now
         let results = await withTaskGroup(of: (WakeStrategy, SimulatedLSP.Outcome)?.self) { group in
             // Pushes reach their phones while the payments run.
@@ -154,11 +161,16 @@ enum WakeBench {
             return results
         }
         let elapsed = ContinuousClock.now - started
+        let serverCPU = cpuSeconds(pid: server.process.processIdentifier) - serverCPUStart
+        let benchCPU = cpuSeconds() - benchCPUStart
         var counts: [WakeStrategy: PhoneCounts] = [:]
         for payment in payments {
             counts[payment.strategy, default: PhoneCounts()] = counts[payment.strategy, default: PhoneCounts()] + (await payment.phone.counts)
         }
         print(report(results: results, counts: counts, options: options, elapsed: elapsed))
+        // Everything shares this machine's cores: a saturated CPU shows as push and hint latency.
+        print(String(format: "CPU during the run: herald serve %.1f s, this process (phones, LSPs, APNs look-alike) %.1f s, over %.1f s on %d cores.",
+                     serverCPU, benchCPU, seconds(elapsed), ProcessInfo.processInfo.activeProcessorCount))
     }
 
     static func report(results: [(WakeStrategy, SimulatedLSP.Outcome)], counts: [WakeStrategy: PhoneCounts], options: WakeBenchOptions, elapsed: Duration) -> String {
