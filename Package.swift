@@ -169,7 +169,7 @@ let package = Package(
         // and on `herald` for the presence tests against a real `herald serve`.
         .testTarget(
             name: "HeraldDeviceTests",
-            dependencies: ["HeraldDevice", "HeraldWire", "herald-device", "herald"],
+            dependencies: ["HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald"],
             swiftSettings: testSwiftSettings
         ),
     ]

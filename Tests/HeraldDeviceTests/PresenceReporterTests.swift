@@ -13,14 +13,25 @@ struct PresenceReporterTests {
             mode: mode, initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(400), requestTimeout: .seconds(5)))
     }
 
-    @Test("heartbeats make a wake answer present; after stop the next wake pushes")
-    func heartbeatThenStop() async throws {
+    /// A server, a registered device, its started reporter and the reporter's events; with
+    /// `awaitPresent`, once the server counts the app as present.
+    static func start(mode: PresenceReporter.Mode, secret: String? = nil, awaitPresent: Bool = true) async throws
+        -> (HeraldServe, DeviceRegistrationAnswer, PresenceReporter, EventRecorder)
+    {
         let server = try await HeraldServe.start()
         let device = try await server.registerDevice()
-        let reporter = Self.reporter(server, device, mode: .heartbeat(ttlSeconds: 30))
+        let reporter = reporter(server, device, mode: mode, secret: secret)
         let events = EventRecorder(reporter)
         await reporter.start()
-        #expect(await events.next { $0.isPresent } != nil)
+        if awaitPresent {
+            try #require(await events.next { $0.isPresent } != nil)
+        }
+        return (server, device, reporter, events)
+    }
+
+    @Test("heartbeats make a wake answer present; after stop the next wake pushes")
+    func heartbeatThenStop() async throws {
+        let (server, device, reporter, events) = try await Self.start(mode: .heartbeat(ttlSeconds: 30))
 
         let (status, answer) = try await server.wake(device.deviceID, paymentHash: "aa01")
         #expect(status == 200)
@@ -38,12 +49,7 @@ struct PresenceReporterTests {
 
     @Test("stream mode: the app is present while it holds the stream and receives the wake on it")
     func streamReceivesWake() async throws {
-        let server = try await HeraldServe.start()
-        let device = try await server.registerDevice()
-        let reporter = Self.reporter(server, device, mode: .stream)
-        let events = EventRecorder(reporter)
-        await reporter.start()
-        #expect(await events.next { $0.isPresent } != nil)
+        let (server, device, reporter, events) = try await Self.start(mode: .stream)
 
         let (status, answer) = try await server.wake(device.deviceID, paymentHash: "bb01")
         #expect(status == 200)
@@ -58,12 +64,7 @@ struct PresenceReporterTests {
 
     @Test("a server killed with -9 and restarted: the stream reconnects and wakes arrive again")
     func streamReconnects() async throws {
-        let server = try await HeraldServe.start()
-        let device = try await server.registerDevice()
-        let reporter = Self.reporter(server, device, mode: .stream)
-        let events = EventRecorder(reporter)
-        await reporter.start()
-        #expect(await events.next { $0.isPresent } != nil)
+        let (server, device, reporter, events) = try await Self.start(mode: .stream)
         let before = await events.count
 
         try await server.crashAndRestart()
@@ -81,11 +82,7 @@ struct PresenceReporterTests {
         PresenceReporter.Mode.heartbeat(ttlSeconds: 30), .stream,
     ])
     func wrongSecret(mode: PresenceReporter.Mode) async throws {
-        let server = try await HeraldServe.start()
-        let device = try await server.registerDevice()
-        let reporter = Self.reporter(server, device, mode: mode, secret: "not-the-secret")
-        let events = EventRecorder(reporter)
-        await reporter.start()
+        let (server, _, reporter, events) = try await Self.start(mode: mode, secret: "not-the-secret", awaitPresent: false)
         let stopped = await events.next { $0.isStopped }
         guard case .stopped(let error?) = stopped else {
             Issue.record("expected a stop with an error, got \(String(describing: stopped))")
@@ -95,15 +92,12 @@ struct PresenceReporterTests {
         #expect(error.status == 401)
         #expect(await reporter.isRunning == false)
         #expect(await events.events.contains { $0.isDisconnected || $0.isPresent } == false)
+        withExtendedLifetime(server) {}
     }
 
     @Test("a TTL the server refuses stops the reporter with its error code")
     func invalidTTL() async throws {
-        let server = try await HeraldServe.start()
-        let device = try await server.registerDevice()
-        let reporter = Self.reporter(server, device, mode: .heartbeat(ttlSeconds: 301))
-        let events = EventRecorder(reporter)
-        await reporter.start()
+        let (server, _, _, events) = try await Self.start(mode: .heartbeat(ttlSeconds: 301), awaitPresent: false)
         let stopped = await events.next { $0.isStopped }
         guard case .stopped(let error?) = stopped else {
             Issue.record("expected a stop with an error")
@@ -111,5 +105,6 @@ struct PresenceReporterTests {
         }
         #expect(error.code == .rejected)
         #expect(error.serverError == "invalid_ttl")
+        withExtendedLifetime(server) {}
     }
 }

@@ -18,7 +18,7 @@ struct HeraldServeChild {
     ) async throws -> HeraldServeChild {
         let keyFile = folder.appendingPathComponent("apns.p8")
         try key.privateKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
-        let port = try freePort()
+        let port = try LoopbackPort.free()
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
         environment["HERALD_APNS_KEY_FILE"] = keyFile.path
         environment["HERALD_APNS_KEY_ID"] = key.keyID
@@ -60,25 +60,6 @@ struct HeraldServeChild {
         while process.isRunning, ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: folder)
-    }
-
-    /// A loopback port the kernel just handed out.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -89,8 +89,9 @@ struct SimulatedLSP: Sendable {
             // An attempt after the hard stop does not count; with hints the last one is made just before it.
             let next = ContinuousClock.now + .seconds(delay)
             if next > hardStop {
-                guard hints, hardStop > ContinuousClock.now else { return outcome }
-                try? await Task.sleep(until: hardStop - .milliseconds(20), clock: .continuous)
+                let lastChance = hardStop - .milliseconds(20)
+                guard hints, lastChance > ContinuousClock.now else { return outcome }
+                try? await Task.sleep(until: lastChance, clock: .continuous)
                 continue
             }
             try? await Task.sleep(until: next, clock: .continuous)

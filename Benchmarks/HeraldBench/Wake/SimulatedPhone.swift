@@ -52,8 +52,7 @@ actor SimulatedPhone {
             let delivered = !silentLuck.chance(options.silentDrop)
             let delay = silentLuck.uniform(options.pushDelay)
             let payable = silentLuck.uniform(options.backgroundComplete)
-            guard delivered else { return }
-            try? await Task.sleep(for: .seconds(delay))
+            guard delivered, (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
             counts.backgroundWakes += 1
             await appRuns(payableAfter: payable)
         case .alert:
@@ -63,8 +62,8 @@ actor SimulatedPhone {
             let opens = !alertLuck.chance(options.neverOpen)
             let open = alertLuck.logNormal(median: options.openMedian, sigma: options.openSigma)
             let payable = alertLuck.uniform(options.openComplete)
-            guard opens else { return }
-            try? await Task.sleep(for: .seconds(delay + open))
+            // Cancelled when every payment has ended: a user opening the app later changes nothing.
+            guard opens, (try? await Task.sleep(for: .seconds(delay + open))) != nil else { return }
             counts.appOpens += 1
             await appRuns(payableAfter: payable)
         }

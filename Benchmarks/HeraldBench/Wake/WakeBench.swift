@@ -156,7 +156,10 @@ enum WakeBench {
             for await result in group {
                 guard let result else { continue }
                 results.append(result)
-                if results.count == payments.count { pushSink.finish() }
+                if results.count == payments.count {
+                    pushSink.finish()
+                    group.cancelAll()
+                }
             }
             return results
         }
@@ -202,7 +205,7 @@ enum WakeBench {
             notes.append("- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
                 + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
                 + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)"); "
-                + String(format: "median wake → push at APNs %.2f s, payable → taken %.2f s (completed payments)", pushLatency, lag))
+                + String(format: "median wake → push at APNs %.0f ms, payable → taken %.0f ms (completed payments)", pushLatency * 1000, lag * 1000))
         }
         lines.append("")
         lines.append("Herald sends both pushes on iOS; \"silent only\" and \"alert only\" are simulated by the phones ignoring the other kind.")

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import HeraldWire
 
 #if canImport(FoundationNetworking)
@@ -20,18 +21,7 @@ final class HeraldServe: @unchecked Sendable {
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     var database: String { folder.appendingPathComponent("herald.sqlite").path }
 
-    /// The `herald` binary built beside the test bundle.
-    static func binary() throws -> URL {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-        ]
-        for folder in candidates {
-            let binary = folder.appendingPathComponent("herald")
-            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "herald not built beside \(candidates)"])
-    }
+    static func binary() throws -> URL { try ChildProcess.builtBinary("herald") }
 
     /// Makes the key, starts the server and waits for `/health`.
     static func start() async throws -> HeraldServe {
@@ -39,7 +29,7 @@ final class HeraldServe: @unchecked Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let database = folder.appendingPathComponent("herald.sqlite").path
         let keys = try await run(["keys", "create", "--name", "lsp", "--scopes", "wake", "--database", database])
-        let server = HeraldServe(folder: folder, port: try freePort(), wakeKey: keys.trimmingCharacters(in: .whitespacesAndNewlines))
+        let server = HeraldServe(folder: folder, port: try LoopbackPort.free(), wakeKey: keys.trimmingCharacters(in: .whitespacesAndNewlines))
         try await server.launch()
         return server
     }
@@ -129,22 +119,4 @@ final class HeraldServe: @unchecked Sendable {
         return text
     }
 
-    /// A loopback port the kernel just handed out and took back.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
