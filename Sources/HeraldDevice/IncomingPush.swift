@@ -74,12 +74,19 @@ public struct IncomingPush: Sendable, Hashable {
             return .backendEvent(backendEvent(action: BackendAction(rawValue: action), keys: keys))
         }
         if let type = keys[PushKey.wakeType]?.stringValue, let kind = WakeKind(pushType: type) {
-            return .wake(wakeEvent(kind: kind, fields: keys, silent: type == WakeKind.silentIncomingHtlcType))
+            return .wake(wakeEvent(kind: kind, fields: keys, silent: type == WakeKind.silentIncomingHtlcType || isSilent(keys)))
         }
         if keys[PushKey.notificationType] != nil {
             return .undecodable(type: nil, reason: "notification_type is not a string")
         }
         return .undecodable(type: nil, reason: "the push has no notification_type, action or type key")
+    }
+
+    /// A background push (`content-available` and no alert): iOS hands it to the app, not to
+    /// the extension, and shows nothing (seed 004 §1.6's first push).
+    static func isSilent(_ keys: [String: JSONValue]) -> Bool {
+        guard let aps = keys["aps"]?.objectValue else { return false }
+        return aps["content-available"]?.int64Value == 1 && aps["alert"] == nil
     }
 
     static func breezNotification(type: NotificationType, payload: JSONValue?, appData: String?) -> DeviceNotification {
