@@ -25,12 +25,12 @@ struct BackendFanOut: Sendable {
     }
 
     /// Enqueues `message` for every session of `userID` with notifications on and a live token.
+    /// A session with a seal key gets its own sealed copy; the others share one clear payload.
     ///
     /// - Parameters:
     ///   - idempotencyPrefix: With the session id appended, each job's outbox idempotency key;
     ///     nil for none. User and session ids never contain `:`, so keys cannot collide.
     ///   - type: The metrics label (`backend_event`, `backend_welcome`).
-    /// A session with a seal key gets its own sealed copy; the others share one clear payload.
     func send(_ message: PushMessage, userID: String, idempotencyPrefix: String?, type: String) async throws -> Result {
         let targets = try await sessions.pushTargets(userID: userID, now: now())
         let clearPayload = message.storedJSON()

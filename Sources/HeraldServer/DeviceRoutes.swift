@@ -56,9 +56,7 @@ struct DeviceRoutes: Sendable {
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
         try Edge.checkPushToken(body.pushToken)
         // Absent keeps the key; "" removes it.
-        let sealKey: SealPublicKey?? = try body.sealKey.map { text throws(APIError) in
-            text.isEmpty ? nil : try PushSealing.parse(text)
-        }
+        let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
         try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
         if let sealKey {
             try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())

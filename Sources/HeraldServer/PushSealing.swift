@@ -34,6 +34,11 @@ public enum PushSealing {
         return prepared
     }
 
+    /// The `seal_key` of an update: `""` removes the key (nil), anything else must parse.
+    static func parseUpdate(_ text: String) throws(APIError) -> SealPublicKey? {
+        text.isEmpty ? nil : try parse(text)
+    }
+
     /// The `seal_key` of a registration or session body, or `400 invalid_seal_key`.
     static func parse(_ text: String) throws(APIError) -> SealPublicKey {
         do {

@@ -28,7 +28,7 @@ struct SessionRoutes: Sendable {
         let write = try checked(
             userID: userID, sessionID: sessionID, platform: Edge.parsePlatform(body.platform),
             allowNotifications: body.allowNotifications, pushToken: body.pushToken,
-            sealKey: try body.sealKey.flatMap { text throws(APIError) in text.isEmpty ? nil : try PushSealing.parse(text) }
+            sealKey: try body.sealKey.flatMap(PushSealing.parseUpdate)
         )
         let created = try await sessions.putSession(write, now: now())
         return try await answer(userID: userID, sessionID: sessionID, status: created ? .created : .ok)
@@ -49,8 +49,7 @@ struct SessionRoutes: Sendable {
             allowNotifications: body.allowNotifications ?? current.allowNotifications,
             pushToken: body.pushToken ?? current.pushToken,
             // Absent keeps the key; "" removes it.
-            sealKey: try body.sealKey.map { text throws(APIError) in text.isEmpty ? nil : try PushSealing.parse(text) }
-                ?? current.sealKey
+            sealKey: try body.sealKey.map(PushSealing.parseUpdate) ?? current.sealKey
         )
         _ = try await sessions.putSession(write, now: now())
         return try await answer(userID: userID, sessionID: sessionID, status: .ok)

@@ -146,6 +146,25 @@ struct SealedDeliveryTests {
         }
     }
 
+    @Test("the size limit is checked on the sealed form: a push that fits in clear can be refused sealed")
+    func sizeCheckedSealed() async throws {
+        let nds = try TestNDS(acceptRawTokens: true)
+        let body = #"{"event":"wallet.custom","data":{"blob":"\#(String(repeating: "a", count: 3000))"}}"#
+        try await nds.app().test(.router) { client in
+            let clear = try await client.post("/api/v1/notify?platform=ios&token=clear-phone", json: body)
+            #expect(clear.status == .ok)
+
+            let created = try await client.post(
+                "/api/v1/devices", json: #"{"platform":"ios","push_token":"sealed-phone","seal_key":"\#(sealKey)"}"#
+            )
+            let url = try #require(created.json["webhook_url"] as? String)
+            let sealed = try await client.post(String(url.dropFirst("http://nds.test".count)), json: body)
+            #expect(sealed.status == .unprocessableContent)
+            #expect(sealed.json["error"] as? String == "payload_too_large")
+            #expect((sealed.json["message"] as? String)?.hasPrefix("sealed to the device's key") == true)
+        }
+    }
+
     @Test("a seal key that is not a 32-byte X25519 key is refused with 400 invalid_seal_key")
     func invalidSealKey() async throws {
         let nds = try TestNDS()
