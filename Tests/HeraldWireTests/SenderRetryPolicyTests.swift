@@ -33,15 +33,14 @@ struct ScriptedRandom: RandomNumberGenerator {
     static func fraction(_ fraction: Double) -> UInt64 { UInt64(fraction * Double(UInt64(1) << 53)) << 11 }
 }
 
-/// SplitMix64: a seeded generator for the tests that only need "some" jitter, reproducibly.
+/// Xorshift64: a seeded generator for the tests that only need "some" jitter, reproducibly.
 struct SeededRandom: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
     }
 }
 
