@@ -38,8 +38,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
-        // Every wire format. Portable: Foundation only.
-        .target(name: "HeraldWire", swiftSettings: swiftSettings),
+        // Every wire format. Portable: Foundation, and swift-crypto for the sealed-payload envelope (HPKE).
+        .target(
+            name: "HeraldWire",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // Talking to APNs, FCM and the local development provider.
         .target(
             name: "HeraldPush",
@@ -86,7 +90,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The device plugin: runs inside an iOS Notification Service Extension or Android service.
-        .target(name: "HeraldDevice", dependencies: ["HeraldWire"], swiftSettings: swiftSettings),
+        .target(
+            name: "HeraldDevice",
+            dependencies: ["HeraldWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // Apple-only glue over HeraldDevice; its sources compile to nothing where UserNotifications is missing.
         .target(name: "HeraldExtension", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
         // What an extension would carry: the plugin alone, run on one push or against a local NDS.
@@ -130,7 +138,11 @@ let package = Package(
             path: "Benchmarks/HeraldBench",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"], swiftSettings: testSwiftSettings),
+        .testTarget(
+            name: "HeraldWireTests",
+            dependencies: ["HeraldWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
@@ -151,6 +163,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A second connection to the server's database file: to make the store fail or stall for real.
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The device's side of a sealed push: its X25519 key.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSwiftSettings
         ),
@@ -169,7 +183,10 @@ let package = Package(
         // and on `herald` for the presence tests against a real `herald serve`.
         .testTarget(
             name: "HeraldDeviceTests",
-            dependencies: ["HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald"],
+            dependencies: [
+                "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: testSwiftSettings
         ),
     ]

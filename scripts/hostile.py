@@ -658,12 +658,45 @@ def route_backend(rng: random.Random, fx: Fixtures, url: str) -> Spec:
     return Spec("GET", f"/api/v1/users/{user}", "", headers, tags=["backend"])
 
 
+def route_wake(rng: random.Random, fx: Fixtures, url: str) -> Spec:
+    key = rng.choice([None, "Bearer hk_" + uuid.uuid4().hex, "Bearer ", "Bearer " + "k" * 5000])
+    if fx.api_key and rng.random() < 0.5:
+        key = "Bearer " + fx.api_key
+    headers: list[tuple[str, str | bytes]] = [("Content-Type", "application/json")]
+    if key:
+        headers.append(("Authorization", key))
+    ident = device_id(rng, fx)
+    kind = rng.randrange(4)
+    if kind == 0:
+        body = {"device": ident, "kind": rng.choice(["incomingHtlc", "mutualClose", rand_text(rng), "a" * 60, 7]),
+                "payment_hash": rng.choice([rand_text(rng, 64, 64), "ab" * 32, "zz", "a" * 500, None]),
+                "amount_msat": rng.choice([1000, -1, 2 ** 64, "x", 1.5, None]),
+                "expires_at": rng.choice([None, 0, 4102444800, -5, "soon", 2 ** 63])}
+        return Spec("POST", "/api/v1/wake", "", headers, json_body(rng, body), tags=["wake"])
+    if kind == 1:
+        query = "&".join(rng.sample([f"recipient={ident}", f"amount_msat={rng.choice(['1000', '-1', 'x', '9' * 30])}",
+                                     "recipient="], rng.randint(0, 2)))
+        return Spec("GET", "/api/v1/forwarding_hint", query, headers, tags=["wake"])
+    # Presence: heartbeats and leaves with any secret; the held stream only with a wrong one (the
+    # right one is held open on purpose, past the fuzz timeout).
+    auth = device_auth(rng, fx, ident)
+    if kind == 2:
+        own = [device for device in fx.devices if device.id == ident]
+        if own and rng.random() < 0.4:
+            auth = [("Authorization", "Bearer " + own[0].secret)]
+        method = rng.choice(["POST", "DELETE"])
+        body = json_body(rng, {"ttl_seconds": rng.choice([30, 0, 301, -1, "x", 1.5, 2 ** 70])}) if method == "POST" else b""
+        return Spec(method, f"/api/v1/devices/{ident}/presence", "", [("Content-Type", "application/json")] + auth,
+                    body, tags=["wake"])
+    return Spec("GET", f"/api/v1/devices/{ident}/presence/stream", "", auth, tags=["wake"])
+
+
 def route_operations(rng: random.Random, fx: Fixtures, url: str) -> Spec:
     return Spec("GET", rng.choice(["/health", "/metrics", "/", "/api/v1", "/favicon.ico"]), tags=["ops"])
 
 
 ROUTES = [(route_webhook, 35), (route_devices, 15), (route_reply, 8), (route_lightning, 14),
-          (route_backend, 18), (route_operations, 10)]
+          (route_backend, 18), (route_wake, 12), (route_operations, 10)]
 
 
 # ----- mutations: each bends a Spec and may mark it as one the server cannot finish

@@ -51,7 +51,17 @@ public struct DevicePlugin: Sendable {
 
     /// Handles a push given as JSON (an APNs `userInfo` or an FCM data map).
     public func handle(json: Data) async -> HandlingResult {
-        await handle(IncomingPush(json: json))
+        await handle(decode(json: json))
+    }
+
+    /// Decodes a push, opening it with the configured seal key when it is sealed.
+    public func decode(json: Data) -> IncomingPush {
+        IncomingPush(json: json, sealKey: configuration.sealKey?())
+    }
+
+    /// Decodes a push from its top-level keys, opening it with the configured seal key when it is sealed.
+    public func decode(userInfo: [String: JSONValue]) -> IncomingPush {
+        IncomingPush(userInfo: userInfo, sealKey: configuration.sealKey?())
     }
 
     /// Handles one push. Never throws and returns within `configuration.budget`.
@@ -178,6 +188,12 @@ public struct DevicePlugin: Sendable {
         case .backendEvent(let event): return BackendEventTask.outcome(for: event, alert: push.alert, catalogue)
         case .undecodable(let type?, _) where Self.failureKeys[type] != nil:
             return TaskOutcome(content: catalogue.content(for: Self.failureKeys[type] ?? .fallback))
+        // A sealed push that did not open names its type in clear: a wake kind or a backend action.
+        case .undecodable(let type?, _) where WakeKind(pushType: type.rawValue) != nil:
+            let kind = WakeKind(pushType: type.rawValue) ?? .incomingHtlc
+            return WakeTask.notifyOutcome(for: WakeEvent(kind: kind, silent: type.rawValue == WakeKind.silentIncomingHtlcType), catalogue)
+        case .undecodable(let type?, _) where BackendEventTask.knownActions.contains(BackendAction(rawValue: type.rawValue)):
+            return BackendEventTask.outcome(for: BackendEvent(action: BackendAction(rawValue: type.rawValue)), alert: push.alert, catalogue)
         case .custom, .undecodable:
             var content = catalogue.content(for: .fallback)
             if let title = push.alert?.title, !title.isEmpty {

@@ -1,3 +1,5 @@
+import Crypto
+
 /// The plugin's settings, with the defaults of an iOS Notification Service Extension.
 public struct DevicePluginConfiguration: Sendable {
     /// The time the plugin may take per push: 25 s of the extension's 30 s, leaving room to
@@ -13,6 +15,11 @@ public struct DevicePluginConfiguration: Sendable {
     public var syncWalletOnBackendEvents: Bool
     /// How long the extension waits for the app's pong before it takes the push itself.
     public var appPingTimeout: Duration
+    /// The device's X25519 private key for sealed pushes (``SealedPush``), whose public half the
+    /// app registered as `seal_key`. On iOS, read it from the keychain access group the app shares
+    /// with its extension; it is asked for once per push, so a key the app rotated is picked up.
+    /// Nil, or a nil key: sealed pushes show their type's fallback content.
+    public var sealKey: (@Sendable () -> Curve25519.KeyAgreement.PrivateKey?)?
 
     public init(
         budget: Duration = .seconds(25),
@@ -21,7 +28,8 @@ public struct DevicePluginConfiguration: Sendable {
         wakeHandling: WakeHandling = .notifyOnly,
         swapPollInterval: Duration = .seconds(2),
         syncWalletOnBackendEvents: Bool = true,
-        appPingTimeout: Duration = .milliseconds(300)
+        appPingTimeout: Duration = .milliseconds(300),
+        sealKey: (@Sendable () -> Curve25519.KeyAgreement.PrivateKey?)? = nil
     ) {
         self.budget = budget
         self.reply = reply
@@ -30,6 +38,7 @@ public struct DevicePluginConfiguration: Sendable {
         self.swapPollInterval = swapPollInterval
         self.syncWalletOnBackendEvents = syncWalletOnBackendEvents
         self.appPingTimeout = appPingTimeout
+        self.sealKey = sealKey
     }
 }
 

@@ -1,10 +1,13 @@
+import Crypto
 import Foundation
 import HeraldWire
 
 /// One push as the extension or service receives it, decoded into a typed notification.
 ///
 /// Accepts the APNs `userInfo` (data keys beside `aps`), the flat FCM data map (every value a
-/// string), and either of those wrapped as `{"data": {…}}`.
+/// string), and either of those wrapped as `{"data": {…}}`. A sealed push (``SealedPush``) is
+/// opened with the device's key first; one that cannot be opened decodes as `.undecodable` with
+/// its clear `sealed_type`, so the plugin shows that type's fallback content.
 public struct IncomingPush: Sendable, Hashable {
     public var notification: DeviceNotification
     /// `app_data` as the webhook caller gave it.
@@ -29,28 +32,55 @@ public struct IncomingPush: Sendable, Hashable {
 
     /// Decodes a push from its JSON bytes; anything unreadable becomes `.undecodable`, never an error,
     /// because the extension must show something for every push.
-    public init(json: Data) {
+    ///
+    /// - Parameter sealKey: The device's X25519 private key, for sealed pushes.
+    public init(json: Data, sealKey: Curve25519.KeyAgreement.PrivateKey? = nil) {
         guard let object = try? WireJSON.decode(JSONValue.self, from: json).objectValue else {
             self.init(notification: .undecodable(type: nil, reason: "the push is not a JSON object"))
             return
         }
-        self.init(userInfo: object)
+        self.init(userInfo: object, sealKey: sealKey)
     }
 
     /// Decodes a push from its top-level keys.
-    public init(userInfo: [String: JSONValue]) {
+    public init(userInfo: [String: JSONValue], sealKey: Curve25519.KeyAgreement.PrivateKey? = nil) {
         var keys = userInfo
         // A whole FCM message or a `{"data": …}` wrapper: the routing keys live under `data`.
         if !Self.hasRoutingKey(keys), let data = keys["data"]?.objectValue, Self.hasRoutingKey(data) {
             keys = data.merging(keys.filter { $0.key != "data" }) { inner, _ in inner }
         }
         let alert = Self.alert(in: keys)
+        if keys[SealedPush.sealedKey] != nil {
+            do throws(SealOpenError) {
+                keys = try Self.opened(keys, with: sealKey)
+            } catch {
+                let hint = keys[SealedPush.typeKey]?.stringValue.map(NotificationType.init(rawValue:))
+                self.init(notification: .undecodable(type: hint, reason: "sealed push not opened: \(error)"), alert: alert)
+                return
+            }
+        }
         let appData = keys[PushKey.appData]?.stringValue
         self.init(notification: Self.notification(from: keys, appData: appData), appData: appData, alert: alert)
     }
 
     static func hasRoutingKey(_ keys: [String: JSONValue]) -> Bool {
         keys[PushKey.notificationType] != nil || keys[PushKey.action] != nil || keys[PushKey.wakeType] != nil
+            || keys[SealedPush.sealedKey] != nil
+    }
+
+    /// The push's keys with the envelope replaced by the data it seals; `aps` and the rest stay.
+    static func opened(
+        _ keys: [String: JSONValue], with privateKey: Curve25519.KeyAgreement.PrivateKey?
+    ) throws(SealOpenError) -> [String: JSONValue] {
+        guard let privateKey else { throw SealOpenError(.noKey, "this device has no seal key configured") }
+        var envelope: [String: String] = [:]
+        for key in SealedPush.envelopeKeys {
+            if let value = keys[key]?.stringValue { envelope[key] = value }
+        }
+        let opened = try SealedPush.open(envelope, with: privateKey)
+        var result = keys.filter { !SealedPush.envelopeKeys.contains($0.key) }
+        for (key, value) in opened { result[key] = .string(value) }
+        return result
     }
 
     static func alert(in keys: [String: JSONValue]) -> Alert? {
@@ -74,12 +104,19 @@ public struct IncomingPush: Sendable, Hashable {
             return .backendEvent(backendEvent(action: BackendAction(rawValue: action), keys: keys))
         }
         if let type = keys[PushKey.wakeType]?.stringValue, let kind = WakeKind(pushType: type) {
-            return .wake(wakeEvent(kind: kind, fields: keys, silent: type == WakeKind.silentIncomingHtlcType))
+            return .wake(wakeEvent(kind: kind, fields: keys, silent: type == WakeKind.silentIncomingHtlcType || isSilent(keys)))
         }
         if keys[PushKey.notificationType] != nil {
             return .undecodable(type: nil, reason: "notification_type is not a string")
         }
         return .undecodable(type: nil, reason: "the push has no notification_type, action or type key")
+    }
+
+    /// A background push (`content-available` and no alert): iOS hands it to the app, not to
+    /// the extension, and shows nothing (seed 004 §1.6's first push).
+    static func isSilent(_ keys: [String: JSONValue]) -> Bool {
+        guard let aps = keys["aps"]?.objectValue else { return false }
+        return aps["content-available"]?.int64Value == 1 && aps["alert"] == nil
     }
 
     static func breezNotification(type: NotificationType, payload: JSONValue?, appData: String?) -> DeviceNotification {

@@ -26,8 +26,10 @@ open class HeraldNotificationService: UNNotificationServiceExtension, @unchecked
     open override func didReceive(
         _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
     ) {
-        let push = IncomingPush(json: Self.json(from: request.content.userInfo))
         let plugin = makePlugin()
+        // The plugin opens sealed pushes with its key; without one they show their type's fallback.
+        let json = Self.json(from: request.content.userInfo)
+        let push = plugin?.decode(json: json) ?? IncomingPush(json: json)
         lock.lock()
         self.contentHandler = contentHandler
         self.bestAttempt = (request.content.mutableCopy() as? UNMutableNotificationContent) ?? UNMutableNotificationContent()

@@ -8,11 +8,15 @@ struct SessionPutBody: Codable, Sendable {
     var platform: String
     /// Required when `allow_notifications` is true.
     var pushToken: String?
+    /// Base64 of the app's X25519 public key: the session's pushes are sealed to it. A PUT
+    /// replaces the session, so absent means none.
+    var sealKey: String?
 
     enum CodingKeys: String, CodingKey {
         case allowNotifications = "allow_notifications"
         case platform
         case pushToken = "push_token"
+        case sealKey = "seal_key"
     }
 }
 
@@ -22,11 +26,14 @@ struct SessionPatchBody: Codable, Sendable {
     var allowNotifications: Bool?
     var platform: String?
     var pushToken: String?
+    /// A new seal key; `""` removes it.
+    var sealKey: String?
 
     enum CodingKeys: String, CodingKey {
         case allowNotifications = "allow_notifications"
         case platform
         case pushToken = "push_token"
+        case sealKey = "seal_key"
     }
 }
 
@@ -37,6 +44,8 @@ struct SessionView: Codable, Sendable {
     var allowNotifications: Bool
     var pushToken: String?
     var tokenStatus: TokenStatus
+    /// The id of the key pushes are sealed to; absent when they are not.
+    var sealKeyID: String?
     var createdAt: String
     var updatedAt: String
 
@@ -46,6 +55,7 @@ struct SessionView: Codable, Sendable {
         case allowNotifications = "allow_notifications"
         case pushToken = "push_token"
         case tokenStatus = "token_status"
+        case sealKeyID = "seal_kid"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -56,6 +66,7 @@ struct SessionView: Codable, Sendable {
         allowNotifications = session.allowNotifications
         pushToken = session.pushToken
         tokenStatus = session.tokenStatus
+        sealKeyID = session.sealKey?.keyID
         createdAt = session.createdAt.formatted(.iso8601)
         updatedAt = session.updatedAt.formatted(.iso8601)
     }

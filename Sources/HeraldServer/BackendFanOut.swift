@@ -25,6 +25,7 @@ struct BackendFanOut: Sendable {
     }
 
     /// Enqueues `message` for every session of `userID` with notifications on and a live token.
+    /// A session with a seal key gets its own sealed copy; the others share one clear payload.
     ///
     /// - Parameters:
     ///   - idempotencyPrefix: With the session id appended, each job's outbox idempotency key;
@@ -32,25 +33,27 @@ struct BackendFanOut: Sendable {
     ///   - type: The metrics label (`backend_event`, `backend_welcome`).
     func send(_ message: PushMessage, userID: String, idempotencyPrefix: String?, type: String) async throws -> Result {
         let targets = try await sessions.pushTargets(userID: userID, now: now())
-        let payload = message.storedJSON()
+        let clearPayload = message.storedJSON()
         let expiresAt = now().addingTimeInterval(jobTTL.timeInterval)
+        let notificationType = message.data["action"] ?? type
         var jobs: [NewJob] = []
+        var sealed: [Bool] = []
         for session in targets.sessions {
             guard let token = session.pushToken, providers.provider(for: session.platform) != nil else {
                 // The operator removed this platform's credentials since the login: nothing can reach it.
                 continue
             }
-            do throws(PushValidationError) {
-                try providers.validate(message, for: PushTarget(platform: session.platform, token: token))
-            } catch {
-                throw APIError(error)
-            }
+            let prepared = try PushSealing.prepare(
+                message, sealKey: session.sealKey, typeHint: notificationType,
+                for: PushTarget(platform: session.platform, token: token), providers: providers
+            )
+            sealed.append(session.sealKey != nil)
             jobs.append(
                 NewJob(
                     platform: session.platform,
                     token: token,
-                    notificationType: message.data["action"] ?? type,
-                    payload: payload,
+                    notificationType: notificationType,
+                    payload: session.sealKey == nil ? clearPayload : prepared.storedJSON(),
                     idempotencyKey: idempotencyPrefix.map { "\($0):\(session.sessionID)" },
                     expiresAt: expiresAt
                 )
@@ -64,6 +67,7 @@ struct BackendFanOut: Sendable {
         let results = try await submit(jobs)
         let fresh = results.filter { !$0.duplicate }.count
         for _ in 0..<fresh { metrics.received(type: type) }
+        metrics.sealed(count: zip(results, sealed).filter { !$0.0.duplicate && $0.1 }.count)
         return Result(
             jobIDs: results.map(\.id),
             droppedDead: targets.droppedDead,

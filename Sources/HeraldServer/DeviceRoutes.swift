@@ -33,13 +33,17 @@ struct DeviceRoutes: Sendable {
         let body = try await Edge.readJSONBody(DeviceRegistrationRequest.self, from: &request)
         let platform = try Edge.parsePlatform(body.platform)
         try Edge.checkPushToken(body.pushToken)
-        let registration = try await devices.registerDevice(platform: platform, token: body.pushToken, now: now())
+        let sealKey = try body.sealKey.map(PushSealing.parse)
+        let registration = try await devices.registerDevice(
+            platform: platform, token: body.pushToken, sealKey: sealKey, now: now()
+        )
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: registration.device.id,
                 deviceSecret: registration.secret,
                 alias: registration.device.alias,
-                webhookURL: webhookURL(registration.device)
+                webhookURL: webhookURL(registration.device),
+                sealKeyID: sealKey?.keyID
             ),
             status: .created
         )
@@ -51,11 +55,19 @@ struct DeviceRoutes: Sendable {
         let body = try await Edge.readJSONBody(DeviceTokenUpdate.self, from: &request)
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
         try Edge.checkPushToken(body.pushToken)
+        // Absent keeps the key; "" removes it.
+        let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
         try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
+        if let sealKey {
+            try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())
+        }
         var updated = device
         updated.platform = platform
         return try JSONResponse.make(
-            DeviceRegistrationAnswer(deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated))
+            DeviceRegistrationAnswer(
+                deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
+                sealKeyID: (sealKey ?? device.sealKey)?.keyID
+            )
         )
     }
 

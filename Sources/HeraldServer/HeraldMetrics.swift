@@ -171,6 +171,19 @@ public struct HeraldMetrics: Sendable {
         }.increment()
     }
 
+    /// A push sealed to its device's key and committed to the outbox.
+    public func sealed(count: Int = 1) {
+        guard count > 0 else { return }
+        counters.counter(for: ["sealed_pushes"]) { _ in
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "herald", metricName: "sealed_pushes", unitName: "total",
+                    helpText: "Pushes sealed to their device's key (HPKE) before they were stored"
+                )
+            )
+        }.increment(by: Int64(count))
+    }
+
     /// The exposition text.
     public func render() -> String { registry.emitToString() }
 }

@@ -135,7 +135,7 @@ struct LnurlPayRoutes: Sendable {
         if try await devices.resolveWebhookToken(target.token, rawPlatform: target.platform).isDead {
             throw Self.unreachable
         }
-        switch try await webhooks.ask(webhook, target: target, appData: nil) {
+        switch try await webhooks.ask(webhook, target: target, sealKey: address.device.sealKey, appData: nil) {
         case .answered(let answer): return answer
         case .timedOut: throw LnurlFailure(.gatewayTimeout, "The wallet did not answer in time; try again")
         case .tokenDead: throw Self.unreachable

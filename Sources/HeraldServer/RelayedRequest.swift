@@ -14,7 +14,10 @@ extension WebhookRoutes {
     }
 
     /// Pushes `webhook` with a fresh `reply_url` added to its data and waits for the device.
-    func ask(_ webhook: WebhookRequest, target: PushTarget, appData: String?) async throws -> Asked {
+    /// With a `sealKey` the push is sealed, `reply_url` included: only the device learns it.
+    func ask(_ webhook: WebhookRequest, target: PushTarget, sealKey: SealPublicKey? = nil, appData: String?) async throws
+        -> Asked
+    {
         var webhook = webhook
         // Before the reply is opened: a refused request leaves nothing to clean up.
         try checkRate(for: [target])
@@ -29,7 +32,7 @@ extension WebhookRoutes {
         webhook.data["reply_url"] = .string(reply.url)
         do {
             try webhook.validate()
-            _ = try await enqueue(webhook, target: target, appData: appData, idempotencyKey: nil)
+            _ = try await enqueue(webhook, target: target, sealKey: sealKey, appData: appData, idempotencyKey: nil)
         } catch {
             await relay.abandon(reply)
             throw error

@@ -27,7 +27,8 @@ struct SessionRoutes: Sendable {
         let body = try await Edge.readJSONBody(SessionPutBody.self, from: &request)
         let write = try checked(
             userID: userID, sessionID: sessionID, platform: Edge.parsePlatform(body.platform),
-            allowNotifications: body.allowNotifications, pushToken: body.pushToken
+            allowNotifications: body.allowNotifications, pushToken: body.pushToken,
+            sealKey: try body.sealKey.flatMap(PushSealing.parseUpdate)
         )
         let created = try await sessions.putSession(write, now: now())
         return try await answer(userID: userID, sessionID: sessionID, status: created ? .created : .ok)
@@ -46,7 +47,9 @@ struct SessionRoutes: Sendable {
             userID: userID, sessionID: sessionID,
             platform: try body.platform.map(Edge.parsePlatform) ?? current.platform,
             allowNotifications: body.allowNotifications ?? current.allowNotifications,
-            pushToken: body.pushToken ?? current.pushToken
+            pushToken: body.pushToken ?? current.pushToken,
+            // Absent keeps the key; "" removes it.
+            sealKey: try body.sealKey.map(PushSealing.parseUpdate) ?? current.sealKey
         )
         _ = try await sessions.putSession(write, now: now())
         return try await answer(userID: userID, sessionID: sessionID, status: .ok)
@@ -86,7 +89,8 @@ struct SessionRoutes: Sendable {
     /// The session to store, refused when notifications are on without a token, or when the
     /// token cannot work on its platform (checked now, not at the first event).
     func checked(
-        userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?
+        userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?,
+        sealKey: SealPublicKey?
     ) throws -> SessionWrite {
         let token = pushToken.flatMap { $0.isEmpty ? nil : $0 }
         if allowNotifications, token == nil {
@@ -113,7 +117,7 @@ struct SessionRoutes: Sendable {
         }
         return SessionWrite(
             userID: userID, sessionID: sessionID, platform: platform,
-            allowNotifications: allowNotifications, pushToken: token
+            allowNotifications: allowNotifications, pushToken: token, sealKey: sealKey
         )
     }
 }

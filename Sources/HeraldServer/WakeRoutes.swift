@@ -56,13 +56,15 @@ struct WakeRoutes: Sendable {
         }
         do {
             let target = PushTarget(platform: device.platform, token: device.token)
-            let messages = try messages(for: body, platform: device.platform, now: moment)
-            for (_, message) in messages {
-                do throws(PushValidationError) {
-                    try providers.validate(message, for: target)
-                } catch {
-                    throw APIError(error)
-                }
+            // Sealed to the device's key when it has one; checked by the provider in the form sent.
+            let messages = try messages(for: body, platform: device.platform, now: moment).map { push, message in
+                let typeHint = message.data[WakePushKey.type] ?? body.kind.rawValue
+                return (
+                    push: push,
+                    message: try PushSealing.prepare(
+                        message, sealKey: device.sealKey, typeHint: typeHint, for: target, providers: providers
+                    )
+                )
             }
             // A wake counts against its phone's allowance like any push; an idempotent retry is free.
             if claim != .replay { try checkRate(target) }
@@ -89,6 +91,7 @@ struct WakeRoutes: Sendable {
             let duplicate = results.allSatisfy(\.duplicate)
             if !duplicate {
                 for (push, _) in messages { metrics.wakePushed(push) }
+                if device.sealKey != nil { metrics.sealed(count: messages.count) }
                 presence.woke(deviceID: device.id, now: moment)
             }
             var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: results.map(\.id)), status: .accepted)

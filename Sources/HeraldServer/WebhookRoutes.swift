@@ -29,13 +29,13 @@ struct WebhookRoutes: Sendable {
     func notify(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
         let query = request.uri.queryParameters
-        let target = try await resolveTarget(query)
+        let (target, sealKey) = try await resolveTarget(query)
         let webhook = try await decodeBody(&request)
         let appData = query.get("app_data")
         if ReplyRelay.holdsAnswer(for: webhook) {
             // Held until the device answers on the reply URL Herald adds; a retry asks the
             // device again, so no idempotency key.
-            switch try await ask(webhook, target: target, appData: appData) {
+            switch try await ask(webhook, target: target, sealKey: sealKey, appData: appData) {
             case .answered(let answer): return answer.response()
             case .timedOut: throw Self.replyTimeout(settings)
             case .tokenDead: throw Self.tokenUnregistered
@@ -44,7 +44,7 @@ struct WebhookRoutes: Sendable {
         try webhook.validate()
         let key = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
         try checkRate(for: [target])
-        let result = try await enqueue(webhook, target: target, appData: appData, idempotencyKey: key)
+        let result = try await enqueue(webhook, target: target, sealKey: sealKey, appData: appData, idempotencyKey: key)
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(
             status: .ok,
@@ -55,18 +55,18 @@ struct WebhookRoutes: Sendable {
         return response
     }
 
-    /// Validates the push for its provider and commits its job.
-    func enqueue(_ webhook: WebhookRequest, target: PushTarget, appData: String?, idempotencyKey: String?) async throws
-        -> EnqueueResult
-    {
+    /// Seals the push when the device registered a key, validates it for its provider and
+    /// commits its job.
+    func enqueue(
+        _ webhook: WebhookRequest, target: PushTarget, sealKey: SealPublicKey? = nil, appData: String?,
+        idempotencyKey: String?
+    ) async throws -> EnqueueResult {
         let pushData = try webhook.pushData(appData: appData)
         let expiresAt = now().addingTimeInterval(settings.jobTTL.timeInterval)
-        let message = PushMessage.wake(pushData, collapseID: collapseID(for: webhook), expiresAt: expiresAt)
-        do throws(PushValidationError) {
-            try providers.validate(message, for: target)
-        } catch {
-            throw APIError(error)
-        }
+        let message = try PushSealing.prepare(
+            PushMessage.wake(pushData, collapseID: collapseID(for: webhook), expiresAt: expiresAt),
+            sealKey: sealKey, typeHint: pushData.notificationType.rawValue, for: target, providers: providers
+        )
 
         let job = NewJob(
             platform: target.platform,
@@ -82,7 +82,10 @@ struct WebhookRoutes: Sendable {
         } catch {
             throw APIError(intakeFailure: error)
         }
-        if !result.duplicate { metrics.received(type: pushData.notificationType.rawValue) }
+        if !result.duplicate {
+            metrics.received(type: pushData.notificationType.rawValue)
+            if sealKey != nil { metrics.sealed() }
+        }
         return result
     }
 
@@ -98,8 +101,9 @@ struct WebhookRoutes: Sendable {
     static func rateKey(_ target: PushTarget) -> String { "\(target.platform.rawValue):\(target.token)" }
 
     /// Finds the push token behind the `token` parameter: a registered alias, or (when the
-    /// operator allows it) a raw push token, as Breez-style integrations send.
-    func resolveTarget(_ query: Parameters) async throws -> PushTarget {
+    /// operator allows it) a raw push token, as Breez-style integrations send. A registered
+    /// device's seal key comes with it, read in the same lookup.
+    func resolveTarget(_ query: Parameters) async throws -> (target: PushTarget, sealKey: SealPublicKey?) {
         guard let token = query.get("token"), !token.isEmpty else {
             throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
         }
@@ -118,7 +122,7 @@ struct WebhookRoutes: Sendable {
             throw APIError(.notFound, "unknown_token", "no device is registered under this token")
         }
         if resolution.isDead { throw Self.tokenUnregistered }
-        return target
+        return (target, resolution.device?.sealKey)
     }
 
     /// Parsed by ``WebhookRequest``'s own reader, not `JSONDecoder`: `data` passes through as sent.

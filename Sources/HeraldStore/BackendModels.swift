@@ -81,13 +81,19 @@ public struct SessionWrite: Sendable, Hashable {
     public var platform: Platform
     public var allowNotifications: Bool
     public var pushToken: String?
+    /// The key the session's pushes are sealed to; nil for clear pushes.
+    public var sealKey: SealPublicKey?
 
-    public init(userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?) {
+    public init(
+        userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?,
+        sealKey: SealPublicKey? = nil
+    ) {
         self.userID = userID
         self.sessionID = sessionID
         self.platform = platform
         self.allowNotifications = allowNotifications
         self.pushToken = pushToken
+        self.sealKey = sealKey
     }
 }
 
@@ -109,13 +115,16 @@ public struct BackendSession: Sendable, Hashable {
     public var allowNotifications: Bool
     public var pushToken: String?
     public var tokenStatus: TokenStatus
+    /// The key the session's pushes are sealed to, so a fan-out has it without another read.
+    public var sealKey: SealPublicKey?
     public var createdAt: Date
     public var updatedAt: Date
 
     public init(
         userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?,
-        tokenStatus: TokenStatus, createdAt: Date, updatedAt: Date
+        tokenStatus: TokenStatus, sealKey: SealPublicKey? = nil, createdAt: Date, updatedAt: Date
     ) {
+        self.sealKey = sealKey
         self.userID = userID
         self.sessionID = sessionID
         self.platform = platform

@@ -17,19 +17,20 @@ extension SQLiteStore: SessionStore {
             try db.execute(
                 sql: """
                     INSERT INTO backend_session (user_id, session_id, platform, allow_notifications, push_token,
-                                                 created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                                                 seal_key, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (user_id, session_id) DO UPDATE SET
                         platform = excluded.platform,
                         allow_notifications = excluded.allow_notifications,
                         push_token = excluded.push_token,
+                        seal_key = excluded.seal_key,
                         token_dropped_at = CASE WHEN excluded.push_token IS NULL
                                                 THEN backend_session.token_dropped_at END,
                         updated_at = excluded.updated_at
                     """,
                 arguments: [
                     session.userID, session.sessionID, session.platform.rawValue, session.allowNotifications,
-                    session.pushToken, nowValue, nowValue,
+                    session.pushToken, session.sealKey?.base64, nowValue, nowValue,
                 ]
             )
             return !existed
@@ -131,7 +132,7 @@ extension SQLiteStore: SessionStore {
     /// Sessions with a `dead` flag: whether their current token is in `dead_token`.
     static let sessionSelect = """
         SELECT s.user_id, s.session_id, s.platform, s.allow_notifications, s.push_token, s.token_dropped_at,
-               s.created_at, s.updated_at, d.token IS NOT NULL AS dead
+               s.seal_key, s.created_at, s.updated_at, d.token IS NOT NULL AS dead
         FROM backend_session s
         LEFT JOIN dead_token d ON d.platform = s.platform AND d.token = s.push_token
         """
@@ -153,6 +154,7 @@ extension SQLiteStore: SessionStore {
             allowNotifications: row["allow_notifications"],
             pushToken: token,
             tokenStatus: status,
+            sealKey: (row["seal_key"] as String?).flatMap { try? SealPublicKey(base64: $0) },
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"])
         )

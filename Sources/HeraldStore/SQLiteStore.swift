@@ -413,23 +413,27 @@ extension SQLiteStore: TokenStore {
 // MARK: - Devices
 
 extension SQLiteStore: DeviceStore {
-    public func registerDevice(platform: Platform, token: String, now: Date) async throws -> DeviceRegistration {
+    public func registerDevice(
+        platform: Platform, token: String, sealKey: SealPublicKey?, now: Date
+    ) async throws -> DeviceRegistration {
         let device = Device(
             id: UUID().uuidString.lowercased(),
             platform: platform,
             token: token,
-            alias: Secrets.random(bytes: 18)
+            alias: Secrets.random(bytes: 18),
+            sealKey: sealKey
         )
         let secret = Secrets.random(bytes: 32)
         let nowValue = now.timeIntervalSince1970
         try await database.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO device (id, platform, token, alias, secret_hash, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    device.id, platform.rawValue, token, device.alias, Secrets.hash(secret), nowValue, nowValue,
+                    device.id, platform.rawValue, token, device.alias, Secrets.hash(secret), sealKey?.base64, nowValue,
+                    nowValue,
                 ]
             )
         }
@@ -438,7 +442,7 @@ extension SQLiteStore: DeviceStore {
 
     public func device(alias: String) async throws -> Device? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?", arguments: [alias])
+            try Row.fetchOne(db, sql: "SELECT id, platform, token, alias, seal_key FROM device WHERE alias = ?", arguments: [alias])
                 .flatMap(Self.device(from:))
         }
     }
@@ -450,7 +454,7 @@ extension SQLiteStore: DeviceStore {
             guard
                 let row = try Row.fetchOne(
                     db,
-                    sql: "SELECT id, platform, token, alias, secret_hash FROM device WHERE id = ?",
+                    sql: "SELECT id, platform, token, alias, seal_key, secret_hash FROM device WHERE id = ?",
                     arguments: [id]
                 ), let device = Self.device(from: row)
             else { return nil }
@@ -462,7 +466,10 @@ extension SQLiteStore: DeviceStore {
 
     static func device(from row: Row) -> Device? {
         guard let platform = Platform(rawValue: row["platform"]) else { return nil }
-        return Device(id: row["id"], platform: platform, token: row["token"], alias: row["alias"])
+        // A key that no longer parses (never stored by this code) is treated as none rather than
+        // losing the device.
+        let sealKey = (row["seal_key"] as String?).flatMap { try? SealPublicKey(base64: $0) }
+        return Device(id: row["id"], platform: platform, token: row["token"], alias: row["alias"], sealKey: sealKey)
     }
 
     public func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws {
@@ -470,6 +477,15 @@ extension SQLiteStore: DeviceStore {
             try db.execute(
                 sql: "UPDATE device SET platform = ?, token = ?, updated_at = ? WHERE id = ?",
                 arguments: [platform.rawValue, token, now.timeIntervalSince1970, deviceID]
+            )
+        }
+    }
+
+    public func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE device SET seal_key = ?, updated_at = ? WHERE id = ?",
+                arguments: [sealKey?.base64, now.timeIntervalSince1970, deviceID]
             )
         }
     }
@@ -491,7 +507,7 @@ extension SQLiteStore: DeviceStore {
         _ token: String, rawPlatform: Platform?, in db: Database
     ) throws -> WebhookTokenResolution {
         // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
-        let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias FROM device WHERE alias = ?")
+        let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key FROM device WHERE alias = ?")
         let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
         let platform = device?.platform ?? rawPlatform
         guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }

@@ -42,16 +42,26 @@ public protocol TokenStore: Sendable {
 
 /// Devices registered by apps: the real push token behind an unguessable alias.
 public protocol DeviceStore: Sendable {
-    func registerDevice(platform: Platform, token: String, now: Date) async throws -> DeviceRegistration
+    /// Registers a device; with a `sealKey`, pushes to it are sealed to that key.
+    func registerDevice(platform: Platform, token: String, sealKey: SealPublicKey?, now: Date) async throws -> DeviceRegistration
     /// The device a webhook alias points at.
     func device(alias: String) async throws -> Device?
     /// The device, if the secret opens it.
     func device(id: String, secret: String) async throws -> Device?
     func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws
+    /// Sets the key pushes to the device are sealed to; nil stops sealing.
+    func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws
     func deleteDevice(id: String) async throws
     /// A webhook's `token` parameter in one read: the device it is the alias of, if any, and
     /// whether the push token it leads to (the device's, or the raw token on `rawPlatform`) is dead.
     func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution
+}
+
+extension DeviceStore {
+    /// Registers a device whose pushes are not sealed.
+    public func registerDevice(platform: Platform, token: String, now: Date) async throws -> DeviceRegistration {
+        try await registerDevice(platform: platform, token: token, sealKey: nil, now: now)
+    }
 }
 
 public struct WebhookTokenResolution: Sendable, Hashable {
@@ -72,6 +82,8 @@ public struct Device: Sendable, Hashable {
     public var platform: Platform
     public var token: String
     public var alias: String
+    /// The key every push to this device is sealed to; nil for clear pushes.
+    public var sealKey: SealPublicKey? = nil
 }
 
 /// A new device: the secret is returned once and only its hash is kept.

@@ -4,15 +4,20 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     /// its error instead of failing to decode the body.
     public var platform: String
     public var pushToken: String
+    /// Base64 (or base64url) of the device's 32-byte X25519 public key: with one, every push to
+    /// the device is sealed to it (``SealedPush``). Text, so the server can name a bad value.
+    public var sealKey: String?
 
-    public init(platform: String, pushToken: String) {
+    public init(platform: String, pushToken: String, sealKey: String? = nil) {
         self.platform = platform
         self.pushToken = pushToken
+        self.sealKey = sealKey
     }
 
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
+        case sealKey = "seal_key"
     }
 }
 
@@ -21,15 +26,20 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
 public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     public var platform: String?
     public var pushToken: String
+    /// A new seal key; absent (or `null`) keeps the current one, `""` removes it and pushes go
+    /// out in clear again.
+    public var sealKey: String?
 
-    public init(platform: String? = nil, pushToken: String) {
+    public init(platform: String? = nil, pushToken: String, sealKey: String? = nil) {
         self.platform = platform
         self.pushToken = pushToken
+        self.sealKey = sealKey
     }
 
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
+        case sealKey = "seal_key"
     }
 }
 
@@ -40,12 +50,15 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
     public var alias: String
     /// The URL to give the wallet SDK (`register_webhook`): it carries the alias, not the token.
     public var webhookURL: String
+    /// The id of the key pushes are sealed to (``SealPublicKey/keyID``); absent when they are not.
+    public var sealKeyID: String?
 
-    public init(deviceID: String, deviceSecret: String?, alias: String, webhookURL: String) {
+    public init(deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.alias = alias
         self.webhookURL = webhookURL
+        self.sealKeyID = sealKeyID
     }
 
     enum CodingKeys: String, CodingKey {
@@ -53,6 +66,7 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
         case deviceSecret = "device_secret"
         case alias
         case webhookURL = "webhook_url"
+        case sealKeyID = "seal_kid"
     }
 }
 

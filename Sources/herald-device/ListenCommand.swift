@@ -31,7 +31,7 @@ enum ListenCommand {
                 continue
             }
             for push in feed.pushes where push.seq > after {
-                let result = await plugin.handle(IncomingPush(userInfo: push.payload.objectValue ?? [:]))
+                let result = await plugin.handle(plugin.decode(userInfo: push.payload.objectValue ?? [:]))
                 printJSON(HandleOutput(result))
                 after = push.seq
                 handled += 1

@@ -23,6 +23,22 @@ struct WakeBackendAndCustomTests {
         #expect(record.pending.first?.kind == .incomingPayment && record.pending.first?.amount == "100000")
     }
 
+    @Test("a background push of any wake kind is marked silent; the alert push of the same kind is not")
+    func silentWake() throws {
+        let silent: JSONValue = ["aps": ["content-available": 1], "type": "cjitPaymentArrived", "payment_hash": "ph2"]
+        let alert: JSONValue = [
+            "aps": ["alert": ["title": "t", "body": "b"], "mutable-content": 1], "type": "cjitPaymentArrived", "payment_hash": "ph2",
+        ]
+        guard case .wake(let first) = IncomingPush(json: try WireJSON.encode(silent)).notification,
+            case .wake(let second) = IncomingPush(json: try WireJSON.encode(alert)).notification
+        else {
+            Issue.record("both should decode as wakes")
+            return
+        }
+        #expect(first.silent && first.kind == .cjitPaymentArrived && first.paymentHash == "ph2")
+        #expect(!second.silent && second.kind == .cjitPaymentArrived)
+    }
+
     @Test("with attemptCompletion a settled payment is reported as received")
     func wakeAttempt() async throws {
         let wallet = RecordingWallet()

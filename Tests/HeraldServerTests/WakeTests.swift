@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import HTTPTypes
 import HeraldDevice
@@ -90,6 +91,64 @@ struct WakeTests {
                 #expect(shown.content.title == "Payment Incoming")
                 #expect(shown.content.body == "Open now to receive - funds are being held")
                 #expect(shown.content.interruptionLevel == .timeSensitive)
+            }
+        }
+    }
+
+    @Test("a device with a seal key gets both wake pushes sealed: no payment hash in clear, opened on the device, fallback with the wrong key")
+    func sealedWake() async throws {
+        let nds = try TestNDS()
+        let metrics = HeraldMetrics()
+        let key = try await nds.apiKey([.wake])
+        let deviceKey = Curve25519.KeyAgreement.PrivateKey()
+        let device = try await nds.store.registerDevice(
+            platform: .ios, token: String(repeating: "a9", count: 32), sealKey: SealPublicKey(deviceKey.publicKey), now: Date()
+        )
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers, metrics: metrics).test(.live) { client in
+                let response = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, extra: #","amount_msat":250000"#)
+                )
+                #expect(response.status == .accepted)
+                let requests = try await servers.apns.requests.waitFor(count: 2)
+                let silent = try #require(requests.first { $0.headers["apns-push-type"] == "background" })
+                let alert = try #require(requests.first { $0.headers["apns-push-type"] == "alert" })
+                for request in [silent, alert] {
+                    let json = try #require(request.json)
+                    #expect(Set(json.keys) == ["aps", "sealed", "seal_kid", "sealed_type"])
+                    #expect(!String(decoding: request.body, as: UTF8.self).contains(Self.hash))
+                    #expect(!(request.headers["apns-collapse-id"] ?? "").contains(Self.hash.prefix(16)))
+                }
+                #expect(silent.json?["sealed_type"] as? String == "incoming_htlc_wake")
+                #expect(alert.json?["sealed_type"] as? String == "incomingHtlc")
+                #expect(NSDictionary(dictionary: silent.json?["aps"] as? [String: Any] ?? [:]) == ["content-available": 1])
+                let opened = try SealedPush.open(
+                    (try #require(silent.json)).compactMapValues { $0 as? String }, with: deviceKey
+                )
+                #expect(opened == ["type": "incoming_htlc_wake", "payment_hash": Self.hash, "amount_msat": "250000"])
+
+                let folder = nds.folder.appendingPathComponent("sealed-phone")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let plugin = DevicePlugin(
+                    wallet: DevelopmentWallet(folder: folder), transport: URLSessionReplyTransport(),
+                    configuration: DevicePluginConfiguration(sealKey: { deviceKey })
+                )
+                guard case .wake(let event) = plugin.decode(json: silent.body).notification else {
+                    Issue.record("the sealed silent push did not open to a wake")
+                    return
+                }
+                #expect(event.silent && event.paymentHash == Self.hash && event.amountMsat == 250_000)
+                let shown = await plugin.handle(json: alert.body)
+                #expect(shown.content.title == "Payment Incoming")
+                #expect(shown.content.body == "Open now to receive - funds are being held")
+
+                let stranger = DevicePlugin(
+                    wallet: DevelopmentWallet(folder: folder), transport: URLSessionReplyTransport(),
+                    configuration: DevicePluginConfiguration(sealKey: { Curve25519.KeyAgreement.PrivateKey() })
+                )
+                let fallback = await stranger.handle(json: alert.body)
+                #expect(fallback.content.title == "Payment Incoming")
+                #expect(metrics.render().contains("herald_sealed_pushes_total 2"))
             }
         }
     }

@@ -19,6 +19,9 @@ struct BackendEventTask: Sendable {
         return outcome
     }
 
+    /// The actions of seed 002, whose content a sealed push that did not open can still show.
+    static let knownActions: Set<BackendAction> = [.none, .depositReceived, .depositConfirmed, .withdrawalInitiated, .withdrawalProcessed]
+
     /// The content and record changes, needing no wallet; also the fallback for a backend push.
     static func outcome(for event: BackendEvent, alert: IncomingPush.Alert?, _ catalogue: ContentCatalogue) -> TaskOutcome {
         let key: ContentCatalogue.Key
