@@ -10,6 +10,10 @@ enum WakeBench {
     static let topic = "org.herald.wakebench"
 
     static func run(arguments: [String]) async -> Int32 {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(WakeBenchOptions.usage)
+            return 0
+        }
         let options: WakeBenchOptions
         do {
             options = try WakeBenchOptions(arguments: arguments)
@@ -199,12 +203,14 @@ enum WakeBench {
             let c = counts[strategy] ?? PhoneCounts()
             let wakes = tally(outcomes.flatMap(\.wakeAnswers))
             let hints = tally(outcomes.flatMap(\.hints))
+            let stops = tally(outcomes.compactMap(\.stop))
             let attempts = outcomes.map(\.attempts).reduce(0, +)
             let pushLatency = median(outcomes.compactMap(\.pushAfter))
             let lag = median(outcomes.compactMap(\.attemptLag))
             notes.append("- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
                 + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
-                + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)"); "
+                + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")"
+                + "\(stops.isEmpty ? "" : "; senders gave up: \(stops)"); "
                 + String(format: "median wake → push at APNs %.0f ms, payable → taken %.0f ms (completed payments)", pushLatency * 1000, lag * 1000))
         }
         lines.append("")

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldWire
 
 /// The fleet model of `herald-bench wake`, every parameter a flag. Times are seconds.
 struct WakeBenchOptions {
@@ -7,7 +8,7 @@ struct WakeBenchOptions {
     var seed: UInt64 = 1
     /// Payments start spread uniformly over this many seconds, not in one instant.
     var spread = 3.0
-    /// The sender gives up this long after the first attempt.
+    /// No attempt starts this long after the first (SenderRetryPolicy allows 10–15 s).
     var hardStop = 15.0
     /// Silent pushes iOS never delivers (throttling, low power, "the OS doesn't feel like it").
     var silentDrop = 0.7
@@ -22,8 +23,14 @@ struct WakeBenchOptions {
     var neverOpen = 0.005
     /// An opened app can take the payment after this (node start, peer connection).
     var openComplete = 1.0...3.0
-    /// How soon the sender retries on a `retry_now` that recommends no delay.
-    var retryNowDelay = 0.25
+    /// The sender's waits after each failed attempt (`SenderRetryPolicy.delays`); one more attempt
+    /// than waits, with hints too.
+    var retryDelays: [Double] = SenderRetryPolicy.defaultDelays.map { Double($0.components.seconds) }
+
+    /// The sender's policy: the waits, 0.5 s of jitter, the hard stop (clamped to 10–15 s).
+    var retryPolicy: SenderRetryPolicy {
+        SenderRetryPolicy(delays: retryDelays.map { .milliseconds(Int64($0 * 1000)) }, hardStop: .milliseconds(Int64(hardStop * 1000)))
+    }
     var strategies: [WakeStrategy] = WakeStrategy.allCases
     /// The `herald` binary; by default the one built beside this one.
     var herald: String?
@@ -33,7 +40,7 @@ struct WakeBenchOptions {
           --payments N            payments per strategy, run concurrently (200)
           --seed N                seed of every random draw (1)
           --spread S              payments start spread over S seconds (3)
-          --hard-stop S           the sender gives up S seconds after its first attempt (15)
+          --hard-stop S           no attempt S seconds after the first, 10 to 15 (15)
           --silent-drop P         fraction of silent pushes iOS drops (0.7)
           --push-delay A-B        push delivery delay, uniform (0.2-2)
           --background-complete A-B  silent push delivered → app can take the payment, uniform (2-6)
@@ -41,7 +48,9 @@ struct WakeBenchOptions {
           --open-sigma X          σ of that log-normal (0.3)
           --never-open P          fraction of users who do not open the app at all (0.005)
           --open-complete A-B     app opened → it can take the payment, uniform (1-3)
-          --retry-now-delay S     sender's wait after a retry_now hint without a delay (0.25)
+          --retry-delays LIST     the sender's waits after failed attempts, seconds (1,3,7; 1x14 is
+                                  fourteen 1 s waits): one more attempt than waits, with hints too
+                                  (SenderRetryPolicy)
           --strategies LIST       comma-separated: \(WakeStrategy.allCases.map(\.rawValue).joined(separator: ","))
           --herald PATH           the herald binary (default: beside herald-bench)
         """
@@ -74,7 +83,6 @@ struct WakeBenchOptions {
                 guard let n = UInt64(value) else { throw Invalid(description: "--seed: '\(value)' is not a whole number") }
                 seed = n
             case "--spread": spread = try number()
-            case "--hard-stop": hardStop = try number()
             case "--silent-drop": silentDrop = try fraction()
             case "--push-delay": pushDelay = try range()
             case "--background-complete": backgroundComplete = try range()
@@ -82,7 +90,19 @@ struct WakeBenchOptions {
             case "--open-sigma": openSigma = try number()
             case "--never-open": neverOpen = try fraction()
             case "--open-complete": openComplete = try range()
-            case "--retry-now-delay": retryNowDelay = try number()
+            case "--retry-delays":
+                // `1,3,7`, or with repeats `1x14` (fourteen waits of 1 s).
+                retryDelays = try value.split(separator: ",").flatMap { item -> [Double] in
+                    let parts = item.split(separator: "x")
+                    guard let n = parts.first.flatMap({ Double($0) }), n >= 0, parts.count <= 2,
+                        let times = parts.count == 2 ? Int(parts[1]) : 1, (1...100).contains(times)
+                    else { throw Invalid(description: "--retry-delays: '\(value)' is not a list like 1,3,7 or 1x14") }
+                    return Array(repeating: n, count: times)
+                }
+            case "--hard-stop":
+                let n = try number()
+                guard (10...15).contains(n) else { throw Invalid(description: "--hard-stop: SenderRetryPolicy allows 10 to 15 s") }
+                hardStop = n
             case "--strategies":
                 strategies = try value.split(separator: ",").map {
                     guard let strategy = WakeStrategy(rawValue: String($0)) else { throw Invalid(description: "unknown strategy '\($0)'") }
@@ -94,11 +114,21 @@ struct WakeBenchOptions {
         }
     }
 
+    /// `1, 3, 7`, with runs folded: `1 x 14`.
+    static func describe(_ delays: [Double]) -> String {
+        var runs: [(Double, Int)] = []
+        for delay in delays {
+            if let last = runs.last, last.0 == delay { runs[runs.count - 1].1 += 1 } else { runs.append((delay, 1)) }
+        }
+        return runs.map { $0.1 > 1 ? "\(fmt($0.0)) x \($0.1)" : fmt($0.0) }.joined(separator: ", ")
+    }
+
     /// One line with every parameter, printed above the table so it can be reproduced.
     var summary: String {
         func r(_ range: ClosedRange<Double>) -> String { "\(fmt(range.lowerBound))–\(fmt(range.upperBound)) s" }
         return """
-            seed \(seed), \(payments) payments per strategy started over \(fmt(spread)) s, hard stop \(fmt(hardStop)) s; \
+            seed \(seed), \(payments) payments per strategy started over \(fmt(spread)) s, hard stop \(fmt(hardStop)) s, \
+            retry waits \(Self.describe(retryDelays)) s; \
             silent pushes dropped \(fmt(silentDrop * 100))%, push delay \(r(pushDelay)), background wake → payable \(r(backgroundComplete)); \
             alert → open log-normal median \(fmt(openMedian)) s σ \(fmt(openSigma)), never opened \(fmt(neverOpen * 100))%, open → payable \(r(openComplete))
             """
@@ -120,7 +150,7 @@ enum WakeStrategy: String, CaseIterable, Sendable {
     /// phone ignoring the other kind.
     var usesSilent: Bool { self != .alertOnly }
     var usesAlert: Bool { self != .silentOnly }
-    /// Without hints the sender follows the fixed schedule (at once, 1 s, 3 s, 7 s + jitter).
+    /// Without hints the sender follows the policy's schedule alone (at once, 1 s, 3 s, 7 s + jitter).
     var usesHints: Bool { self != .twoPush }
 
     var label: String {
