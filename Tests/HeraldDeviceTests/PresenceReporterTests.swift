@@ -47,6 +47,17 @@ struct PresenceReporterTests {
         #expect(pushed?.jobIDs?.count == 2)
     }
 
+    @Test("heartbeats repeat at half the TTL, so the app stays present past one TTL")
+    func heartbeatsRepeat() async throws {
+        let (server, device, reporter, _) = try await Self.start(mode: .heartbeat(ttlSeconds: 2))
+        // Past the first heartbeat's 2 s: only the ones after it keep the app present.
+        try await Task.sleep(for: .milliseconds(3500))
+        let (status, answer) = try await server.wake(device.deviceID, paymentHash: "dd01")
+        #expect(status == 200)
+        #expect(answer?.reason == .present)
+        await reporter.stop()
+    }
+
     @Test("stream mode: the app is present while it holds the stream and receives the wake on it")
     func streamReceivesWake() async throws {
         let (server, device, reporter, events) = try await Self.start(mode: .stream)
