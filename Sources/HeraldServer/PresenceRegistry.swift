@@ -28,7 +28,7 @@ public final class PresenceRegistry: Sendable {
     /// How a device stands, for a forwarding hint.
     public enum Standing: Sendable, Hashable {
         case present
-        /// Woken `elapsed` seconds ago and expected in `remaining`.
+        /// Woken `elapsed` seconds ago and expected in `remaining` (see ``remainingWakeTime``).
         case waking(elapsed: TimeInterval, remaining: TimeInterval)
         /// Neither present nor woken lately: a wake would take about `expected` seconds.
         case away(expected: TimeInterval)
@@ -170,20 +170,30 @@ public final class PresenceRegistry: Sendable {
     public func standing(deviceID: String, now: Date) -> Standing {
         state.withLockedValue { state in
             if Self.isPresent(deviceID, state, now: now) { return .present }
-            let expected = expectedWakeTime(state)
             if let woken = state.wokenAt[deviceID] {
                 let elapsed = now.timeIntervalSince(woken)
                 if elapsed < configuration.wakingWindow {
                     // Overdue devices are still worth one more try soon, not never.
-                    return .waking(elapsed: elapsed, remaining: max(expected - elapsed, 1))
+                    return .waking(elapsed: elapsed, remaining: max(remainingWakeTime(state, elapsed: elapsed), 1))
                 }
             }
-            return .away(expected: expected)
+            return .away(expected: expectedWakeTime(state))
         }
     }
 
     /// The median wake-to-presence time seen, or the configured default before any.
     public var expectedWakeTime: TimeInterval { state.withLockedValue { expectedWakeTime($0) } }
+
+    /// How much longer a device woken `elapsed` seconds ago is likely to take: the median of the
+    /// times seen that were longer than `elapsed`, less `elapsed`. Conditioning on "not here yet"
+    /// matters: the first devices to show up are the fast ones (a silent push that got through),
+    /// and their plain median told senders "1 s" for users who take 5 to 10 s to open the app.
+    /// With no longer time seen yet, the default is the guess.
+    private func remainingWakeTime(_ state: State, elapsed: TimeInterval) -> TimeInterval {
+        let longer = state.samples.filter { $0 > elapsed }.sorted()
+        guard !longer.isEmpty else { return configuration.defaultWakeTime - elapsed }
+        return longer[longer.count / 2] - elapsed
+    }
 
     private func expectedWakeTime(_ state: State) -> TimeInterval {
         guard !state.samples.isEmpty else { return configuration.defaultWakeTime }

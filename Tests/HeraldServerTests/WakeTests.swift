@@ -441,3 +441,47 @@ struct WakeTests {
         }
     }
 }
+
+@Suite("Presence registry")
+struct PresenceRegistryTests {
+    /// Wakes a device at `start` and has it show up `after` seconds later: one sample.
+    static func sample(_ registry: PresenceRegistry, _ device: String, after: TimeInterval, start: Date) {
+        registry.woke(deviceID: device, now: start)
+        registry.heartbeat(deviceID: device, ttl: 1, now: start.addingTimeInterval(after))
+    }
+
+    @Test("a waking device's remaining time is conditioned on its not being here yet")
+    func conditionedRemaining() {
+        let registry = PresenceRegistry()
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        #expect(registry.expectedWakeTime == 10)
+        for (index, seconds) in [2.0, 2.0, 8.0].enumerated() {
+            Self.sample(registry, "seen-\(index)", after: seconds, start: start)
+        }
+        #expect(registry.expectedWakeTime == 2)
+        registry.woke(deviceID: "late", now: start)
+        #expect(registry.standing(deviceID: "late", now: start) == .waking(elapsed: 0, remaining: 2))
+        // Not here after 3 s: of those seen, only the 8 s one took longer.
+        #expect(registry.standing(deviceID: "late", now: start.addingTimeInterval(3)) == .waking(elapsed: 3, remaining: 5))
+        // Slower than anything seen: the default is the guess, at least 1 s.
+        #expect(registry.standing(deviceID: "late", now: start.addingTimeInterval(8.5)) == .waking(elapsed: 8.5, remaining: 1.5))
+        #expect(registry.standing(deviceID: "late", now: start.addingTimeInterval(9.5)) == .waking(elapsed: 9.5, remaining: 1))
+        #expect(registry.standing(deviceID: "late", now: start.addingTimeInterval(31)) == .away(expected: 2))
+    }
+
+    @Test("the maps stay bounded however many devices callers invent")
+    func bounded() {
+        var configuration = PresenceRegistry.Configuration()
+        configuration.maxEntries = 1_000
+        let registry = PresenceRegistry(configuration: configuration)
+        let now = Date()
+        for index in 0..<5_000 {
+            registry.heartbeat(deviceID: "d\(index)", ttl: 300, now: now)
+            _ = registry.claimWake(repeatKey: "k\(index)", idempotencyKey: nil, now: now)
+            registry.woke(deviceID: "w\(index)", now: now)
+        }
+        #expect(registry.isPresent(deviceID: "d4999", now: now))
+        let present = (0..<5_000).filter { registry.isPresent(deviceID: "d\($0)", now: now) }.count
+        #expect(present <= 1_001)
+    }
+}

@@ -182,19 +182,23 @@ struct SenderRetryPolicyTests {
         #expect(clock.sleeps.isEmpty)
     }
 
-    @Test("retry_now waits the recommended delay, or 250 ms without one")
+    @Test("retry_now waits the recommended delay (250 ms without one), half as long again for each further one in a row, up to 1 s")
     func retryNowHint() async {
         let clock = SteppingClock()
         var random = ScriptedRandom(values: [])
         var delays: [Int?] = [800, nil, 100]
         let outcome: RetryOutcome<Int> = await SenderRetryRunner(clock: clock).run(
             using: &random,
-            forwardingHint: { ForwardingHint(hint: .retryNow, reason: .present, recommendedDelayMs: delays.removeFirst()) },
+            forwardingHint: {
+                ForwardingHint(hint: .retryNow, reason: .present, recommendedDelayMs: delays.isEmpty ? 250 : delays.removeFirst())
+            },
             attempt: { .failure(.routeNotFound) }
         )
-        #expect(clock.sleeps == [.milliseconds(800), .milliseconds(250), .milliseconds(100)])
-        #expect(outcome.attempts.map(\.startedAt) == [.zero, .milliseconds(800), .milliseconds(1050), .milliseconds(1150)])
-        #expect(outcome.stop == .attemptsExhausted)
+        #expect(Array(clock.sleeps.prefix(6)) == [.milliseconds(800), .milliseconds(375), .milliseconds(562), .milliseconds(843), .seconds(1), .seconds(1)])
+        // Hints guide it to the hard stop (12 s), not to the plain schedule's four attempts.
+        #expect(outcome.stop == .hardStop)
+        #expect(outcome.attempts.count == 15)
+        #expect(outcome.attempts.last?.startedAt == .seconds(12))
     }
 
     @Test("retry_later waits the recommended delay (5 s without one) but never past the hard stop")
@@ -204,13 +208,49 @@ struct SenderRetryPolicyTests {
         var delays: [Int?] = [nil, 4000, 9000]
         let outcome: RetryOutcome<Int> = await SenderRetryRunner(policy: SenderRetryPolicy(hardStop: .seconds(12)), clock: clock).run(
             using: &random,
-            forwardingHint: { ForwardingHint(hint: .retryLater, reason: .waking, recommendedDelayMs: delays.removeFirst()) },
+            forwardingHint: {
+                ForwardingHint(hint: .retryLater, reason: .waking, recommendedDelayMs: delays.isEmpty ? nil : delays.removeFirst())
+            },
             attempt: { .failure(.nodeUnreachable) }
         )
-        // 5 s, then 4 s, then 9 s cut to the 3 s left before the hard stop.
+        // 5 s, then 4 s, then 9 s cut to the 3 s left before the hard stop: one last attempt there.
         #expect(clock.sleeps == [.seconds(5), .seconds(4), .seconds(3)])
         #expect(outcome.attempts.map(\.startedAt) == [.zero, .seconds(5), .seconds(9), .seconds(12)])
-        #expect(outcome.attempts.dropLast().allSatisfy { $0.hint?.hint == .retryLater })
+        #expect(outcome.attempts.allSatisfy { $0.hint?.hint == .retryLater })
+        #expect(outcome.stop == .hardStop)
+    }
+
+    @Test("a recipient that is waking stays in play past four attempts: short retry_later waits until it takes the payment")
+    func wakingRecipient() async {
+        let clock = SteppingClock()
+        var random = ScriptedRandom(values: [])
+        var calls = 0
+        let outcome: RetryOutcome<String> = await SenderRetryRunner(clock: clock).run(
+            using: &random,
+            forwardingHint: { ForwardingHint(hint: .retryLater, reason: .waking, recommendedDelayMs: 1000) },
+            attempt: {
+                calls += 1
+                return calls == 8 ? .success("paid") : .failure(.temporaryChannelFailure)
+            }
+        )
+        #expect((try? outcome.result.get()) == "paid")
+        #expect(outcome.attempts.count == 8)
+        #expect(outcome.attempts.last?.startedAt == .seconds(7))
+    }
+
+    @Test("the hinted attempts are capped, so a recipient that never takes the payment cannot loop")
+    func hintedCap() async {
+        let clock = SteppingClock()
+        var random = ScriptedRandom(values: [])
+        var policy = SenderRetryPolicy(hardStop: .seconds(15))
+        policy.maxHintedAttempts = 5
+        let outcome: RetryOutcome<Int> = await SenderRetryRunner(policy: policy, clock: clock).run(
+            using: &random,
+            forwardingHint: { ForwardingHint(hint: .retryLater, reason: .waking, recommendedDelayMs: 100) },
+            attempt: { .failure(.routeNotFound) }
+        )
+        #expect(outcome.attempts.count == 5)
+        #expect(outcome.stop == .attemptsExhausted)
     }
 
     @Test("a failing hint source falls back to the plain schedule")
@@ -227,7 +267,7 @@ struct SenderRetryPolicyTests {
             },
             attempt: { .failure(.routeNotFound) }
         )
-        #expect(asked == 3)
+        #expect(asked == 4)
         #expect(outcome.attempts.map(\.startedAt) == [.zero, .seconds(1), .seconds(4), .seconds(11)])
         #expect(outcome.attempts.allSatisfy { $0.hint == nil })
         #expect(outcome.stop == .attemptsExhausted)
