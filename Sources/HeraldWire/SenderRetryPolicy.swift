@@ -75,7 +75,7 @@ public struct SenderRetryPolicy: Sendable, Hashable {
 
     /// Attempts at most when forwarding hints guide the waits: the hard stop is the real
     /// limit; this only bounds a recipient that stays `retry_now` without taking the payment.
-    public var maxHintedAttempts = 16
+    public var maxHintedAttempts = 30
 
     /// The wait after failed attempt `attempt` (1-based) with its jitter; nil when none follows.
     public func delay(after attempt: Int, using random: inout some RandomNumberGenerator) -> Duration? {
