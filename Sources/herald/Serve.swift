@@ -89,6 +89,13 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        let processLock: DatabaseProcessLock
+        do {
+            processLock = try DatabaseProcessLock.acquire(forDatabaseAt: settings.database)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        defer { withExtendedLifetime(processLock) {} }
         let store = try await SQLiteStore.open(path: settings.database)
         let httpClient = try providerSettings.makeHTTPClient(logger: logger)
         do {

@@ -10,6 +10,8 @@ import Glibc
 /// must be real.
 final class ServerProcess: @unchecked Sendable {
     let folder: URL
+    /// Where the SQLite file lives: `folder` unless another server's is shared on purpose.
+    let databaseFolder: URL
     let port: Int
     let extraArguments: [String]
     private(set) var process: Process
@@ -32,10 +34,11 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts the server and waits until `/health` answers.
-    init(arguments: [String] = [], folder: URL? = nil) async throws {
+    init(arguments: [String] = [], folder: URL? = nil, databaseFolder: URL? = nil) async throws {
         let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("herald-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.folder = folder
+        self.databaseFolder = databaseFolder ?? folder
         self.port = try Self.freePort()
         self.extraArguments = arguments
         _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("server.log").path, contents: nil)
@@ -57,7 +60,7 @@ final class ServerProcess: @unchecked Sendable {
         process.arguments =
             [
                 "serve", "--host", "127.0.0.1", "--port", "\(port)",
-                "--database", folder.appendingPathComponent("herald.sqlite").path, "--log-level", "warning",
+                "--database", databaseFolder.appendingPathComponent("herald.sqlite").path, "--log-level", "warning",
                 // These attacks push one or two phones far past the per-target limit on purpose:
                 // lift it, so they exercise the pipeline rather than the 429 path.
                 "--target-pushes-per-minute", "100000000", "--target-push-burst", "100000000",
