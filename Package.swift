@@ -15,7 +15,8 @@ let testSwiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "herald",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    // macOS 15: swift-configuration's floor (server side only; the device plugin stays on iOS 17).
+    platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .library(name: "HeraldWire", targets: ["HeraldWire"]),
         .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
@@ -36,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: [.defaults, "YAML"]),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         // Every wire format. Portable: Foundation, and swift-crypto for the sealed-payload envelope (HPKE).
@@ -86,6 +89,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -11,8 +11,10 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the Notification Delivery Service.",
         discussion: """
-            Every option can also be set with its environment variable (shown in brackets); a flag wins.
-            Push credentials come from HERALD_APNS_* and HERALD_FCM_* variables only (see README).
+            Every option can also be set with its environment variable (shown in brackets) or in the
+            YAML file given by --config; a flag wins over the variable, which wins over the file.
+            Push credentials come from HERALD_APNS_* and HERALD_FCM_* variables or the file, never
+            from flags (see README; `herald config check` validates them).
             With none set, a local development provider records pushes in the database.
             """
     )
@@ -68,27 +70,35 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
+    @Option(help: "YAML configuration file; flags and HERALD_* variables win over it [HERALD_CONFIG].")
+    var config: String?
+
+    /// The flags given, by setting key.
+    var flags: [String: String] {
+        let given: [(String, String?)] = [
+            ("host", host), ("port", port.map(String.init)), ("database", database), ("public_url", publicURL),
+            ("accept_raw_tokens", acceptRawTokens.map(String.init)), ("job_ttl", jobTTL.map(String.init)),
+            ("reply_timeout", replyTimeout.map(String.init)), ("max_concurrent_sends", maxConcurrentSends.map(String.init)),
+            ("idle_timeout", idleTimeout.map(String.init)), ("request_read_timeout", requestReadTimeout.map(String.init)),
+            ("max_connections", maxConnections.map(String.init)), ("max_pending_webhooks", maxPendingWebhooks.map(String.init)),
+            ("target_pushes_per_minute", targetPushesPerMinute.map(String.init)),
+            ("target_push_burst", targetPushBurst.map(String.init)), ("max_held_replies", maxHeldReplies.map(String.init)),
+            ("max_jobs_in_memory", maxJobsInMemory.map(String.init)), ("log_level", logLevel),
+        ]
+        return Dictionary(uniqueKeysWithValues: given.compactMap { key, value in value.map { (key, $0) } })
+    }
+
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
-        let settings = try ServeSettings(
-            host: host, port: port, database: database, publicURL: publicURL,
-            acceptRawTokens: acceptRawTokens, jobTTL: jobTTL, replyTimeout: replyTimeout,
-            maxConcurrentSends: maxConcurrentSends, logLevel: logLevel,
-            idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
-            maxPendingWebhooks: maxPendingWebhooks,
-            targetPushesPerMinute: targetPushesPerMinute, targetPushBurst: targetPushBurst,
-            maxHeldReplies: maxHeldReplies, maxJobsInMemory: maxJobsInMemory,
-            environment: env
-        )
-        var logger = Logger(label: "herald")
-        logger.logLevel = settings.logLevel
-
-        let providerSettings: ProviderSettings
+        let settings: HeraldConfiguration
         do {
-            providerSettings = try ProviderSettings(environment: env)
+            settings = try await HeraldConfiguration.load(flags: flags, environment: env, file: config ?? env["HERALD_CONFIG"])
         } catch {
             throw ValidationError("\(error)")
         }
+        var logger = Logger(label: "herald")
+        logger.logLevel = settings.logLevel
+        let providerSettings = settings.providers
         let processLock: DatabaseProcessLock
         do {
             processLock = try DatabaseProcessLock.acquire(forDatabaseAt: settings.database)
@@ -129,76 +139,5 @@ struct Serve: AsyncParsableCommand {
             throw error
         }
         await httpClient.shutdown()
-    }
-}
-
-/// `serve`'s settings: flag, else `HERALD_*` variable, else default.
-struct ServeSettings {
-    var database: String
-    var logLevel: Logger.Level
-    var server: HeraldServerConfiguration
-
-    init(
-        host: String?, port: Int?, database: String?, publicURL: String?, acceptRawTokens: Bool?,
-        jobTTL: Int?, replyTimeout: Int? = nil, maxConcurrentSends: Int?, logLevel: String?,
-        idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
-        maxPendingWebhooks: Int? = nil,
-        targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil, maxHeldReplies: Int? = nil,
-        maxJobsInMemory: Int? = nil,
-        environment env: [String: String]
-    ) throws {
-        func int(_ key: String) throws -> Int? {
-            guard let text = env[key], !text.isEmpty else { return nil }
-            guard let value = Int(text), value > 0 else { throw ValidationError("\(key) must be a positive integer") }
-            return value
-        }
-        func bool(_ key: String) throws -> Bool? {
-            guard let text = env[key]?.lowercased(), !text.isEmpty else { return nil }
-            switch text {
-            case "1", "true", "yes", "on": return true
-            case "0", "false", "no", "off": return false
-            default: throw ValidationError("\(key) must be true or false")
-            }
-        }
-        let host = host ?? env["HERALD_HOST"] ?? "127.0.0.1"
-        let port = try port ?? int("HERALD_PORT") ?? 8080
-        self.database = database ?? env["HERALD_DATABASE"] ?? "./herald.sqlite"
-        let levelText = logLevel ?? env["HERALD_LOG_LEVEL"] ?? "info"
-        guard let level = Logger.Level(rawValue: levelText) else {
-            throw ValidationError("log level must be one of trace, debug, info, notice, warning, error, critical")
-        }
-        self.logLevel = level
-        let publicURL = publicURL ?? env["HERALD_PUBLIC_URL"] ?? "http://\(host):\(port)"
-        let isLocal = (try? ProviderSettings(environment: env))?.isLocal ?? false
-        var dispatcher = DispatcherConfiguration()
-        if let sends = try maxConcurrentSends ?? int("HERALD_MAX_CONCURRENT_SENDS") {
-            dispatcher.maxConcurrentSends = sends
-        }
-        dispatcher.maxJobsInMemory = try maxJobsInMemory ?? int("HERALD_MAX_JOBS_IN_MEMORY")
-        var intake = IntakeConfiguration()
-        if let maxPending = try maxPendingWebhooks ?? int("HERALD_MAX_PENDING_WEBHOOKS") {
-            intake.maxPending = maxPending
-        }
-        server = HeraldServerConfiguration(
-            host: host,
-            port: port,
-            settings: ServerSettings(
-                publicURL: publicURL,
-                acceptRawTokens: try acceptRawTokens ?? bool("HERALD_ACCEPT_RAW_TOKENS") ?? true,
-                jobTTL: .seconds(try jobTTL ?? int("HERALD_JOB_TTL") ?? 3600),
-                targetPushesPerMinute: try targetPushesPerMinute ?? int("HERALD_TARGET_PUSHES_PER_MINUTE") ?? 60,
-                targetPushBurst: try targetPushBurst ?? int("HERALD_TARGET_PUSH_BURST") ?? 20,
-                localProvider: isLocal,
-                replyTimeout: .seconds(try replyTimeout ?? int("HERALD_REPLY_TIMEOUT") ?? 30),
-                maxHeldReplies: try maxHeldReplies ?? int("HERALD_MAX_HELD_REPLIES") ?? 1_024
-            ),
-            intake: intake,
-            dispatcher: dispatcher,
-            edge: EdgeLimits(
-                idleTimeout: .seconds(try idleTimeout ?? int("HERALD_IDLE_TIMEOUT") ?? 30),
-                requestReadTimeout: .seconds(try requestReadTimeout ?? int("HERALD_REQUEST_READ_TIMEOUT") ?? 10),
-                maxConnections: try maxConnections ?? int("HERALD_MAX_CONNECTIONS") ?? 4_096
-            )
-        )
     }
 }

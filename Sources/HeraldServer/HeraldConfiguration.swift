@@ -1,0 +1,214 @@
+import Configuration
+import Foundation
+import Logging
+import SystemPackage
+
+/// One setting of `herald serve`: its key in the configuration file, its `HERALD_*` variable,
+/// whether it is also a flag, its default and what it does. ``HeraldConfiguration/settings`` is
+/// the one list; the README's configuration table is tested against it.
+public struct SettingDescription: Sendable, Hashable {
+    /// The key in `herald.yaml` (dots for nesting: `apns.key_file`).
+    public var key: String
+    /// `HERALD_` and the key in capitals, dots as underscores.
+    public var environment: String { "HERALD_" + key.uppercased().replacingOccurrences(of: ".", with: "_") }
+    /// `--port`; nil for secrets and credentials, which never go on a command line (it shows in `ps`).
+    public var flag: String? { isFlag ? "--" + key.replacingOccurrences(of: "_", with: "-") : nil }
+    public var isFlag: Bool
+    /// The default as the README shows it.
+    public var defaultValue: String
+    public var help: String
+
+    init(_ key: String, flag: Bool = true, default defaultValue: String, _ help: String) {
+        self.key = key
+        self.isFlag = flag
+        self.defaultValue = defaultValue
+        self.help = help
+    }
+}
+
+/// Everything `herald serve` is configured with, read in one place: a flag wins over its
+/// `HERALD_*` variable, which wins over the configuration file (`--config` / `HERALD_CONFIG`,
+/// YAML), which wins over the default.
+public struct HeraldConfiguration: Sendable {
+    public var server: HeraldServerConfiguration
+    public var database: String
+    public var logLevel: Logger.Level
+    public var providers: ProviderSettings
+    /// The file read, if any.
+    public var file: String?
+
+    /// Every setting, in the README's order.
+    public static let settings: [SettingDescription] = [
+        .init("host", default: "127.0.0.1", "Address to listen on"),
+        .init("port", default: "8080", "Port to listen on"),
+        .init("database", default: "./herald.sqlite", "The database: a SQLite file"),
+        .init("public_url", default: "http://HOST:PORT", "Base URL others reach this server at; webhook URLs start with it"),
+        .init("accept_raw_tokens", default: "true", "Accept raw push tokens on the webhook, not only registered aliases"),
+        .init("job_ttl", default: "3600", "Seconds a push is worth delivering; later it is dead-lettered"),
+        .init("reply_timeout", default: "30", "Seconds a request waits for the device's answer on its reply URL"),
+        .init("max_concurrent_sends", default: "256", "Sends in flight at once"),
+        .init("max_jobs_in_memory", default: "4 x max_concurrent_sends", "Jobs the dispatcher holds in memory; the rest wait in the database"),
+        .init("max_pending_webhooks", default: "4096", "Webhooks waiting for their commit; past it 503 overloaded"),
+        .init("target_pushes_per_minute", default: "60", "Pushes one device token may get per minute, sustained; past it 429"),
+        .init("target_push_burst", default: "20", "Pushes one device token may get at once"),
+        .init("max_held_replies", default: "1024", "Requests held for a device's answer at once; past it 503 overloaded"),
+        .init("idle_timeout", default: "30", "Seconds an idle connection is kept open"),
+        .init("request_read_timeout", default: "10", "Seconds a request may take to arrive, head and body"),
+        .init("max_connections", default: "4096", "Open connections at most; past it new ones get 503"),
+        .init("log_level", default: "info", "trace, debug, info, notice, warning, error"),
+        .init("apns.key_file", flag: false, default: "", "Path of the APNs `.p8` token-signing key"),
+        .init("apns.key_id", flag: false, default: "", "The key's id"),
+        .init("apns.team_id", flag: false, default: "", "The Apple developer team id"),
+        .init("apns.topic", flag: false, default: "", "The app's bundle id"),
+        .init("apns.environment", flag: false, default: "production", "`production` or `sandbox`"),
+        .init("apns.url", flag: false, default: "", "Overrides the APNs base URL (proxies, tests)"),
+        .init("apns.connections", flag: false, default: "1", "HTTP/2 connections per push origin, 1 to 64"),
+        .init("fcm.service_account_file", flag: false, default: "", "Google service-account JSON; its `token_uri` is the OAuth endpoint"),
+        .init("fcm.url", flag: false, default: "https://fcm.googleapis.com", "Overrides the FCM base URL"),
+        .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
+    ]
+
+    /// Why the configuration cannot be used, in words an operator can act on.
+    public struct Invalid: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// Reads the layers and builds the configuration.
+    ///
+    /// - Parameters:
+    ///   - flags: Values given on the command line, by setting key.
+    ///   - environment: The process environment (`HERALD_*` variables are read, nothing else).
+    ///   - file: A YAML file; nil for none.
+    public static func load(flags: [String: String], environment: [String: String], file: String?) async throws
+        -> HeraldConfiguration
+    {
+        var configuration = try HeraldConfiguration(values: try await resolve(flags: flags, environment: environment, file: file))
+        configuration.file = file
+        return configuration
+    }
+
+    /// Every setting's value after layering, by its `HERALD_*` name (the names the provider
+    /// settings and the README use).
+    public static func resolve(flags: [String: String], environment: [String: String], file: String?) async throws
+        -> [String: String]
+    {
+        func provider(_ name: String, _ values: (SettingDescription) -> String?) -> InMemoryProvider {
+            var entries: [AbsoluteConfigKey: ConfigValue] = [:]
+            for setting in settings {
+                guard let value = values(setting)?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { continue }
+                entries[AbsoluteConfigKey(ConfigKey(setting.key))] = ConfigValue(.string(value), isSecret: false)
+            }
+            return InMemoryProvider(name: name, values: entries)
+        }
+        var providers: [any ConfigProvider] = [
+            provider("flags") { flags[$0.key] },
+            provider("environment") { environment[$0.environment] },
+        ]
+        if let file {
+            guard FileManager.default.isReadableFile(atPath: file), let contents = FileManager.default.contents(atPath: file) else {
+                throw Invalid("cannot read the configuration file \(file)")
+            }
+            // A file of only comments (a template with everything commented out) sets nothing;
+            // the YAML reader would call it "not a mapping".
+            let meaningful = String(decoding: contents, as: UTF8.self).split(separator: "\n").contains { line in
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                return !trimmed.isEmpty && !trimmed.hasPrefix("#") && trimmed != "---"
+            }
+            if meaningful {
+                do {
+                    providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(file)))
+                } catch {
+                    throw Invalid("the configuration file \(file) is not valid YAML: \(error)")
+                }
+            }
+        }
+        let reader = ConfigReader(providers: providers)
+        var values: [String: String] = [:]
+        for setting in settings {
+            // Read as text and parsed below, one way for every layer: a YAML `8080` and an
+            // environment "8080" must mean, and fail, the same.
+            if let value = reader.string(forKey: ConfigKey(setting.key)) { values[setting.environment] = value }
+        }
+        return values
+    }
+
+    /// Builds the configuration from resolved values (by `HERALD_*` name): the same checks
+    /// whichever layer a value came from.
+    public init(values: [String: String]) throws {
+        func text(_ key: String) -> String? {
+            guard let value = values[key]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            return value
+        }
+        func int(_ key: String) throws -> Int? {
+            guard let text = text(key) else { return nil }
+            guard let value = Int(text), value > 0 else { throw Invalid("\(key) must be a positive integer, not '\(text)'") }
+            return value
+        }
+        func bool(_ key: String) throws -> Bool? {
+            guard let value = text(key)?.lowercased() else { return nil }
+            switch value {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw Invalid("\(key) must be true or false, not '\(value)'")
+            }
+        }
+        let host = text("HERALD_HOST") ?? "127.0.0.1"
+        let port = try int("HERALD_PORT") ?? 8080
+        database = text("HERALD_DATABASE") ?? "./herald.sqlite"
+        let levelText = text("HERALD_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw Invalid("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        logLevel = level
+        do {
+            providers = try ProviderSettings(environment: values)
+        } catch {
+            throw Invalid("\(error)")
+        }
+        let publicURL = text("HERALD_PUBLIC_URL") ?? "http://\(host):\(port)"
+        guard let url = URL(string: publicURL), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+            throw Invalid("HERALD_PUBLIC_URL must be an http or https URL, not '\(publicURL)'")
+        }
+        var dispatcher = DispatcherConfiguration()
+        if let sends = try int("HERALD_MAX_CONCURRENT_SENDS") { dispatcher.maxConcurrentSends = sends }
+        dispatcher.maxJobsInMemory = try int("HERALD_MAX_JOBS_IN_MEMORY")
+        var intake = IntakeConfiguration()
+        if let maxPending = try int("HERALD_MAX_PENDING_WEBHOOKS") { intake.maxPending = maxPending }
+        server = HeraldServerConfiguration(
+            host: host,
+            port: port,
+            settings: ServerSettings(
+                publicURL: publicURL,
+                acceptRawTokens: try bool("HERALD_ACCEPT_RAW_TOKENS") ?? true,
+                jobTTL: .seconds(try int("HERALD_JOB_TTL") ?? 3600),
+                targetPushesPerMinute: try int("HERALD_TARGET_PUSHES_PER_MINUTE") ?? 60,
+                targetPushBurst: try int("HERALD_TARGET_PUSH_BURST") ?? 20,
+                localProvider: providers.isLocal,
+                replyTimeout: .seconds(try int("HERALD_REPLY_TIMEOUT") ?? 30),
+                maxHeldReplies: try int("HERALD_MAX_HELD_REPLIES") ?? 1_024
+            ),
+            intake: intake,
+            dispatcher: dispatcher,
+            edge: EdgeLimits(
+                idleTimeout: .seconds(try int("HERALD_IDLE_TIMEOUT") ?? 30),
+                requestReadTimeout: .seconds(try int("HERALD_REQUEST_READ_TIMEOUT") ?? 10),
+                maxConnections: try int("HERALD_MAX_CONNECTIONS") ?? 4_096
+            )
+        )
+    }
+
+    /// A summary for `herald config check` and the start-up log: no secret in it (key files
+    /// are named, never read out).
+    public var summary: [(String, String)] {
+        var lines: [(String, String)] = [
+            ("listen", "\(server.host):\(server.port)"),
+            ("public url", server.settings.publicURL),
+            ("database", database),
+            ("ios", providers.apns.map { "APNs, topic \($0.topic), key \($0.keyID), \($0.environment)" } ?? (providers.isLocal ? "local development provider" : "none")),
+            ("android", providers.fcm.map { "FCM, project \($0.serviceAccount.projectID)" } ?? (providers.isLocal ? "local development provider" : "none")),
+        ]
+        if let file { lines.append(("file", file)) }
+        return lines
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import HeraldPush
+import HeraldServer
+import Logging
+
+/// `herald config`: the configuration `serve` would run with.
+struct Config: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Inspect the configuration.",
+        subcommands: [Check.self]
+    )
+
+    /// Reads the configuration as `serve` would (file, `HERALD_*` variables, defaults), opens
+    /// every file it names and parses every key, without starting anything.
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate the configuration without starting the server: files readable, keys parse, URLs well-formed."
+        )
+
+        @Option(help: "YAML configuration file [HERALD_CONFIG].")
+        var config: String?
+
+        func run() async throws {
+            let env = ProcessInfo.processInfo.environment
+            let settings: HeraldConfiguration
+            do {
+                settings = try await HeraldConfiguration.load(flags: [:], environment: env, file: config ?? env["HERALD_CONFIG"])
+            } catch {
+                FileHandle.standardError.write(Data("invalid configuration: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+            // Building the push client and providers parses the trust roots and the signing keys.
+            var logger = Logger(label: "herald-config")
+            logger.logLevel = .critical
+            do {
+                let client = try settings.providers.makeHTTPClient(logger: logger)
+                do {
+                    _ = try settings.providers.makeRouter(httpClient: client, recordLocal: { _ in }, logger: logger)
+                } catch {
+                    await client.shutdown()
+                    throw error
+                }
+                await client.shutdown()
+            } catch {
+                FileHandle.standardError.write(Data("invalid configuration: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+            for (name, value) in settings.summary { print("\(name): \(value)") }
+            print("configuration ok")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import HeraldServer
+import HeraldTestSupport
+import Testing
+
+/// One configuration: flags over `HERALD_*` variables over the YAML file over defaults, one list
+/// of settings, and a README table that matches it.
+@Suite("Configuration")
+struct HeraldConfigurationTests {
+    static func yaml(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(UUID().uuidString).yaml")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    @Test("a flag wins over its variable, the variable over the file, the file over the default")
+    func layering() async throws {
+        let file = try Self.yaml("port: 9000\njob_ttl: 120\npublic_url: https://push.example.com\n")
+        let all = try await HeraldConfiguration.load(flags: ["port": "9200"], environment: ["HERALD_PORT": "9100"], file: file)
+        #expect(all.server.port == 9200)
+        #expect(all.server.settings.jobTTL == .seconds(120))
+        #expect(all.server.settings.publicURL == "https://push.example.com")
+        let noFlag = try await HeraldConfiguration.load(flags: [:], environment: ["HERALD_PORT": "9100"], file: file)
+        #expect(noFlag.server.port == 9100)
+        let fileOnly = try await HeraldConfiguration.load(flags: [:], environment: [:], file: file)
+        #expect(fileOnly.server.port == 9000)
+        let defaults = try await HeraldConfiguration.load(flags: [:], environment: ["UNRELATED": "1"], file: nil)
+        #expect(defaults.server.port == 8080)
+        #expect(defaults.database == "./herald.sqlite")
+        #expect(defaults.server.settings.publicURL == "http://127.0.0.1:8080")
+        #expect(defaults.providers.isLocal)
+    }
+
+    @Test("nested file keys are the HERALD_APNS_* credentials: APNs configured from the file alone")
+    func credentialsFromFile() async throws {
+        let key = TestKeys.apnsP8()
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("key-\(UUID().uuidString).p8")
+        try key.privateKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
+        let file = try Self.yaml(
+            """
+            apns:
+              key_file: \(keyFile.path)
+              key_id: \(key.keyID)
+              team_id: \(key.teamID)
+              topic: com.example.wallet
+              environment: sandbox
+            """
+        )
+        let configuration = try await HeraldConfiguration.load(flags: [:], environment: [:], file: file)
+        #expect(configuration.providers.apns?.topic == "com.example.wallet")
+        #expect(configuration.providers.apns?.environment == .sandbox)
+        #expect(configuration.providers.fcm == nil)
+        #expect(!configuration.summary.contains { $0.1.contains("PRIVATE KEY") })
+    }
+
+    @Test("bad values are refused with their name, whichever layer they came from", arguments: [
+        ("port: eighty\n", [String: String](), "HERALD_PORT must be a positive integer"),
+        ("", ["HERALD_ACCEPT_RAW_TOKENS": "maybe"], "HERALD_ACCEPT_RAW_TOKENS must be true or false"),
+        ("apns:\n  topic: com.example.wallet\n", [:], "APNs is partly configured"),
+        ("public_url: ftp://x\n", [:], "HERALD_PUBLIC_URL must be an http or https URL"),
+        ("port: [1, 2\n", [:], "not valid YAML"),
+    ])
+    func invalid(yaml: String, environment: [String: String], message: String) async throws {
+        let file = try Self.yaml(yaml)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: environment, file: file)
+            Issue.record("accepted \(yaml) \(environment)")
+        } catch {
+            #expect("\(error)".contains(message), "\(error)")
+        }
+    }
+
+    @Test("a configuration file that cannot be read is an error, not an empty configuration")
+    func missingFile() async {
+        await #expect(throws: HeraldConfiguration.Invalid.self) {
+            try await HeraldConfiguration.load(flags: [:], environment: [:], file: "/nonexistent/herald.yaml")
+        }
+    }
+
+    @Test("the README's configuration table lists exactly the settings, with their flags, variables and defaults")
+    func readmeTable() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("| file key | flag | environment | default |") })
+        var rows: [[String]] = []
+        for line in lines[(header + 2)...] {
+            guard line.hasPrefix("|") else { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast()
+                .map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "`", with: "") }
+            rows.append(Array(cells.prefix(4)))
+        }
+        let expected = HeraldConfiguration.settings.map { [$0.key, $0.flag ?? "", $0.environment, $0.defaultValue] }
+        #expect(rows == expected)
+    }
+}
