@@ -611,7 +611,7 @@ def paths() -> dict:
     p["/openapi.yaml"] = {"get": op(
         "openapiYAML", "This document, as YAML", tags=ops,
         responses={"200": {"description": "OpenAPI 3.1, YAML.",
-                           "content": {"application/yaml": {"schema": {"type": "string"}}}},
+                           "content": {"application/yaml": {"schema": {"type": "object"}}}},
                    **errors({}, body=False)})}
     return p
 
