@@ -18,7 +18,7 @@ reply timeout), creates an admin API key and a `sessions`-only one with `herald 
     content_type_conformance), leaving out the held stream and the long-poll feed.
 
 Ends with `N passed, M failed`; exit status 0 only when every check passed and schemathesis
-found nothing. Needs jsonschema and referencing; (b) needs schemathesis (`st`).
+found nothing. Needs jsonschema and referencing; (b) needs schemathesis.
 """
 
 from __future__ import annotations
@@ -523,18 +523,23 @@ def run_schemathesis(server: HeraldServer, label: str, secret: str, selection: l
                      workdir: Path, report: Report, parameters: dict[str, str] | None = None) -> None:
     """One bounded schemathesis run over the selected operations, every request carrying `secret`
     as its bearer and the path and query values in `parameters` (a real device's id)."""
-    st = shutil.which("st")
-    if not st:
-        report.check("schemathesis is installed", False, "no `st` on PATH (pip install schemathesis)")
+    try:
+        import schemathesis  # noqa: F401  (only to say clearly when it is missing)
+    except ImportError:
+        report.check("schemathesis is installed", False, "pip install schemathesis (.ci/run pins the version)")
         return
-    config = workdir / f"schemathesis-{label}.toml"
+    config = workdir / f"schemathesis-{label.replace(' ', '-')}.toml"
     config.write_text("[parameters]\n" + "".join(f"{json.dumps(k)} = {json.dumps(v)}\n"
                                                  for k, v in (parameters or {}).items()))
     command = [
-        st, "--config-file", str(config), "--no-color", "run", f"{server.url}/openapi.json",
+        # The `st` command, run by this interpreter: the one pip installed it for.
+        sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "--no-color", "run", f"{server.url}/openapi.json",
         "--checks", "not_a_server_error,status_code_conformance,response_schema_conformance,content_type_conformance",
         "--max-examples", str(max_examples),
-        "--phases", "examples,coverage,fuzzing",
+        # No `examples` phase: drawing from the schema's `examples` trips a Hypothesis
+        # FlakyFailure inside schemathesis 4.32.5 now and then (1 run in 8, a tool error, not a
+        # server one); the fixed cases above are the realistic examples.
+        "--phases", "coverage,fuzzing",
         *selection,
         "--header", f"Authorization: Bearer {secret}",
         "--request-timeout", str(REPLY_TIMEOUT + 8),
