@@ -108,6 +108,7 @@ public func buildApplication(
         settings: configuration.settings, now: now
     ).register(on: api)
     OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
+    OpenAPIRoutes().register(on: router)
 
     var app = Application(
         router: router,

@@ -1,0 +1,734 @@
+#!/usr/bin/env python3
+"""The OpenAPI 3.1 description of `herald serve`: the one place the HTTP API is described.
+
+This file is the source; `Sources/HeraldServer/Resources/openapi.json` and `openapi.yaml` are
+generated from it and committed (the server serves them at `/openapi.json` and `/openapi.yaml`).
+
+    python3 scripts/openapi.py            # rewrites the two files
+    python3 scripts/openapi.py --check    # fails if they are stale, or if the document is not
+                                          # valid OpenAPI 3.1 (openapi-spec-validator)
+
+`scripts/conformance.py` holds a live server to it. Change a route, change this file.
+Python 3.11, standard library only for writing; --check needs openapi-spec-validator and PyYAML.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESOURCES = ROOT / "Sources" / "HeraldServer" / "Resources"
+JSON_PATH = RESOURCES / "openapi.json"
+YAML_PATH = RESOURCES / "openapi.yaml"
+
+JSON = "application/json"
+
+
+def ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def obj(required: dict[str, dict], optional: dict[str, dict] | None = None, *, closed: bool = True,
+        description: str | None = None) -> dict:
+    """An object schema; `closed` refuses fields not listed (Herald's own bodies are exact)."""
+    schema: dict = {"type": "object", "properties": {**required, **(optional or {})}}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def string(description: str | None = None, **extra) -> dict:
+    schema = {"type": "string", **extra}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def integer(description: str | None = None, **extra) -> dict:
+    schema = {"type": "integer", **extra}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+BOOL = {"type": "boolean"}
+PLATFORM = {"type": "string", "enum": ["ios", "android"],
+            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."}
+JOB_IDS = {"type": "array", "items": string(minLength=1)}
+
+# ---------------------------------------------------------------------------------------------
+# Schemas
+
+SCHEMAS: dict[str, dict] = {
+    "Error": obj(
+        {"error": string("Stable machine-readable code, listed per response."), "message": string("For humans.")},
+        description="Every error of Herald's own API: `{\"error\": \"<code>\", \"message\": \"…\"}`.",
+    ),
+    "LnurlFailure": obj(
+        {"status": {"const": "ERROR"}, "reason": string()},
+        {"error": string("Herald's code when the failure is one of its API errors (rate limit, overload, store).")},
+        description="A failure of the Lightning-address service, in the LNURL shape.",
+    ),
+    "LnurlError": obj(
+        {"status": {"const": "ERROR"}, "reason": string()}, closed=False,
+        description="An LNURL error the wallet answered itself; passed on as sent, with 200.",
+    ),
+    "JobAccepted": obj({"id": string("The outbox job id (a UUID).", minLength=1)}),
+    "RelayedAnswer": {
+        "type": "object",
+        "description": "The device's answer on its reply URL, byte for byte (request/response events held "
+                       "for the device: `invoice.request`, `lnurlpay_*` without a `reply_url`).",
+    },
+    "WebhookBody": {
+        "type": "object",
+        "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names "
+                       "(`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) "
+                       "must carry their fields (`422 invalid_data`); any other name passes through.",
+        "properties": {
+            "event": string(minLength=1, maxLength=128, examples=["swap.update"]),
+            "template": string(minLength=1, maxLength=128),
+            "data": {"type": "object", "description": "Passed to the device as `notification_payload`."},
+        },
+        "oneOf": [{"required": ["event"]}, {"required": ["template"]}],
+    },
+    "DeviceRegistrationRequest": obj(
+        {"platform": PLATFORM, "push_token": string("The APNs device token or FCM registration token.",
+                                                    minLength=1, maxLength=4096)},
+        {"seal_key": string("Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are "
+                            "sealed to it.")},
+        closed=False,
+    ),
+    "DeviceTokenUpdate": obj(
+        {"push_token": string(minLength=1, maxLength=4096)},
+        {"platform": PLATFORM,
+         "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it.")},
+        closed=False,
+    ),
+    "DeviceRegistration": obj(
+        {"device_id": string(minLength=1), "device_secret": string("Shown once: the bearer of the device routes.",
+                                                                    minLength=1),
+         "alias": string(minLength=1), "webhook_url": string("Give it to the wallet SDK (`register_webhook`).")},
+        {"seal_kid": string("Hex id of the seal key; absent when pushes are not sealed.")},
+    ),
+    "Device": obj(
+        {"device_id": string(minLength=1), "alias": string(minLength=1), "webhook_url": string()},
+        {"seal_kid": string()},
+    ),
+    "LocalPushFeed": obj(
+        {"pushes": {"type": "array", "items": obj(
+            {"seq": integer(), "platform": PLATFORM,
+             "payload": {"description": "The push as the device gets it: APNs userInfo or the FCM data map."}})},
+         "next": integer("The `after` to ask with next.")},
+    ),
+    "PresenceHeartbeat": obj(
+        {}, {"ttl_seconds": integer("Seconds present; 30 when absent.", minimum=1, maximum=300)}, closed=False,
+    ),
+    "PresenceAnswer": obj({"present": {"const": True}, "ttl_seconds": integer(minimum=1, maximum=300)}),
+    "WakeRequest": obj(
+        {"device": string("The device_id from registration.", minLength=1, maxLength=128,
+                          pattern="^[A-Za-z0-9._~@+-]+$"),
+         "kind": string("`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose` or your own.",
+                        pattern="^[A-Za-z0-9_.-]{1,48}$", examples=["incomingHtlc"])},
+        {"payment_hash": string("Hex; repeated wakes of one payment are recognised by it.",
+                                pattern="^[0-9A-Fa-f]{1,128}$"),
+         "amount_msat": integer(minimum=0),
+         "expires_at": integer("Unix seconds; must be in the future (`400 expired`).")},
+        closed=False,
+    ),
+    "WakePushed": obj({"pushed": {"const": True},
+                       "job_ids": {**JOB_IDS, "description": "Two on iOS (silent, alert), one on Android."}}),
+    "WakeSkipped": obj({"pushed": {"const": False},
+                        "reason": {"type": "string", "enum": ["present", "recently_woken"]}}),
+    "ForwardingHint": obj(
+        {"hint": {"type": "string", "enum": ["retry_now", "retry_later", "do_not_retry"]},
+         "reason": {"type": "string", "enum": ["present", "waking", "disconnected", "unknown_device",
+                                               "token_unregistered", "no_push_provider"]}},
+        {"recommended_delay_ms": integer(minimum=0)},
+    ),
+    "ReplyAccepted": obj({"status": {"const": "accepted"}}),
+    "LightningAddressClaim": obj(
+        {"device_id": string(minLength=1),
+         "username": string("LUD-16: 1 to 64 of a-z 0-9 - _ .", pattern="^[a-z0-9._-]{1,64}$")},
+        closed=False,
+    ),
+    "LightningAddressRelease": obj({"device_id": string(minLength=1)}, closed=False),
+    "LightningAddress": obj(
+        {"username": string(), "lightning_address": string(), "lnurlp_url": string()},
+        {"previous": string("The username this device had before a rename.")},
+    ),
+    "LnurlPayInfo": obj(
+        {"callback": string(), "minSendable": integer(minimum=1), "maxSendable": integer(minimum=1),
+         "metadata": string("The metadata JSON array, as a string."), "tag": {"const": "payRequest"}},
+        {"commentAllowed": integer(minimum=0)}, closed=False,
+        description="LUD-06 pay request as the wallet answered it, byte for byte.",
+    ),
+    "LnurlPayInvoice": obj(
+        {"pr": string(minLength=1)}, {"routes": {"type": "array"}, "verify": string()}, closed=False,
+        description="LUD-06 invoice (with the LUD-21 verify URL) as the wallet answered it.",
+    ),
+    "LnurlPayVerification": obj(
+        {"status": string(), "settled": BOOL, "preimage": {"type": ["string", "null"]}, "pr": string()},
+        closed=False, description="LUD-21 verify answer as the wallet answered it.",
+    ),
+    "SessionPut": obj(
+        {"allow_notifications": BOOL, "platform": PLATFORM},
+        {"push_token": string("Required when allow_notifications is true.", maxLength=4096),
+         "seal_key": string("As on device registration; absent means none.")},
+        closed=False,
+    ),
+    "SessionPatch": obj(
+        {}, {"allow_notifications": BOOL, "platform": PLATFORM, "push_token": string(maxLength=4096),
+             "seal_key": string("Absent keeps the key, `\"\"` removes it.")},
+        closed=False,
+    ),
+    "Session": obj(
+        {"session_id": string(), "platform": PLATFORM, "allow_notifications": BOOL,
+         "token_status": {"type": "string", "enum": ["active", "dead", "none"]},
+         "created_at": string(format="date-time"), "updated_at": string(format="date-time")},
+        {"push_token": string(), "seal_kid": string()},
+    ),
+    "SessionList": obj(
+        {"user_id": string(), "sessions": {"type": "array", "items": ref("Session")},
+         "dropped_dead_tokens": integer(minimum=0)},
+    ),
+    "NotificationText": obj({"title": string(minLength=1), "body": string()}, {"image": string()}, closed=False),
+    "BackendEvent": obj(
+        {"action": string("`DEPOSIT_RECEIVED`, `DEPOSIT_CONFIRMED`, `WITHDRAWAL_INITIATED`, "
+                          "`WITHDRAWAL_PROCESSED`, `NONE` or your own; the four documented ones need their "
+                          "data fields.", minLength=1, maxLength=64, examples=["NONE"]),
+         "notification": ref("NotificationText")},
+        {"data": {"type": "object", "additionalProperties": {"type": ["string", "integer", "boolean"]},
+                  "description": "Custom keys; integers and booleans travel as text."},
+         "campaign_id": string(), "campaign_name": string(), "channel_id": string(), "color": string(),
+         "icon": string()},
+        closed=False,
+    ),
+    "EventResult": obj({"targeted": integer(minimum=0), "job_ids": JOB_IDS, "skipped_dead": integer(minimum=0)}),
+    "Welcome": obj({}, {"notification": ref("NotificationText"), "channel_id": string(), "color": string(),
+                        "icon": string()}, closed=False),
+    "WelcomeResult": obj(
+        {"sent": BOOL, "targeted": integer(minimum=0), "job_ids": JOB_IDS, "skipped_dead": integer(minimum=0)},
+        {"reason": {"type": "string", "enum": ["already_sent", "no_active_sessions"]}},
+    ),
+    "Health": obj(
+        {"status": {"type": "string", "enum": ["ok", "degraded"]},
+         "database": {"type": "string", "enum": ["ok", "unavailable"]},
+         "providers": obj({"ios": string("apns, local or none"), "android": string("fcm, local or none")})},
+    ),
+}
+
+# ---------------------------------------------------------------------------------------------
+# Responses
+
+REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "Bad Request",
+           401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 408: "Request Timeout", 409: "Conflict",
+           410: "Gone", 413: "Content Too Large", 422: "Unprocessable Content", 429: "Too Many Requests",
+           502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+
+RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "string"}}}
+REPLAYED = {"Idempotent-Replayed": {"description": "`true` when an earlier request with this Idempotency-Key "
+                                                   "answered already; nothing new was pushed.",
+                                    "schema": {"type": "string", "enum": ["true"]}}}
+
+
+def json_body(schema: dict, description: str, headers: dict | None = None) -> dict:
+    response = {"description": description, "content": {JSON: {"schema": schema}}}
+    if headers:
+        response["headers"] = headers
+    return response
+
+
+def error_response(status: int, codes: list[str], description: str | None = None, *, lnurl: bool = False) -> dict:
+    """An error status with the exact `error` codes it can carry."""
+    base = "LnurlFailure" if lnurl else "Error"
+    error = {"type": "string", "enum": codes}
+    schema = {"allOf": [ref(base), {"properties": {"error": error}}]}
+    headers = {}
+    if status in (429, 503):
+        headers.update(RETRY_AFTER)
+    if status == 401:
+        headers["WWW-Authenticate"] = {"schema": {"type": "string"}}
+    text = description or (REASONS[status] + ": " + ", ".join(f"`{code}`" for code in codes))
+    return json_body(schema, text, headers or None)
+
+
+def errors(table: dict[int, list[str]], *, body: bool, lnurl: bool = False) -> dict[str, dict]:
+    """The error responses of one operation. Every operation can meet the connection cap (503
+    `too_many_connections`); one that reads a body can meet a malformed or slow one."""
+    table = {status: list(codes) for status, codes in table.items()}
+    table.setdefault(503, [])
+    if "too_many_connections" not in table[503]:
+        table[503].append("too_many_connections")
+    if body:
+        table.setdefault(400, []).append("malformed_request")
+        table.setdefault(408, []).append("request_timeout")
+    out = {}
+    for status in sorted(table):
+        codes = table[status]
+        if lnurl and status != 503:
+            out[str(status)] = error_response(status, codes, lnurl=True)
+        elif lnurl:
+            # The connection cap answers in Herald's shape before any route runs.
+            schema = {"oneOf": [
+                {"allOf": [ref("LnurlFailure"), {"properties": {"error": {"enum": codes}}}]},
+                {"allOf": [ref("Error"), {"properties": {"error": {"enum": ["too_many_connections"]}}}]},
+            ]}
+            out["503"] = json_body(schema, "Service Unavailable: " + ", ".join(codes), RETRY_AFTER)
+        else:
+            out[str(status)] = error_response(status, codes)
+    return out
+
+
+NO_CONTENT = {"description": "Done; no body."}
+AUTH_API = [401, 403]
+STORE = ["store_unavailable"]
+INTAKE = ["shutting_down", "store_unavailable", "overloaded"]
+PUSH_422 = ["payload_too_large", "invalid_message"]
+
+
+def api_key(scope: str) -> list[dict]:
+    return [{"apiKey": [scope]}]
+
+
+DEVICE_SECRET = [{"deviceSecret": []}]
+
+
+def path_param(name: str, description: str, **schema) -> dict:
+    return {"name": name, "in": "path", "required": True, "description": description,
+            "schema": {"type": "string", "minLength": 1, **schema}}
+
+
+def query_param(name: str, description: str, schema: dict, required: bool = False) -> dict:
+    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
+
+
+IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
+               "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
+               "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}}
+DEVICE_ID = path_param("id", "The device_id from registration.")
+USER_ID = path_param("user_id", "1 to 128 of letters, digits and . _ ~ @ + -", maxLength=128,
+                     pattern="^[A-Za-z0-9._~@+-]+$")
+SESSION_ID = path_param("session_id", "1 to 128 of letters, digits and . _ ~ @ + -", maxLength=128,
+                        pattern="^[A-Za-z0-9._~@+-]+$")
+USERNAME = path_param("username", "The Lightning address's user part.", maxLength=64)
+
+
+def request_body(schema: dict, required: bool = True, description: str | None = None) -> dict:
+    body = {"required": required, "content": {JSON: {"schema": schema}}}
+    if description:
+        body["description"] = description
+    return body
+
+
+def op(operation_id: str, summary: str, responses: dict, *, tags: list[str], description: str | None = None,
+       parameters: list | None = None, body: dict | None = None, security: list | None = None) -> dict:
+    out: dict = {"operationId": operation_id, "summary": summary, "tags": tags}
+    if description:
+        out["description"] = description
+    if parameters:
+        out["parameters"] = parameters
+    if body:
+        out["requestBody"] = body
+    out["security"] = security if security is not None else []
+    out["responses"] = responses
+    return out
+
+
+LNURL_ERRORS = {400: ["platform_not_configured"], 404: [], 410: [], 422: PUSH_422, 429: ["target_rate_limited"],
+                502: [], 503: ["store_unavailable", "overloaded", "shutting_down"], 504: []}
+
+
+def lnurl_errors(extra_400: bool = False) -> dict:
+    """LNURL failures: `{"status":"ERROR","reason"}`, with `error` only when the failure is one of
+    Herald's API errors. The codes listed are those; the rest carry no `error`."""
+    table = {status: list(codes) for status, codes in LNURL_ERRORS.items()}
+    responses = {}
+    for status, codes in sorted(table.items()):
+        if status == 503:
+            continue
+        schema = ref("LnurlFailure") if not codes else {
+            "allOf": [ref("LnurlFailure"), {"properties": {"error": {"type": "string", "enum": codes}}}]}
+        what = {400: "an invalid request (amount, comment, hash, no pay request yet)" if extra_400 else
+                "the owner's platform has no provider",
+                404: "unknown Lightning address", 410: "the wallet's push token is dead",
+                422: "the push would be too large", 429: "the wallet's phone had its share of pushes",
+                502: "the wallet answered with an invalid body", 504: "the wallet did not answer in time"}[status]
+        responses[str(status)] = json_body(schema, f"{REASONS[status]}: {what}",
+                                           RETRY_AFTER if status == 429 else None)
+    responses.update(errors({503: table[503]}, body=False, lnurl=True))
+    return responses
+
+
+def lnurl_ok(schema_name: str, what: str) -> dict:
+    return json_body({"oneOf": [ref(schema_name), ref("LnurlError")]},
+                     f"The wallet's {what}, or an LNURL `ERROR` it answered itself.",
+                     {"Cache-Control": {"description": "`max-age` the wallet allowed (not on invoices).",
+                                        "schema": {"type": "string"}}})
+
+
+def paths() -> dict:
+    p: dict[str, dict] = {}
+
+    p["/api/v1/notify"] = {"post": op(
+        "notify", "The webhook: turn an event into a push", tags=["Webhook"],
+        description="Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the "
+                    "`lnurlpay_*` templates without a `reply_url` are held until the device answers on the "
+                    "reply URL Herald adds, and answered with that answer (or 504).",
+        parameters=[
+            query_param("token", "A registered alias, or a raw push token when the operator allows them.",
+                        {"type": "string", "minLength": 1, "maxLength": 4096}, required=True),
+            query_param("platform", "Needed with a raw token.", PLATFORM),
+            query_param("app_data", "Passed to the device as `app_data`.", {"type": "string"}),
+            IDEMPOTENCY,
+        ],
+        body=request_body(ref("WebhookBody")),
+        responses={
+            "200": json_body({"anyOf": [ref("JobAccepted"), ref("RelayedAnswer")]},
+                             "The job id, or for a held request the device's answer.",
+                             {**REPLAYED, "Cache-Control": {"schema": {"type": "string"}}}),
+            **errors({
+                400: ["invalid_json", "unknown_body_shape", "unknown_platform", "missing_platform", "missing_token",
+                      "invalid_token", "invalid_idempotency_key", "platform_not_configured"],
+                404: ["unknown_token"], 410: ["token_unregistered"], 413: ["body_too_large"],
+                422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited"], 503: INTAKE,
+                504: ["reply_timeout"],
+            }, body=True),
+        })}
+
+    p["/api/v1/reply/{id}"] = {"post": op(
+        "reply", "The device answers a held request", tags=["Webhook"],
+        parameters=[path_param("id", "The reply id from the push's `reply_url`.", maxLength=64)],
+        body=request_body({"type": "object"}, description="Any JSON object, at most 64 KiB; the caller gets it "
+                                                          "byte for byte. `Cache-Control: max-age` travels with it."),
+        responses={
+            "200": json_body(ref("ReplyAccepted"), "Taken: the caller gets it."),
+            **errors({400: ["invalid_json"], 404: ["unknown_reply"], 409: ["already_answered"],
+                      410: ["reply_expired"], 413: ["reply_too_large"], 503: STORE}, body=True),
+        })}
+
+    p["/api/v1/devices"] = {"post": op(
+        "registerDevice", "Register an app's push token", tags=["Devices"],
+        description="No key needed; rate-limited per client address.",
+        body=request_body(ref("DeviceRegistrationRequest")),
+        responses={
+            "201": json_body(ref("DeviceRegistration"), "Registered."),
+            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key"],
+                      413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
+                     body=True),
+        })}
+
+    p["/api/v1/devices/{id}"] = {
+        "put": op(
+            "updateDevice", "The OS rotated the push token", tags=["Devices"], security=DEVICE_SECRET,
+            parameters=[DEVICE_ID], body=request_body(ref("DeviceTokenUpdate")),
+            responses={
+                "200": json_body(ref("Device"), "Updated."),
+                **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key"],
+                          401: ["unauthorized"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
+                         body=True),
+            }),
+        "delete": op(
+            "deleteDevice", "Forget the device (and release its Lightning address)", tags=["Devices"],
+            security=DEVICE_SECRET, parameters=[DEVICE_ID],
+            responses={"204": NO_CONTENT, **errors({401: ["unauthorized"], 503: STORE}, body=False)}),
+    }
+
+    p["/api/v1/devices/{id}/pushes"] = {"get": op(
+        "localPushes", "The local development provider's pushes for the device (long poll)", tags=["Devices"],
+        description="Only with the local development provider (no push credentials); otherwise `404 not_found`.",
+        security=DEVICE_SECRET,
+        parameters=[DEVICE_ID,
+                    query_param("after", "Only pushes after this `seq`.", {"type": "integer", "minimum": 0}),
+                    query_param("wait", "Seconds to wait for one (0 to 30).",
+                                {"type": "number", "minimum": 0, "maximum": 30})],
+        responses={"200": json_body(ref("LocalPushFeed"), "The pushes, oldest first (possibly none)."),
+                   **errors({401: ["unauthorized"], 404: ["not_found"], 503: STORE}, body=False)})}
+
+    p["/api/v1/devices/{id}/presence"] = {
+        "post": op(
+            "presenceHeartbeat", "The app is in the foreground", tags=["Presence"], security=DEVICE_SECRET,
+            parameters=[DEVICE_ID], body=request_body(ref("PresenceHeartbeat"), required=False),
+            responses={
+                "200": json_body(ref("PresenceAnswer"), "Present for the TTL granted."),
+                **errors({400: ["invalid_json", "invalid_ttl"], 401: ["unauthorized"], 413: ["body_too_large"],
+                          422: ["invalid_body"], 503: STORE}, body=True),
+            }),
+        "delete": op(
+            "presenceLeave", "The app went to the background", tags=["Presence"], security=DEVICE_SECRET,
+            parameters=[DEVICE_ID],
+            responses={"204": NO_CONTENT, **errors({401: ["unauthorized"], 503: STORE}, body=False)}),
+    }
+
+    p["/api/v1/devices/{id}/presence/stream"] = {"get": op(
+        "presenceStream", "Present while this server-sent event stream is held", tags=["Presence"],
+        security=DEVICE_SECRET, parameters=[DEVICE_ID],
+        responses={
+            "200": {"description": "`: connected`, then `event: wake` with `data:` a JSON "
+                                   "`{\"kind\", \"payment_hash\", \"amount_msat\"}` per wake, and `: keep-alive` "
+                                   "every 15 s.",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+            **errors({401: ["unauthorized"], 503: STORE}, body=False),
+        })}
+
+    p["/api/v1/wake"] = {"post": op(
+        "wake", "Wake a device for a payment", tags=["Wake"], security=api_key("wake"),
+        parameters=[IDEMPOTENCY], body=request_body(ref("WakeRequest")),
+        responses={
+            "200": json_body(ref("WakeSkipped"), "Not pushed: the app is present (told on its stream), or the "
+                                                 "same payment was woken moments ago."),
+            "202": json_body(ref("WakePushed"), "Pushed.", REPLAYED),
+            **errors({400: ["invalid_json", "invalid_device", "invalid_kind", "invalid_payment_hash", "expired",
+                            "invalid_idempotency_key", "platform_not_configured"],
+                      401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_device"],
+                      410: ["token_unregistered"], 413: ["body_too_large"], 422: ["invalid_body", *PUSH_422],
+                      429: ["target_rate_limited"], 503: INTAKE}, body=True),
+        })}
+
+    p["/api/v1/forwarding_hint"] = {"get": op(
+        "forwardingHint", "Should a failed payment to this device be retried?", tags=["Wake"],
+        security=api_key("wake"),
+        parameters=[query_param("recipient", "The device id.", {"type": "string", "minLength": 1}, required=True),
+                    query_param("amount_msat", "Millisatoshis.", {"type": "integer", "minimum": 0})],
+        responses={"200": json_body(ref("ForwardingHint"), "The hint."),
+                   **errors({400: ["missing_recipient", "invalid_amount"], 401: ["unauthorized"],
+                             403: ["forbidden"], 503: STORE}, body=False)})}
+
+    p["/api/v1/lnurlpay"] = {
+        "post": op(
+            "claimLightningAddress", "Claim or rename the device's Lightning address", tags=["Lightning addresses"],
+            security=DEVICE_SECRET, body=request_body(ref("LightningAddressClaim")),
+            responses={
+                "200": json_body(ref("LightningAddress"), "Renamed (with `previous`), or already this name."),
+                "201": json_body(ref("LightningAddress"), "Claimed."),
+                **errors({400: ["invalid_json", "invalid_username"], 401: ["unauthorized"],
+                          409: ["username_taken"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
+                         body=True),
+            }),
+        "delete": op(
+            "releaseLightningAddress", "Release the device's Lightning address", tags=["Lightning addresses"],
+            description="The device id comes as `?device_id=` or in a JSON body.",
+            security=DEVICE_SECRET,
+            parameters=[query_param("device_id", "The device id (or send it in the body).",
+                                    {"type": "string", "minLength": 1})],
+            body=request_body(ref("LightningAddressRelease"), required=False),
+            responses={
+                "204": NO_CONTENT,
+                **errors({400: ["invalid_json"], 401: ["unauthorized"], 404: ["no_username"],
+                          413: ["body_too_large"], 422: ["invalid_body"], 503: STORE}, body=True),
+            }),
+    }
+
+    lnurl = ["Lightning addresses"]
+    p["/.well-known/lnurlp/{username}"] = {"get": op(
+        "lnurlpInfo", "LUD-06/16 pay request (wakes the wallet)", tags=lnurl, parameters=[USERNAME],
+        responses={"200": lnurl_ok("LnurlPayInfo", "pay request"), **lnurl_errors()})}
+    p["/lnurlp/{username}/callback"] = {"get": op(
+        "lnurlpCallback", "LUD-06 invoice for an amount (wakes the wallet)", tags=lnurl,
+        parameters=[USERNAME,
+                    query_param("amount", "Millisatoshis, within the pay request's limits.",
+                                {"type": "integer", "minimum": 1}, required=True),
+                    query_param("comment", "LUD-12, up to commentAllowed characters.", {"type": "string"})],
+        responses={"200": lnurl_ok("LnurlPayInvoice", "invoice"), **lnurl_errors(extra_400=True)})}
+    p["/lnurlp/{username}/verify/{payment_hash}"] = {"get": op(
+        "lnurlpVerify", "LUD-21: has the invoice been paid? (wakes the wallet)", tags=lnurl,
+        parameters=[USERNAME, path_param("payment_hash", "64 hex digits.")],
+        responses={"200": lnurl_ok("LnurlPayVerification", "verification"), **lnurl_errors(extra_400=True)})}
+
+    backend = ["Wallet backends"]
+    session_400 = ["invalid_json", "invalid_user_id", "invalid_session_id", "unknown_platform", "invalid_token",
+                   "platform_not_configured", "invalid_seal_key"]
+    p["/api/v1/users/{user_id}/sessions"] = {"get": op(
+        "listSessions", "The user's sessions and their token status", tags=backend, security=api_key("sessions"),
+        parameters=[USER_ID],
+        responses={"200": json_body(ref("SessionList"), "The sessions."),
+                   **errors({400: ["invalid_user_id"], 401: ["unauthorized"], 403: ["forbidden"], 503: STORE},
+                            body=False)})}
+    p["/api/v1/users/{user_id}/sessions/{session_id}"] = {
+        "put": op(
+            "putSession", "Create or replace a login's session (the login hook)", tags=backend,
+            security=api_key("sessions"), parameters=[USER_ID, SESSION_ID], body=request_body(ref("SessionPut")),
+            responses={
+                "200": json_body(ref("Session"), "Replaced."),
+                "201": json_body(ref("Session"), "Created."),
+                **errors({400: session_400, 401: ["unauthorized"], 403: ["forbidden"], 404: ["session_not_found"],
+                          413: ["body_too_large"], 422: ["invalid_body", "push_token_required"], 503: STORE},
+                         body=True),
+            }),
+        "patch": op(
+            "patchSession", "Change the fields sent (a refreshed token, notifications on or off)", tags=backend,
+            security=api_key("sessions"), parameters=[USER_ID, SESSION_ID], body=request_body(ref("SessionPatch")),
+            responses={
+                "200": json_body(ref("Session"), "Changed."),
+                **errors({400: session_400, 401: ["unauthorized"], 403: ["forbidden"], 404: ["session_not_found"],
+                          413: ["body_too_large"], 422: ["invalid_body", "push_token_required"], 503: STORE},
+                         body=True),
+            }),
+        "delete": op(
+            "deleteSession", "Logout: remove the session (204 also when already gone)", tags=backend,
+            security=api_key("sessions"), parameters=[USER_ID, SESSION_ID],
+            responses={"204": NO_CONTENT,
+                       **errors({400: ["invalid_user_id", "invalid_session_id"], 401: ["unauthorized"],
+                                 403: ["forbidden"], 503: STORE}, body=False)}),
+    }
+    event_errors = {400: ["invalid_json", "invalid_user_id"], 401: ["unauthorized"], 403: ["forbidden"],
+                    413: ["body_too_large"], 422: ["invalid_body", "invalid_data", *PUSH_422],
+                    429: ["target_rate_limited"], 503: INTAKE}
+    p["/api/v1/users/{user_id}/events"] = {"post": op(
+        "userEvent", "Push an event to every live session of the user", tags=backend, security=api_key("events"),
+        parameters=[USER_ID, IDEMPOTENCY], body=request_body(ref("BackendEvent")),
+        responses={"200": json_body(ref("EventResult"), "One job per targeted session.", REPLAYED),
+                   **errors({**event_errors, 400: [*event_errors[400], "invalid_idempotency_key"]}, body=True)})}
+    p["/api/v1/users/{user_id}/welcome"] = {"post": op(
+        "userWelcome", "Send the onboarding push, once per user", tags=backend, security=api_key("events"),
+        parameters=[USER_ID], body=request_body(ref("Welcome"), required=False),
+        responses={"200": json_body(ref("WelcomeResult"), "Sent now, or why not."),
+                   **errors(event_errors, body=True)})}
+
+    ops = ["Operations"]
+    p["/health"] = {"get": op(
+        "health", "Liveness and the database", tags=ops,
+        responses={"200": json_body(ref("Health"), "Healthy."),
+                   "503": json_body({"oneOf": [ref("Health"), {"allOf": [ref("Error"), {"properties": {
+                       "error": {"enum": ["too_many_connections"]}}}]}]},
+                       "The database is unavailable (`status: degraded`), or the connection cap was reached.",
+                       RETRY_AFTER)})}
+    p["/metrics"] = {"get": op(
+        "metrics", "Prometheus metrics", tags=ops,
+        responses={"200": {"description": "Prometheus text format 0.0.4.",
+                           "content": {"text/plain": {"schema": {"type": "string"}}}},
+                   **errors({}, body=False)})}
+    p["/openapi.json"] = {"get": op(
+        "openapiJSON", "This document", tags=ops,
+        responses={"200": {"description": "OpenAPI 3.1, JSON.", "content": {JSON: {"schema": {"type": "object"}}}},
+                   **errors({}, body=False)})}
+    p["/openapi.yaml"] = {"get": op(
+        "openapiYAML", "This document, as YAML", tags=ops,
+        responses={"200": {"description": "OpenAPI 3.1, YAML.",
+                           "content": {"application/yaml": {"schema": {"type": "object"}}}},
+                   **errors({}, body=False)})}
+    return p
+
+
+def document() -> dict:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Herald Notification Delivery Service",
+            "version": "1",
+            "description": "Push delivery for Lightning wallets: the Breez-compatible webhook, device "
+                           "registration, presence and wakes for LSPs, Lightning addresses, and the wallet-backend "
+                           "API. Every error of Herald's own API is `{\"error\": \"<code>\", \"message\": \"…\"}` "
+                           "with the codes listed per response; the Lightning-address routes answer failures in "
+                           "the LNURL shape `{\"status\": \"ERROR\", \"reason\": \"…\"}`. Any route can answer "
+                           "`404 not_found` for a path that does not exist.",
+            "license": {"name": "See the repository"},
+        },
+        "tags": [{"name": name} for name in ["Webhook", "Devices", "Presence", "Wake", "Lightning addresses",
+                                              "Wallet backends", "Operations"]],
+        "paths": paths(),
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {
+                "apiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "hk_…",
+                           "description": "An API key from `herald keys create --scopes …`. The scopes an "
+                                          "operation lists are the ones it needs; `admin` allows everything. "
+                                          "Missing, unknown or revoked: `401 unauthorized`; without the scope: "
+                                          "`403 forbidden`."},
+                "deviceSecret": {"type": "http", "scheme": "bearer",
+                                 "description": "The `device_secret` from registration. A wrong id and a wrong "
+                                                "secret both answer `401 unauthorized`."},
+            },
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def to_json(doc: dict) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_yaml(value, indent: int = 0) -> str:
+    """YAML for a JSON value: block mappings and sequences, every scalar in JSON notation (a JSON
+    string is a valid YAML double-quoted scalar), so no YAML library is needed to write it."""
+    pad = "  " * indent
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        lines = []
+        for key, item in value.items():
+            head = f"{pad}{json.dumps(key)}:"
+            if isinstance(item, (dict, list)) and item:
+                lines.append(head + "\n" + to_yaml(item, indent + 1))
+            else:
+                lines.append(head + " " + to_yaml(item, indent + 1))
+        return "\n".join(lines)
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        lines = []
+        for item in value:
+            if isinstance(item, (dict, list)) and item:
+                body = to_yaml(item, indent + 1)
+                lines.append(f"{pad}- " + body[len(pad) + 2:])
+            else:
+                lines.append(f"{pad}- " + to_yaml(item, indent + 1))
+        return "\n".join(lines)
+    return json.dumps(value)
+
+
+def outputs() -> dict[Path, str]:
+    doc = document()
+    return {JSON_PATH: to_json(doc), YAML_PATH: to_yaml(doc) + "\n"}
+
+
+def check() -> int:
+    import yaml
+    from openapi_spec_validator import validate
+    from openapi_spec_validator.validation import OpenAPIV31SpecValidator
+
+    failures = 0
+    for path, text in outputs().items():
+        if not path.is_file() or path.read_text() != text:
+            print(f"FAIL  {path.relative_to(ROOT)} is stale: run python3 scripts/openapi.py")
+            failures += 1
+    doc = document()
+    try:
+        validate(doc, cls=OpenAPIV31SpecValidator)
+        print("PASS  the document is valid OpenAPI 3.1 (openapi-spec-validator)")
+    except Exception as error:  # the validator's own error types vary between versions
+        print(f"FAIL  the document is not valid OpenAPI 3.1: {error}")
+        failures += 1
+    if yaml.safe_load(outputs()[YAML_PATH]) != doc:
+        print("FAIL  openapi.yaml does not read back as the same document")
+        failures += 1
+    else:
+        print("PASS  openapi.yaml reads back as openapi.json")
+    print(f"{'OK' if failures == 0 else f'{failures} failed'}")
+    return 0 if failures == 0 else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if the files are stale or the document invalid")
+    args = parser.parse_args()
+    if args.check:
+        return check()
+    RESOURCES.mkdir(parents=True, exist_ok=True)
+    for path, text in outputs().items():
+        path.write_text(text)
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
