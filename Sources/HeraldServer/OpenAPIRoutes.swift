@@ -1,4 +1,3 @@
-import Foundation
 import Hummingbird
 import NIOCore
 
@@ -8,18 +7,10 @@ struct OpenAPIRoutes: Sendable {
     let json: ByteBuffer
     let yaml: ByteBuffer
 
-    /// Reads both documents from the target's resources once, at start; requests never touch the disk.
-    init(bundle: Bundle = .module) {
-        json = Self.load("openapi", "json", from: bundle)
-        yaml = Self.load("openapi", "yaml", from: bundle)
-    }
-
-    private static func load(_ name: String, _ ext: String, from bundle: Bundle) -> ByteBuffer {
-        // Both files are in the bundle SwiftPM builds beside the binary; their absence is a packaging fault.
-        guard let url = bundle.url(forResource: name, withExtension: ext), let data = try? Data(contentsOf: url) else {
-            preconditionFailure("the \(name).\(ext) resource is missing from \(bundle.bundlePath)")
-        }
-        return ByteBuffer(bytes: data)
+    /// Both documents, compiled in (``OpenAPIDocument``): made into buffers once, at start.
+    init() {
+        json = ByteBuffer(string: OpenAPIDocument.json)
+        yaml = ByteBuffer(string: OpenAPIDocument.yaml)
     }
 
     func register(on router: Router<HeraldRequestContext>) {
