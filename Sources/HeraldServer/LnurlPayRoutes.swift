@@ -46,7 +46,9 @@ struct LnurlPayRoutes: Sendable {
         let answer = try await ask(webhook, address: address)
         if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
         guard let info = try? WireJSON.decode(LnurlPayInfo.self, from: answer.body),
-            info.tag == LnurlPayInfo.payRequestTag, info.minSendable >= 1, info.minSendable <= info.maxSendable
+            info.tag == LnurlPayInfo.payRequestTag, info.minSendable >= 1, info.minSendable <= info.maxSendable,
+            // No more than every bitcoin there will be: also keeps amounts within Int64 downstream.
+            info.maxSendable <= Self.maximumSendable
         else { throw LnurlFailure(.badGateway, "The wallet answered with an invalid pay request") }
         try await addresses.savePayInfo(
             StoredPayInfo(
@@ -58,6 +60,9 @@ struct LnurlPayRoutes: Sendable {
         try await store(answer, key: key)
         return answer.response()
     }
+
+    /// 21 million bitcoin in millisatoshis.
+    static let maximumSendable: UInt64 = 21_000_000 * 100_000_000 * 1_000
 
     func invoice(_ request: Request, _ context: HeraldRequestContext) async throws -> Response {
         let address = try await lookUp(context)
@@ -81,8 +86,12 @@ struct LnurlPayRoutes: Sendable {
                 throw LnurlFailure(.badRequest, "Comment is too long: at most \(allowed) characters")
             }
         }
+        // In range of the stored limits; `exactly` all the same, so no stored value can trap here.
+        guard let signedAmount = Int64(exactly: amount) else {
+            throw LnurlFailure(.badRequest, "Amount out of range: \(amount) msat")
+        }
         var data: [String: JSONValue] = [
-            "amount": .int(Int64(amount)),
+            "amount": .int(signedAmount),
             "verify_url": .string(verifyURL(address.username, hash: LnurlPayInvoice.paymentHashPlaceholder)),
             "identifier": .string(identifier(address.username)),
             // The exact string the payer got: the invoice's description hash must commit to it.

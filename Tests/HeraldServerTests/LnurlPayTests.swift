@@ -118,6 +118,26 @@ struct LnurlPayTests {
         }
     }
 
+    @Test("a pay request advertising more than every bitcoin is refused (502), and a payer's huge amount never traps")
+    func absurdMaxSendable() async throws {
+        let greedy: @Sendable (TestPhone.Push) -> (json: String, cacheControl: String?)? = { push in
+            guard push.type == "lnurlpay_info" else { return nil }
+            let info = LnurlPayInfo(
+                callback: push.payload["callback_url"] as? String ?? "", minSendable: 1_000, maxSendable: UInt64.max,
+                metadata: Self.metadata
+            )
+            return (String(decoding: try! WireJSON.encode(info), as: UTF8.self), nil)
+        }
+        try await Self.withAddress("greedy", token: "greedy-token", respond: greedy) { _, _, client, _ in
+            let info = try await client.execute(uri: "/.well-known/lnurlp/greedy", method: .get)
+            #expect(info.status == .badGateway)
+            #expect(info.json["status"] as? String == "ERROR")
+            let callback = try await client.execute(uri: "/lnurlp/greedy/callback?amount=18446744073709551615", method: .get)
+            #expect(callback.status == .badRequest)
+            #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
+        }
+    }
+
     @Test(
         "a device claims a username with its secret: LUD-16 names, one owner per name, rename and release"
     )
