@@ -20,6 +20,7 @@ let package = Package(
     products: [
         .library(name: "HeraldWire", targets: ["HeraldWire"]),
         .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
+        .library(name: "HeraldLSPS5", targets: ["HeraldLSPS5"]),
         .executable(name: "herald", targets: ["herald"]),
     ],
     dependencies: [
@@ -45,6 +46,19 @@ let package = Package(
         .target(
             name: "HeraldWire",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        // libsecp256k1 from the system (Debian's libsecp256k1-dev), for LSPS5's node signatures.
+        .systemLibrary(
+            name: "CSecp256k1",
+            pkgConfig: "libsecp256k1",
+            providers: [.apt(["libsecp256k1-dev"]), .brew(["secp256k1"])]
+        ),
+        // LSPS5 (bLIP-55) webhooks: zbase32, Lightning message signatures, signing and checking a
+        // notification. Apart from HeraldWire so the device plugin never links libsecp256k1.
+        .target(
+            name: "HeraldLSPS5",
+            dependencies: ["HeraldWire", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Talking to APNs, FCM and the local development provider.
@@ -149,6 +163,11 @@ let package = Package(
         .testTarget(
             name: "HeraldWireTests",
             dependencies: ["HeraldWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "HeraldLSPS5Tests",
+            dependencies: ["HeraldLSPS5", "HeraldWire"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
