@@ -42,6 +42,23 @@ struct LSPS5SignatureTests {
         #expect(LightningMessageSignature.verify(text, signature: signed.signature, nodeID: Self.lspKey.nodeID))
     }
 
+    @Test("bLIP-55's example, signed with key 1, gives the same signature every time")
+    func specExampleSignature() throws {
+        // Neither bLIP-55 nor LDK publishes a notification signature; signing is deterministic
+        // (RFC 6979) and pinned here, over the spec's example body and timestamp.
+        let one = try #require(NodeSecretKey(hex: String(repeating: "0", count: 63) + "1"))
+        let body = LSPS5Notification(method: .other("lsps5.goodbye")).body
+        let signed = LSPS5Signer(key: one).sign(body: body, timestamp: "2023-05-04T10:52:58.395Z")
+        #expect(
+            signed.signature
+                == "d98gq64fc1fokenqse6xq3dsrd1dkspx9cr46fm83ncxcqjbobxmh7r9hapsqmo651jrnfc6mxs7nqhw5844jn1136ueufofnxwu7wyd"
+        )
+        let verifier = LSPS5Verifier(now: { LSPS5Webhook.parseTimestamp("2023-05-04T10:55:00Z")! })
+        let notification = try verifier.verify(
+            body: body, timestamp: signed.timestamp, signature: signed.signature, nodeID: one.nodeID)
+        #expect(notification.method == .other("lsps5.goodbye"))
+    }
+
     @Test("a timestamp within ten minutes of the clock passes, either way", arguments: [-600.0, -1, 0, 1, 600])
     func withinTolerance(_ offset: TimeInterval) throws {
         let signed = LSPS5Signer(key: Self.lspKey).sign(LSPS5Notification(method: .paymentIncoming), at: Self.signedAt)
