@@ -77,8 +77,11 @@ public struct NodeID: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A node's secret key: 32 bytes, a non-zero scalar below the curve order.
-public struct NodeSecretKey: Sendable {
+public struct NodeSecretKey: Sendable, CustomStringConvertible {
     let bytes: [UInt8]
+
+    /// Never the key itself: a key interpolated into a log line must not leak.
+    public var description: String { "NodeSecretKey(\(nodeID))" }
 
     /// Nil unless `bytes` is a valid secp256k1 secret key.
     public init?(bytes: some Collection<UInt8>) {

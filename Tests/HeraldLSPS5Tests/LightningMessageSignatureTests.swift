@@ -100,5 +100,6 @@ struct LightningMessageSignatureTests {
         #expect(NodeID(hex: "04" + String(Self.generator.hex.dropFirst(2))) == nil)
         #expect(NodeID(hex: "02" + String(repeating: "0", count: 64)) == nil)  // x = 0 is not on the curve
         #expect(NodeID(hex: Self.generator.hex.uppercased()) == Self.generator)
+        #expect("\(Self.one)" == "NodeSecretKey(\(Self.generator.hex))")
     }
 }
