@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Every wire format. Portable: Foundation, and swift-crypto for the sealed-payload envelope (HPKE).
@@ -72,6 +73,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The same store protocols on PostgreSQL, for several `herald serve` on one database.
+        .target(
+            name: "HeraldPostgres",
+            dependencies: [
+                "HeraldStore", "HeraldWire",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The Hummingbird application, the outbox dispatcher, metrics.
         .target(
             name: "HeraldServer",
@@ -102,8 +115,10 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldWire",
+                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldPostgres", "HeraldWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -152,7 +167,12 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
-        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore"], swiftSettings: testSwiftSettings),
+        // One suite over both back ends: SQLite, and PostgreSQL on a throwaway server.
+        .testTarget(
+            name: "HeraldStoreTests",
+            dependencies: ["HeraldStore", "HeraldPostgres", "HeraldTestSupport", "HeraldWire"],
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [

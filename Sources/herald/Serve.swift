@@ -5,6 +5,7 @@ import HeraldServer
 import HeraldStore
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// `herald serve`: runs the Notification Delivery Service.
 struct Serve: AsyncParsableCommand {
@@ -23,8 +24,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on [HERALD_PORT, default 8080].")
     var port: Int?
 
-    @Option(help: "SQLite database file [HERALD_DATABASE, default ./herald.sqlite].")
+    @Option(
+        help: "SQLite file, or postgres://user:password@host:port/database for several instances on one database [HERALD_DATABASE, default ./herald.sqlite]."
+    )
     var database: String?
+
+    @Option(help: "Seconds a job is leased to the instance sending it; a crashed instance's jobs are sent by others after it [HERALD_LEASE_SECONDS, default 60].")
+    var leaseSeconds: Int?
 
     @Option(help: "Base URL others reach this server at [HERALD_PUBLIC_URL, default http://HOST:PORT].")
     var publicURL: String?
@@ -77,7 +83,7 @@ struct Serve: AsyncParsableCommand {
             idleTimeout: idleTimeout, requestReadTimeout: requestReadTimeout, maxConnections: maxConnections,
             maxPendingWebhooks: maxPendingWebhooks,
             targetPushesPerMinute: targetPushesPerMinute, targetPushBurst: targetPushBurst,
-            maxHeldReplies: maxHeldReplies, maxJobsInMemory: maxJobsInMemory,
+            maxHeldReplies: maxHeldReplies, maxJobsInMemory: maxJobsInMemory, leaseSeconds: leaseSeconds,
             environment: env
         )
         var logger = Logger(label: "herald")
@@ -89,7 +95,8 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let store = try await SQLiteStore.open(path: settings.database)
+        let opened = try await settings.database.open(logger: logger.with(component: "store"))
+        let store = opened.store
         let httpClient = try providerSettings.makeHTTPClient(logger: logger)
         do {
             let providers = try providerSettings.makeRouter(
@@ -104,19 +111,16 @@ struct Serve: AsyncParsableCommand {
             logger.info(
                 "starting herald",
                 metadata: [
-                    "database": "\(store.path)",
+                    "database": "\(store.location)",
                     "ios": "\(providers.providerName(for: .ios))",
                     "android": "\(providers.providerName(for: .android))",
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
                 ]
             )
-            let app = buildApplication(
-                configuration: settings.server,
-                store: store,
-                providers: providers,
-                logger: logger
+            try await Self.serve(
+                store: store, postgresClient: opened.postgresClient, configuration: settings.server,
+                providers: providers, logger: logger
             )
-            try await app.runService()
         } catch {
             await httpClient.shutdown()
             throw error
@@ -125,9 +129,45 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+extension Serve {
+    /// Runs the application on the store: SQLite with its WAL checkpointer; PostgreSQL with its
+    /// connection pool, which starts before and stops after every service that uses it.
+    static func serve(
+        store: any HeraldStoreBackend, postgresClient: (any Service)?, configuration: HeraldServerConfiguration,
+        providers: PushRouter, logger: Logger
+    ) async throws {
+        if let sqlite = store as? SQLiteStore {
+            try await buildApplication(configuration: configuration, store: sqlite, providers: providers, logger: logger)
+                .runService()
+        } else {
+            try await runShared(
+                store: store, storeServices: postgresClient.map { [$0] } ?? [], configuration: configuration,
+                providers: providers, logger: logger
+            )
+        }
+    }
+
+    private static func runShared(
+        store: some HeraldStoreBackend, storeServices: [any Service], configuration: HeraldServerConfiguration,
+        providers: PushRouter, logger: Logger
+    ) async throws {
+        try await buildApplication(
+            configuration: configuration, store: store, storeServices: storeServices, providers: providers, logger: logger
+        ).runService()
+    }
+}
+
+extension Logger {
+    func with(component: String) -> Logger {
+        var logger = self
+        logger[metadataKey: "component"] = "\(component)"
+        return logger
+    }
+}
+
 /// `serve`'s settings: flag, else `HERALD_*` variable, else default.
 struct ServeSettings {
-    var database: String
+    var database: DatabaseChoice
     var logLevel: Logger.Level
     var server: HeraldServerConfiguration
 
@@ -137,7 +177,7 @@ struct ServeSettings {
         idleTimeout: Int? = nil, requestReadTimeout: Int? = nil, maxConnections: Int? = nil,
         maxPendingWebhooks: Int? = nil,
         targetPushesPerMinute: Int? = nil, targetPushBurst: Int? = nil, maxHeldReplies: Int? = nil,
-        maxJobsInMemory: Int? = nil,
+        maxJobsInMemory: Int? = nil, leaseSeconds: Int? = nil,
         environment env: [String: String]
     ) throws {
         func int(_ key: String) throws -> Int? {
@@ -155,7 +195,7 @@ struct ServeSettings {
         }
         let host = host ?? env["HERALD_HOST"] ?? "127.0.0.1"
         let port = try port ?? int("HERALD_PORT") ?? 8080
-        self.database = database ?? env["HERALD_DATABASE"] ?? "./herald.sqlite"
+        self.database = try DatabaseChoice.from(flag: database, environment: env)
         let levelText = logLevel ?? env["HERALD_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else {
             throw ValidationError("log level must be one of trace, debug, info, notice, warning, error, critical")
@@ -168,6 +208,8 @@ struct ServeSettings {
             dispatcher.maxConcurrentSends = sends
         }
         dispatcher.maxJobsInMemory = try maxJobsInMemory ?? int("HERALD_MAX_JOBS_IN_MEMORY")
+        // Intake leases the jobs it hands straight to the dispatcher for as long.
+        dispatcher.lease = .seconds(try leaseSeconds ?? int("HERALD_LEASE_SECONDS") ?? 60)
         var intake = IntakeConfiguration()
         if let maxPending = try maxPendingWebhooks ?? int("HERALD_MAX_PENDING_WEBHOOKS") {
             intake.maxPending = maxPending
