@@ -170,7 +170,10 @@ let package = Package(
         // One suite over both back ends: SQLite, and PostgreSQL on a throwaway server.
         .testTarget(
             name: "HeraldStoreTests",
-            dependencies: ["HeraldStore", "HeraldPostgres", "HeraldTestSupport", "HeraldWire"],
+            dependencies: [
+                "HeraldStore", "HeraldPostgres", "HeraldTestSupport", "HeraldWire",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

@@ -21,7 +21,10 @@ public struct PostgresLocation: Sendable, Hashable {
         case require
     }
 
-    public init(host: String, port: Int = 5432, username: String, password: String?, database: String, tls: TLSMode) {
+    public init(
+        host: String, port: Int = 5432, username: String, password: String?, database: String,
+        tls: TLSMode
+    ) {
         self.host = host
         self.port = port
         self.username = username
@@ -41,12 +44,16 @@ public struct PostgresLocation: Sendable, Hashable {
         guard Self.isPostgresURL(text), let components = URLComponents(string: text) else {
             throw PostgresLocationError("not a postgres:// URL")
         }
-        guard let host = components.host, !host.isEmpty else { throw PostgresLocationError("the URL names no host") }
+        guard let host = components.host, !host.isEmpty else {
+            throw PostgresLocationError("the URL names no host")
+        }
         let database = String(components.path.drop(while: { $0 == "/" }))
         guard !database.isEmpty, !database.contains("/") else {
             throw PostgresLocationError("the URL names no database (postgres://user@host:port/DATABASE)")
         }
-        guard let user = components.user, !user.isEmpty else { throw PostgresLocationError("the URL names no user") }
+        guard let user = components.user, !user.isEmpty else {
+            throw PostgresLocationError("the URL names no user")
+        }
         let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
         let tls: TLSMode
         switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value?.lowercased() {

@@ -169,7 +169,11 @@ enum PostgresSchema {
         }
     }
 
-    private static func migrateLocked(on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+    private static func migrateLocked(
+        on connection: PostgresConnection, logger: Logger
+    ) async throws
+        -> [Int]
+    {
         try await connection.query(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -181,9 +185,10 @@ enum PostgresSchema {
             logger: logger
         )
         var done: Set<Int> = []
-        for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: logger)
-            .decode(Int.self)
-        {
+        for try await version in try await connection.query(
+            "SELECT version FROM schema_migrations", logger: logger
+        )
+        .decode(Int.self) {
             done.insert(version)
         }
         var applied: [Int] = []
@@ -197,7 +202,9 @@ enum PostgresSchema {
                     logger: logger
                 )
             }
-            logger.info("applied migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            logger.info(
+                "applied migration",
+                metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
             applied.append(migration.version)
         }
         return applied

@@ -4,7 +4,11 @@ import HeraldWire
 import PostgresNIO
 
 extension PostgresStore: APIKeyStore {
-    public func createAPIKey(name: String, scopes: Set<APIScope>, now: Date) async throws -> CreatedAPIKey {
+    public func createAPIKey(
+        name: String, scopes: Set<APIScope>, now: Date
+    ) async throws
+        -> CreatedAPIKey
+    {
         let created = CreatedAPIKey.make(name: name, scopes: scopes, now: now)
         try await rows(
             """
@@ -25,8 +29,10 @@ extension PostgresStore: APIKeyStore {
     }
 
     public func apiKeys() async throws -> [APIKey] {
-        try await rows("SELECT id, name, scopes, created_at, revoked_at FROM api_key ORDER BY created_at, id")
-            .map(Self.apiKey(from:))
+        try await rows(
+            "SELECT id, name, scopes, created_at, revoked_at FROM api_key ORDER BY created_at, id"
+        )
+        .map(Self.apiKey(from:))
     }
 
     public func revokeAPIKey(id: String, now: Date) async throws -> Bool {
@@ -36,7 +42,8 @@ extension PostgresStore: APIKeyStore {
     }
 
     static func apiKey(from row: PostgresRow) throws -> APIKey {
-        let (id, name, scopes, createdAt, revokedAt) = try row.decode((String, String, String, Double, Double?).self)
+        let (id, name, scopes, createdAt, revokedAt) = try row.decode(
+            (String, String, String, Double, Double?).self)
         return APIKey(
             id: id, name: name, scopes: Set(storedForm: scopes), createdAt: PostgresRow.date(createdAt),
             revokedAt: revokedAt.map(PostgresRow.date)
@@ -87,11 +94,13 @@ extension PostgresStore: SessionStore {
     public func sessions(userID: String) async throws -> SessionList {
         let sessions = try await rows(
             PostgresQuery(
-                unsafeSQL: Self.sessionSelect + " WHERE s.user_id = $1 ORDER BY s.session_id", binds: Self.binds(userID)
+                unsafeSQL: Self.sessionSelect + " WHERE s.user_id = $1 ORDER BY s.session_id",
+                binds: Self.binds(userID)
             )
         ).compactMap(Self.session(from:))
         let dropped =
-            try await rows("SELECT dropped_dead_tokens FROM backend_user WHERE user_id = \(userID)").first?
+            try await rows("SELECT dropped_dead_tokens FROM backend_user WHERE user_id = \(userID)")
+            .first?
             .decode(Int.self) ?? 0
         return SessionList(sessions: sessions, droppedDeadTokens: dropped)
     }
@@ -164,7 +173,9 @@ extension PostgresStore: SessionStore {
         """
 
     static func session(from row: PostgresRow) throws -> BackendSession? {
-        let (userID, sessionID, platform, allow, token, droppedAt, sealKey, createdAt, updatedAt, dead) = try row.decode(
+        let (
+            userID, sessionID, platform, allow, token, droppedAt, sealKey, createdAt, updatedAt, dead
+        ) = try row.decode(
             (String, String, String, Bool, String?, Double?, String?, Double, Double, Bool).self
         )
         guard let platform = Platform(rawValue: platform) else { return nil }
@@ -175,7 +186,8 @@ extension PostgresStore: SessionStore {
             status = droppedAt != nil ? .dead : .none
         }
         return BackendSession(
-            userID: userID, sessionID: sessionID, platform: platform, allowNotifications: allow, pushToken: token,
+            userID: userID, sessionID: sessionID, platform: platform, allowNotifications: allow,
+            pushToken: token,
             tokenStatus: status, sealKey: sealKey.flatMap { try? SealPublicKey(base64: $0) },
             createdAt: PostgresRow.date(createdAt), updatedAt: PostgresRow.date(updatedAt)
         )

@@ -51,12 +51,17 @@ extension PostgresStore: DeviceStore {
         // losing the device.
         let sealKey = try columns[4].decode(String?.self).flatMap { try? SealPublicKey(base64: $0) }
         return Device(
-            id: try columns[0].decode(String.self), platform: platform, token: try columns[2].decode(String.self),
+            id: try columns[0].decode(String.self), platform: platform,
+            token: try columns[2].decode(String.self),
             alias: try columns[3].decode(String.self), sealKey: sealKey
         )
     }
 
-    public func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws {
+    public func updateToken(
+        deviceID: String, platform: Platform, token: String, now: Date
+    )
+        async throws
+    {
         try await rows(
             """
             UPDATE device SET platform = \(platform.rawValue), token = \(token), updated_at = \(now.timeIntervalSince1970)
@@ -80,7 +85,11 @@ extension PostgresStore: DeviceStore {
 
     /// Read through on every call: another instance may register, move or kill a token at any
     /// moment, and a cache here would need invalidating across processes.
-    public func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution {
+    public func resolveWebhookToken(
+        _ token: String, rawPlatform: Platform?
+    ) async throws
+        -> WebhookTokenResolution
+    {
         // One round trip: the alias's device, if any, and whether the token it leads to is dead.
         let rows = try await rows(
             """
@@ -109,12 +118,17 @@ extension PostgresStore: DeviceLookupStore {
             """
         )
         guard let row = rows.first, let device = try Self.device(from: row) else { return nil }
-        return WebhookTokenResolution(device: device, isDead: try row.makeRandomAccess()[5].decode(Bool.self))
+        return WebhookTokenResolution(
+            device: device, isDead: try row.makeRandomAccess()[5].decode(Bool.self))
     }
 }
 
 extension PostgresStore: LocalPushStore {
-    public func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws {
+    public func recordLocalPush(
+        platform: Platform, token: String, payload: Data, now: Date
+    )
+        async throws
+    {
         try await rows(
             """
             INSERT INTO local_push (platform, token, payload, created_at)
@@ -123,7 +137,11 @@ extension PostgresStore: LocalPushStore {
         )
     }
 
-    public func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush] {
+    public func localPushes(
+        platform: Platform, token: String, after: Int64, limit: Int
+    ) async throws
+        -> [LocalPush]
+    {
         let rows = try await rows(
             """
             SELECT seq, platform, payload, created_at FROM local_push
@@ -133,7 +151,8 @@ extension PostgresStore: LocalPushStore {
         return try rows.compactMap { row in
             let (seq, platform, payload, createdAt) = try row.decode((Int64, String, Data, Double).self)
             guard let platform = Platform(rawValue: platform) else { return nil }
-            return LocalPush(seq: seq, platform: platform, payload: payload, createdAt: PostgresRow.date(createdAt))
+            return LocalPush(
+                seq: seq, platform: platform, payload: payload, createdAt: PostgresRow.date(createdAt))
         }
     }
 }

@@ -10,7 +10,11 @@ extension PostgresStore: OutboxStore {
     /// Rows per multi-row INSERT: 10 parameters each, well under the protocol's 65,535.
     static let insertChunk = 1_000
 
-    public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date, leasing: Int) async throws -> [EnqueueResult] {
+    public func enqueue(
+        _ jobs: [NewJob], now: Date, leaseUntil: Date, leasing: Int
+    ) async throws
+        -> [EnqueueResult]
+    {
         guard !jobs.isEmpty else { return [] }
         let nowValue = now.timeIntervalSince1970
         let lease = leaseUntil.timeIntervalSince1970
@@ -47,9 +51,10 @@ extension PostgresStore: OutboxStore {
                     ON CONFLICT (idempotency_key) DO NOTHING
                     RETURNING id
                     """
-                for try await id in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-                    .decode(String.self)
-                {
+                for try await id in try await connection.query(
+                    PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger
+                )
+                .decode(String.self) {
                     inserted.insert(id)
                 }
             }
@@ -58,7 +63,8 @@ extension PostgresStore: OutboxStore {
             var existing: [String: String] = [:]
             if !duplicateKeys.isEmpty {
                 let rows = try await connection.query(
-                    "SELECT idempotency_key, id FROM job WHERE idempotency_key = ANY(\(duplicateKeys))", logger: logger
+                    "SELECT idempotency_key, id FROM job WHERE idempotency_key = ANY(\(duplicateKeys))",
+                    logger: logger
                 )
                 for try await (key, id) in rows.decode((String, String).self) { existing[key] = id }
             }
@@ -95,7 +101,8 @@ extension PostgresStore: OutboxStore {
         )
         guard let platform = Platform(rawValue: platform) else { return nil }
         return OutboxJob(
-            id: id, platform: platform, token: token, notificationType: type, payload: payload, attempts: attempts,
+            id: id, platform: platform, token: token, notificationType: type, payload: payload,
+            attempts: attempts,
             createdAt: PostgresRow.date(createdAt), expiresAt: PostgresRow.date(expiresAt)
         )
     }
@@ -139,7 +146,9 @@ extension PostgresStore: OutboxStore {
             }
         }
         // One statement per kind of outcome, whatever the batch's size.
-        try await transaction { [delivered, retryIDs, retryAt, retryErrors, deadIDs, deadReasons, deadTokens] connection, logger in
+        try await transaction {
+            [delivered, retryIDs, retryAt, retryErrors, deadIDs, deadReasons, deadTokens]
+            connection, logger in
             if !delivered.isEmpty {
                 try await connection.query(
                     """
@@ -182,13 +191,15 @@ extension PostgresStore: OutboxStore {
 
     public func release(jobIDs: [String]) async throws {
         guard !jobIDs.isEmpty else { return }
-        try await rows("UPDATE job SET lease_until = NULL WHERE id = ANY(\(jobIDs)) AND state = 'pending'")
+        try await rows(
+            "UPDATE job SET lease_until = NULL WHERE id = ANY(\(jobIDs)) AND state = 'pending'")
     }
 
     /// Refused: other processes may hold leases on this database right now.
     public func releaseAllLeases() async throws {
         throw PostgresStoreRefusal(
-            description: "several processes share a PostgreSQL store: leases are left to run out, never freed all at once"
+            description:
+                "several processes share a PostgreSQL store: leases are left to run out, never freed all at once"
         )
     }
 
@@ -197,20 +208,27 @@ extension PostgresStore: OutboxStore {
             "SELECT id, state, attempts, last_error, next_attempt_at FROM job WHERE id = \(jobID)"
         )
         guard let row = rows.first else { return nil }
-        let (id, state, attempts, lastError, next) = try row.decode((String, String, Int, String?, Double).self)
+        let (id, state, attempts, lastError, next) = try row.decode(
+            (String, String, Int, String?, Double).self)
         guard let state = JobStatus.State(rawValue: state) else { return nil }
-        return JobStatus(id: id, state: state, attempts: attempts, lastError: lastError, nextAttemptAt: PostgresRow.date(next))
+        return JobStatus(
+            id: id, state: state, attempts: attempts, lastError: lastError,
+            nextAttemptAt: PostgresRow.date(next))
     }
 
     public func counts() async throws -> QueueCounts {
         let byState = try await countsByState(in: "job")
-        return QueueCounts(pending: byState["pending"] ?? 0, delivered: byState["delivered"] ?? 0, dead: byState["dead"] ?? 0)
+        return QueueCounts(
+            pending: byState["pending"] ?? 0, delivered: byState["delivered"] ?? 0,
+            dead: byState["dead"] ?? 0)
     }
 
     /// Rows per value of a table's `state` column (a full scan: not for hot paths).
     func countsByState(in table: String) async throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for row in try await rows(PostgresQuery(unsafeSQL: "SELECT state, count(*) FROM \(table) GROUP BY state")) {
+        for row in try await rows(
+            PostgresQuery(unsafeSQL: "SELECT state, count(*) FROM \(table) GROUP BY state"))
+        {
             let (state, count) = try row.decode((String, Int).self)
             counts[state, default: 0] += count
         }
@@ -258,7 +276,8 @@ extension PostgresStore: TokenStore {
     public func markDead(platform: Platform, token: String, reason: String, now: Date) async throws {
         try await transaction { connection, logger in
             try await Self.markDead(
-                platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970, on: connection,
+                platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970,
+                on: connection,
                 logger: logger
             )
         }
@@ -266,7 +285,8 @@ extension PostgresStore: TokenStore {
 
     /// Marks the token dead and dead-letters every job still waiting for it: no further sends.
     static func markDead(
-        platform: Platform, token: String, reason: String, now: Double, on connection: PostgresConnection, logger: Logger
+        platform: Platform, token: String, reason: String, now: Double,
+        on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             """

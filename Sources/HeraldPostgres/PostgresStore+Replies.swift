@@ -16,7 +16,11 @@ extension PostgresStore: ReplyStore {
         return id
     }
 
-    public func answerReply(id: String, answer: ReplyAnswer, now: Date) async throws -> ReplyAnswerOutcome {
+    public func answerReply(
+        id: String, answer: ReplyAnswer, now: Date
+    ) async throws
+        -> ReplyAnswerOutcome
+    {
         let nowValue = now.timeIntervalSince1970
         return try await transaction { connection, logger in
             // Locked: of two answers arriving at two processes at once, one is taken.
@@ -66,7 +70,8 @@ extension PostgresStore: ReplyStore {
             ).collect()
             guard expired.isEmpty else { return nil }
             let rows = try await connection.query(
-                "SELECT body, cache_max_age FROM pending_reply WHERE id = \(id) AND state = 'answered'", logger: logger
+                "SELECT body, cache_max_age FROM pending_reply WHERE id = \(id) AND state = 'answered'",
+                logger: logger
             ).collect()
             guard let row = rows.first else { return nil }
             let (body, maxAge) = try row.decode((Data?, Int?).self)
@@ -128,7 +133,11 @@ extension PostgresStore: ReplyStore {
 }
 
 extension PostgresStore: LightningAddressStore {
-    public func claimUsername(_ username: String, deviceID: String, now: Date) async throws -> UsernameClaim {
+    public func claimUsername(
+        _ username: String, deviceID: String, now: Date
+    ) async throws
+        -> UsernameClaim
+    {
         let nowValue = now.timeIntervalSince1970
         do {
             return try await transaction { connection, logger in
@@ -137,11 +146,13 @@ extension PostgresStore: LightningAddressStore {
                 ).collect().first?.decode(String.self)
                 if let owner, owner != deviceID { return .taken }
                 let previous = try await connection.query(
-                    "SELECT username FROM lightning_address WHERE device_id = \(deviceID) FOR UPDATE", logger: logger
+                    "SELECT username FROM lightning_address WHERE device_id = \(deviceID) FOR UPDATE",
+                    logger: logger
                 ).collect().first?.decode(String.self)
                 if previous == username { return .unchanged }
                 if previous != nil {
-                    try await connection.query("DELETE FROM lightning_address WHERE device_id = \(deviceID)", logger: logger)
+                    try await connection.query(
+                        "DELETE FROM lightning_address WHERE device_id = \(deviceID)", logger: logger)
                 }
                 // Another process may have claimed the name since the read above: then it is taken,
                 // and the rename above is rolled back.
@@ -170,16 +181,26 @@ extension PostgresStore: LightningAddressStore {
     }
 
     public func lightningAddress(username: String) async throws -> LightningAddress? {
-        try await rows(PostgresQuery(unsafeSQL: Self.addressSelect + " WHERE a.username = $1", binds: Self.binds(username)))
-            .first.flatMap(Self.address(from:))
+        try await rows(
+            PostgresQuery(
+                unsafeSQL: Self.addressSelect + " WHERE a.username = $1", binds: Self.binds(username))
+        )
+        .first.flatMap(Self.address(from:))
     }
 
     public func lightningAddress(deviceID: String) async throws -> LightningAddress? {
-        try await rows(PostgresQuery(unsafeSQL: Self.addressSelect + " WHERE a.device_id = $1", binds: Self.binds(deviceID)))
-            .first.flatMap(Self.address(from:))
+        try await rows(
+            PostgresQuery(
+                unsafeSQL: Self.addressSelect + " WHERE a.device_id = $1", binds: Self.binds(deviceID))
+        )
+        .first.flatMap(Self.address(from:))
     }
 
-    public func savePayInfo(_ info: StoredPayInfo, username: String, deviceID: String, now: Date) async throws {
+    public func savePayInfo(
+        _ info: StoredPayInfo, username: String, deviceID: String, now: Date
+    )
+        async throws
+    {
         let data = try JSONEncoder().encode(info)
         try await rows(
             """
@@ -198,7 +219,10 @@ extension PostgresStore: LightningAddressStore {
     static func address(from row: PostgresRow) throws -> LightningAddress? {
         guard let device = try device(from: row) else { return nil }
         let columns = row.makeRandomAccess()
-        let info = try columns[6].decode(Data?.self).flatMap { try? WireJSON.decode(StoredPayInfo.self, from: $0) }
-        return LightningAddress(username: try columns[5].decode(String.self), device: device, payInfo: info)
+        let info = try columns[6].decode(Data?.self).flatMap {
+            try? WireJSON.decode(StoredPayInfo.self, from: $0)
+        }
+        return LightningAddress(
+            username: try columns[5].decode(String.self), device: device, payInfo: info)
     }
 }

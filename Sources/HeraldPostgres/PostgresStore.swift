@@ -61,7 +61,8 @@ public final class PostgresStore: Sendable {
             // Loading the trust roots reads files: off the cooperative threads.
             let context = try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
-                    continuation.resume(with: Result { try NIOSSLContext(configuration: .makeClientConfiguration()) })
+                    continuation.resume(
+                        with: Result { try NIOSSLContext(configuration: .makeClientConfiguration()) })
                 }
             }
             configuration.tls = location.tls == .require ? .require(context) : .prefer(context)
