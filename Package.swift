@@ -197,6 +197,9 @@ let package = Package(
             name: "HostileTrafficTests",
             dependencies: [
                 "herald",
+                // `herald serve` on PostgreSQL: a throwaway server, and the store to read its rows.
+                "HeraldTestSupport", "HeraldPostgres", "HeraldStore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
