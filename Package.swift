@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Every wire format. Portable: Foundation, and swift-crypto for the sealed-payload envelope (HPKE).
@@ -89,6 +90,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The same store protocols on PostgreSQL, for several `herald serve` on one database.
+        .target(
+            name: "HeraldPostgres",
+            dependencies: [
+                "HeraldStore", "HeraldWire",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The Hummingbird application, the outbox dispatcher, metrics.
         .target(
             name: "HeraldServer",
@@ -124,8 +137,10 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldWire",
+                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldPostgres", "HeraldWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -179,7 +194,15 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
-        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore"], swiftSettings: testSwiftSettings),
+        // One suite over both back ends: SQLite, and PostgreSQL on a throwaway server.
+        .testTarget(
+            name: "HeraldStoreTests",
+            dependencies: [
+                "HeraldStore", "HeraldPostgres", "HeraldTestSupport", "HeraldWire",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
@@ -201,6 +224,9 @@ let package = Package(
             name: "HostileTrafficTests",
             dependencies: [
                 "herald",
+                // `herald serve` on PostgreSQL: a throwaway server, and the store to read its rows.
+                "HeraldTestSupport", "HeraldPostgres", "HeraldStore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

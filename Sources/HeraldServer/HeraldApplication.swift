@@ -3,6 +3,7 @@ import HeraldPush
 import HeraldStore
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// Everything `herald serve` runs: the HTTP server, the intake writer and the dispatcher.
 public struct HeraldServerConfiguration: Sendable {
@@ -34,10 +35,32 @@ public struct HeraldServerConfiguration: Sendable {
     }
 }
 
-/// Builds the NDS application. Dependencies come in; nothing is reached for globally.
+/// Builds the NDS application on the embedded SQLite store, with its WAL checkpointer.
 public func buildApplication(
     configuration: HeraldServerConfiguration,
     store: SQLiteStore,
+    providers: PushRouter,
+    metrics: HeraldMetrics = HeraldMetrics(),
+    now: @escaping @Sendable () -> Date = { Date() },
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let checkpointer = StoreCheckpointer(store: store, interval: .seconds(1), logger: logger.with(component: "store"))
+    return buildApplication(
+        configuration: configuration, store: store, storeServices: [checkpointer], providers: providers,
+        metrics: metrics, now: now, logger: logger, onServerRunning: onServerRunning
+    )
+}
+
+/// Builds the NDS application on any store. Dependencies come in; nothing is reached for globally.
+///
+/// - Parameter storeServices: What the store needs running while the application runs (a
+///   database client's connection pool, a WAL checkpointer). They start first and stop last,
+///   after the final writes.
+public func buildApplication(
+    configuration: HeraldServerConfiguration,
+    store: some HeraldStoreBackend,
+    storeServices: [any Service],
     providers: PushRouter,
     metrics: HeraldMetrics = HeraldMetrics(),
     now: @escaping @Sendable () -> Date = { Date() },
@@ -120,11 +143,9 @@ public func buildApplication(
     // Order matters for shutdown, which runs in reverse: the HTTP server stops first (and
     // finishes its requests), then intake commits what they submitted, then the dispatcher
     // finishes its sends. The relay stops next: requests still held need its polling. The
-    // checkpointer goes last, after the final writes.
-    let checkpointer = StoreCheckpointer(
-        store: store, interval: .seconds(1), logger: logger.with(component: "store")
-    )
-    app.addServices(checkpointer, relay, dispatcher, intake)
+    // store's own services go last, after the final writes.
+    app.addServices(storeServices)
+    app.addServices(relay, dispatcher, intake)
     return app
 }
 

@@ -41,7 +41,8 @@ public struct HeraldConfiguration: Sendable {
     public static let settings: [SettingDescription] = [
         .init("host", default: "127.0.0.1", "Address to listen on"),
         .init("port", default: "8080", "Port to listen on"),
-        .init("database", default: "./herald.sqlite", "The database: a SQLite file"),
+        .init("database", default: "./herald.sqlite", "The database: a SQLite file, or a postgres:// URL"),
+        .init("lease_seconds", default: "60", "Seconds a job stays leased to the instance sending it"),
         .init("public_url", default: "http://HOST:PORT", "Base URL others reach this server at; webhook URLs start with it"),
         .init("accept_raw_tokens", default: "true", "Accept raw push tokens on the webhook, not only registered aliases"),
         .init("job_ttl", default: "3600", "Seconds a push is worth delivering; later it is dead-lettered"),
@@ -172,6 +173,8 @@ public struct HeraldConfiguration: Sendable {
         }
         var dispatcher = DispatcherConfiguration()
         if let sends = try int("HERALD_MAX_CONCURRENT_SENDS") { dispatcher.maxConcurrentSends = sends }
+        // Intake leases the jobs it hands straight to the dispatcher for as long.
+        dispatcher.lease = .seconds(try int("HERALD_LEASE_SECONDS") ?? 60)
         dispatcher.maxJobsInMemory = try int("HERALD_MAX_JOBS_IN_MEMORY")
         var intake = IntakeConfiguration()
         if let maxPending = try int("HERALD_MAX_PENDING_WEBHOOKS") { intake.maxPending = maxPending }
@@ -198,13 +201,20 @@ public struct HeraldConfiguration: Sendable {
         )
     }
 
+    /// A database URL with any password replaced: summaries and logs never carry it.
+    static func redactingPassword(_ database: String) -> String {
+        guard var components = URLComponents(string: database), components.password != nil else { return database }
+        components.password = "…"
+        return components.string ?? "(a database URL)"
+    }
+
     /// A summary for `herald config check` and the start-up log: no secret in it (key files
     /// are named, never read out).
     public var summary: [(String, String)] {
         var lines: [(String, String)] = [
             ("listen", "\(server.host):\(server.port)"),
             ("public url", server.settings.publicURL),
-            ("database", database),
+            ("database", Self.redactingPassword(database)),
             ("ios", providers.apns.map { "APNs, topic \($0.topic), key \($0.keyID), \($0.environment)" } ?? (providers.isLocal ? "local development provider" : "none")),
             ("android", providers.fcm.map { "FCM, project \($0.serviceAccount.projectID)" } ?? (providers.isLocal ? "local development provider" : "none")),
         ]

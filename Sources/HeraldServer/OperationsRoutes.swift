@@ -5,7 +5,7 @@ import NIOCore
 
 /// `GET /health` and `GET /metrics` (Prometheus text format).
 struct OperationsRoutes: Sendable {
-    let store: SQLiteStore
+    let store: any HeraldStoreBackend
     let providers: PushRouter
     let metrics: HeraldMetrics
 

@@ -72,6 +72,31 @@ public struct CreatedAPIKey: Sendable, Hashable {
     public var key: APIKey
     /// `hk_` and 256 random bits in base64url: recognisable in a leak scan, unguessable.
     public var secret: String
+
+    /// What every API key starts with, so a leaked one is recognisable in logs and scans.
+    public static let secretPrefix = "hk_"
+
+    /// A fresh key: an id, and a secret of 32 random bytes (256 bits, so a hash lookup needs no slow KDF).
+    public static func make(name: String, scopes: Set<APIScope>, now: Date) -> CreatedAPIKey {
+        CreatedAPIKey(
+            key: APIKey(id: "key_" + Secrets.random(bytes: 9), name: name, scopes: scopes, createdAt: now, revokedAt: nil),
+            secret: secretPrefix + Secrets.random(bytes: 32)
+        )
+    }
+
+    /// Whether a presented secret could be a key at all, before any lookup.
+    public static func isPlausible(secret: String) -> Bool {
+        secret.hasPrefix(secretPrefix) && secret.utf8.count <= 256
+    }
+}
+
+extension Set where Element == APIScope {
+    /// As stored: sorted names, comma-separated.
+    public var storedForm: String { map(\.rawValue).sorted().joined(separator: ",") }
+
+    public init(storedForm text: String) {
+        self.init(text.split(separator: ",").map { APIScope(rawValue: String($0)) })
+    }
 }
 
 /// A session as the backend writes it.
@@ -141,6 +166,11 @@ public struct SessionList: Sendable, Hashable {
     public var sessions: [BackendSession]
     /// Dead tokens removed from this user's sessions so far.
     public var droppedDeadTokens: Int
+
+    public init(sessions: [BackendSession], droppedDeadTokens: Int) {
+        self.sessions = sessions
+        self.droppedDeadTokens = droppedDeadTokens
+    }
 }
 
 /// Where one event goes.
@@ -149,4 +179,9 @@ public struct PushTargets: Sendable, Hashable {
     public var sessions: [BackendSession]
     /// Sessions whose dead token was removed by this call.
     public var droppedDead: Int
+
+    public init(sessions: [BackendSession], droppedDead: Int) {
+        self.sessions = sessions
+        self.droppedDead = droppedDead
+    }
 }

@@ -119,6 +119,14 @@ public struct JobStatus: Sendable, Hashable {
     public var attempts: Int
     public var lastError: String?
     public var nextAttemptAt: Date
+
+    public init(id: String, state: State, attempts: Int, lastError: String?, nextAttemptAt: Date) {
+        self.id = id
+        self.state = state
+        self.attempts = attempts
+        self.lastError = lastError
+        self.nextAttemptAt = nextAttemptAt
+    }
 }
 
 /// How many jobs are in each state.

@@ -48,6 +48,12 @@ public struct ReplyCounts: Sendable, Hashable {
     public var answered: Int
     public var expired: Int
     public var total: Int { pending + answered + expired }
+
+    public init(pending: Int, answered: Int, expired: Int) {
+        self.pending = pending
+        self.answered = answered
+        self.expired = expired
+    }
 }
 
 /// LUD-16 usernames claimed by registered devices.
@@ -76,6 +82,12 @@ public struct LightningAddress: Sendable, Hashable {
     public var username: String
     public var device: Device
     public var payInfo: StoredPayInfo?
+
+    public init(username: String, device: Device, payInfo: StoredPayInfo?) {
+        self.username = username
+        self.device = device
+        self.payInfo = payInfo
+    }
 }
 
 /// The parts of a device's LNURL-pay info the service checks and forwards.

@@ -3,7 +3,7 @@ import GRDB
 
 extension SQLiteStore: APIKeyStore {
     /// What every API key starts with, so a leaked one is recognisable in logs and scans.
-    public static let apiKeyPrefix = "hk_"
+    public static let apiKeyPrefix = CreatedAPIKey.secretPrefix
 
     public func createAPIKey(name: String, scopes: Set<APIScope>, now: Date) async throws -> CreatedAPIKey {
         let key = APIKey(

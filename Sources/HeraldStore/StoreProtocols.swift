@@ -17,7 +17,12 @@ public protocol OutboxStore: Sendable {
     /// Gives jobs back without counting an attempt (shutdown).
     func release(jobIDs: [String]) async throws
     /// Frees every lease: a single-process store calls it at start-up, when no other process can hold one.
+    /// A store shared by several processes refuses it.
     func releaseAllLeases() async throws
+    /// Whether one process alone writes this store, so leases found at its start are its own from
+    /// before a crash and may be freed at once (SQLite). False where several processes share the
+    /// database (PostgreSQL): another's leases run out on their own.
+    var isSingleProcess: Bool { get }
     func status(jobID: String) async throws -> JobStatus?
     /// Jobs by state. Counts every row: for tests and tools, not for a periodic metric.
     func counts() async throws -> QueueCounts
@@ -69,6 +74,11 @@ public struct WebhookTokenResolution: Sendable, Hashable {
     public var device: Device?
     /// The push service reported the resolved token as gone.
     public var isDead: Bool
+
+    public init(device: Device?, isDead: Bool) {
+        self.device = device
+        self.isDead = isDead
+    }
 }
 
 /// Pushes the local development provider recorded, for the device they were addressed to.
@@ -84,12 +94,25 @@ public struct Device: Sendable, Hashable {
     public var alias: String
     /// The key every push to this device is sealed to; nil for clear pushes.
     public var sealKey: SealPublicKey? = nil
+
+    public init(id: String, platform: Platform, token: String, alias: String, sealKey: SealPublicKey? = nil) {
+        self.id = id
+        self.platform = platform
+        self.token = token
+        self.alias = alias
+        self.sealKey = sealKey
+    }
 }
 
 /// A new device: the secret is returned once and only its hash is kept.
 public struct DeviceRegistration: Sendable, Hashable {
     public var device: Device
     public var secret: String
+
+    public init(device: Device, secret: String) {
+        self.device = device
+        self.secret = secret
+    }
 }
 
 public struct LocalPush: Sendable, Hashable {
@@ -97,4 +120,11 @@ public struct LocalPush: Sendable, Hashable {
     public var platform: Platform
     public var payload: Data
     public var createdAt: Date
+
+    public init(seq: Int64, platform: Platform, payload: Data, createdAt: Date) {
+        self.seq = seq
+        self.platform = platform
+        self.payload = payload
+        self.createdAt = createdAt
+    }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldStore
+import Logging
 
 /// `herald keys`: the API keys wallet backends call the sessions and events endpoints with.
 struct Keys: AsyncParsableCommand {
@@ -11,12 +12,21 @@ struct Keys: AsyncParsableCommand {
 
     /// The database every `keys` subcommand opens: the one `herald serve` uses.
     struct DatabaseOptions: ParsableArguments {
-        @Option(help: "SQLite database file [HERALD_DATABASE, default ./herald.sqlite].")
+        @Option(help: "SQLite file or postgres:// URL [HERALD_DATABASE, default ./herald.sqlite].")
         var database: String?
 
-        func open() async throws -> SQLiteStore {
-            let path = database ?? ProcessInfo.processInfo.environment["HERALD_DATABASE"] ?? "./herald.sqlite"
-            return try await SQLiteStore.open(path: path)
+        /// Runs `body` on the store; a PostgreSQL store's connection pool runs meanwhile.
+        func withStore<Result: Sendable>(
+            _ body: @Sendable (any APIKeyStore) async throws -> Result
+        ) async throws -> Result {
+            let choice = try DatabaseChoice.from(flag: database, environment: ProcessInfo.processInfo.environment)
+            let opened = try await choice.open(logger: Logger(label: "herald.keys"))
+            guard let client = opened.postgresClient else { return try await body(opened.store) }
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await client.run() }
+                defer { group.cancelAll() }
+                return try await body(opened.store)
+            }
         }
     }
 
@@ -43,7 +53,7 @@ struct Keys: AsyncParsableCommand {
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ValidationError("--name must not be empty")
             }
-            let created = try await options.open().createAPIKey(name: name, scopes: parsed, now: Date())
+            let created = try await options.withStore { [name] in try await $0.createAPIKey(name: name, scopes: parsed, now: Date()) }
             print(created.secret)
             FileHandle.standardError.write(
                 Data(
@@ -60,7 +70,7 @@ struct Keys: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            for key in try await options.open().apiKeys() {
+            for key in try await options.withStore({ try await $0.apiKeys() }) {
                 let state = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
                 print("\(key.id)\t\(key.name)\t\(Keys.describe(key.scopes))\tcreated \(key.createdAt.formatted(.iso8601))\t\(state)")
             }
@@ -76,7 +86,7 @@ struct Keys: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            guard try await options.open().revokeAPIKey(id: id, now: Date()) else {
+            guard try await options.withStore({ [id] in try await $0.revokeAPIKey(id: id, now: Date()) }) else {
                 FileHandle.standardError.write(Data("no key with id \(id) (see `herald keys list`)\n".utf8))
                 throw ExitCode.failure
             }

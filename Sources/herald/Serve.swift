@@ -5,6 +5,7 @@ import HeraldServer
 import HeraldStore
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// `herald serve`: runs the Notification Delivery Service.
 struct Serve: AsyncParsableCommand {
@@ -25,8 +26,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on [HERALD_PORT, default 8080].")
     var port: Int?
 
-    @Option(help: "SQLite database file [HERALD_DATABASE, default ./herald.sqlite].")
+    @Option(
+        help: "SQLite file, or postgres://user:password@host:port/database for several instances on one database [HERALD_DATABASE, default ./herald.sqlite]."
+    )
     var database: String?
+
+    @Option(help: "Seconds a job is leased to the instance sending it; a crashed instance's jobs are sent by others after it [HERALD_LEASE_SECONDS, default 60].")
+    var leaseSeconds: Int?
 
     @Option(help: "Base URL others reach this server at [HERALD_PUBLIC_URL, default http://HOST:PORT].")
     var publicURL: String?
@@ -84,6 +90,7 @@ struct Serve: AsyncParsableCommand {
             ("target_pushes_per_minute", targetPushesPerMinute.map(String.init)),
             ("target_push_burst", targetPushBurst.map(String.init)), ("max_held_replies", maxHeldReplies.map(String.init)),
             ("max_jobs_in_memory", maxJobsInMemory.map(String.init)), ("log_level", logLevel),
+            ("lease_seconds", leaseSeconds.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { key, value in value.map { (key, $0) } })
     }
@@ -99,14 +106,24 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "herald")
         logger.logLevel = settings.logLevel
         let providerSettings = settings.providers
-        let processLock: DatabaseProcessLock
+        let database: DatabaseChoice
         do {
-            processLock = try DatabaseProcessLock.acquire(forDatabaseAt: settings.database)
+            database = try DatabaseChoice(settings.database)
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError("\(error)")
+        }
+        // SQLite assumes one process per file (it frees every lease at start); PostgreSQL is shared.
+        var processLock: DatabaseProcessLock?
+        if case .sqlite(let path) = database {
+            do {
+                processLock = try DatabaseProcessLock.acquire(forDatabaseAt: path)
+            } catch {
+                throw ValidationError(error.description)
+            }
         }
         defer { withExtendedLifetime(processLock) {} }
-        let store = try await SQLiteStore.open(path: settings.database)
+        let opened = try await database.open(logger: logger.with(component: "store"))
+        let store = opened.store
         let httpClient = try providerSettings.makeHTTPClient(logger: logger)
         do {
             let providers = try providerSettings.makeRouter(
@@ -121,23 +138,56 @@ struct Serve: AsyncParsableCommand {
             logger.info(
                 "starting herald",
                 metadata: [
-                    "database": "\(store.path)",
+                    "database": "\(store.location)",
                     "ios": "\(providers.providerName(for: .ios))",
                     "android": "\(providers.providerName(for: .android))",
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
                 ]
             )
-            let app = buildApplication(
-                configuration: settings.server,
-                store: store,
-                providers: providers,
-                logger: logger
+            try await Self.serve(
+                store: store, postgresClient: opened.postgresClient, configuration: settings.server,
+                providers: providers, logger: logger
             )
-            try await app.runService()
         } catch {
             await httpClient.shutdown()
             throw error
         }
         await httpClient.shutdown()
+    }
+}
+
+extension Serve {
+    /// Runs the application on the store: SQLite with its WAL checkpointer; PostgreSQL with its
+    /// connection pool, which starts before and stops after every service that uses it.
+    static func serve(
+        store: any HeraldStoreBackend, postgresClient: (any Service)?, configuration: HeraldServerConfiguration,
+        providers: PushRouter, logger: Logger
+    ) async throws {
+        if let sqlite = store as? SQLiteStore {
+            try await buildApplication(configuration: configuration, store: sqlite, providers: providers, logger: logger)
+                .runService()
+        } else {
+            try await runShared(
+                store: store, storeServices: postgresClient.map { [$0] } ?? [], configuration: configuration,
+                providers: providers, logger: logger
+            )
+        }
+    }
+
+    private static func runShared(
+        store: some HeraldStoreBackend, storeServices: [any Service], configuration: HeraldServerConfiguration,
+        providers: PushRouter, logger: Logger
+    ) async throws {
+        try await buildApplication(
+            configuration: configuration, store: store, storeServices: storeServices, providers: providers, logger: logger
+        ).runService()
+    }
+}
+
+extension Logger {
+    func with(component: String) -> Logger {
+        var logger = self
+        logger[metadataKey: "component"] = "\(component)"
+        return logger
     }
 }

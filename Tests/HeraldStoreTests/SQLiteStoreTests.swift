@@ -4,7 +4,8 @@ import HeraldWire
 import Synchronization
 import Testing
 
-/// The store against a real SQLite file in a temporary folder.
+/// What only the SQLite store does: its file, its WAL. Everything else runs on both back ends
+/// (``OutboxStoreTests``, ``BackendStoreTests``).
 @Suite("SQLite store")
 struct SQLiteStoreTests {
     let folder: URL
@@ -12,7 +13,8 @@ struct SQLiteStoreTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-store-\(UUID().uuidString)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "herald-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         store = try SQLiteStore(path: folder.appendingPathComponent("herald.sqlite").path)
     }
@@ -28,149 +30,15 @@ struct SQLiteStoreTests {
         )
     }
 
-    @Test("an idempotency key returns the first job and stores one row")
-    func idempotency() async throws {
-        let first = job(key: "k1")
-        let results = try await store.enqueue([first, job(key: "k1")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-        #expect(results == [EnqueueResult(id: first.id, duplicate: false), EnqueueResult(id: first.id, duplicate: true)])
-        let again = try await store.enqueue([job(key: "k1")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-        #expect(again == [EnqueueResult(id: first.id, duplicate: true)])
-        #expect(try await store.counts().pending == 1)
-    }
-
-    @Test("a leased job is not claimed until its lease ends or leases are released")
-    func leases() async throws {
-        let new = job()
-        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(60))
-        #expect(try await store.claimDue(now: t0.addingTimeInterval(1), leaseUntil: t0.addingTimeInterval(61), limit: 10).isEmpty)
-        let late = try await store.claimDue(now: t0.addingTimeInterval(61), leaseUntil: t0.addingTimeInterval(121), limit: 10)
-        #expect(late.map(\.id) == [new.id])
-        try await store.releaseAllLeases()
-        let again = try await store.claimDue(now: t0.addingTimeInterval(62), leaseUntil: t0.addingTimeInterval(122), limit: 10)
-        #expect(again.map(\.id) == [new.id])
-    }
-
-    @Test("jobs past the leased count are committed unleased, claimable at once, and the next due time skips leased ones")
-    func partlyLeased() async throws {
-        let (a, b, c) = (job(), job(), job())
-        _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 1)
-        #expect(try await store.nextDueAt(now: t0) == t0)
-        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
-        #expect(Set(claimed.map(\.id)) == [b.id, c.id])
-        #expect(try await store.nextDueAt(now: t0) == nil)  // every pending job is leased
-        try await store.complete(
-            [JobCompletion(job: claimed[0], resolution: .retry(at: t0.addingTimeInterval(30), error: "503"))], now: t0
-        )
-        #expect(try await store.nextDueAt(now: t0) == t0.addingTimeInterval(30))
-        // Once a lease has run out its job is due again, at its own due time.
-        #expect(try await store.nextDueAt(now: t0.addingTimeInterval(61)) == t0)
-    }
-
-    @Test("a retry is claimed again only when it is due, with the attempt counted")
-    func retry() async throws {
-        let new = job()
-        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
-        try await store.complete(
-            [JobCompletion(job: try #require(claimed.first), resolution: .retry(at: t0.addingTimeInterval(30), error: "retry 503"))],
-            now: t0
-        )
-        #expect(try await store.claimDue(now: t0.addingTimeInterval(29), leaseUntil: t0.addingTimeInterval(90), limit: 10).isEmpty)
-        let due = try await store.claimDue(now: t0.addingTimeInterval(30), leaseUntil: t0.addingTimeInterval(90), limit: 10)
-        #expect(due.first?.attempts == 1)
-        let status = try await store.status(jobID: new.id)
-        #expect(status?.lastError == "retry 503")
-    }
-
-    @Test("a dead token dead-letters its other pending jobs and is remembered")
-    func deadToken() async throws {
-        let a = job("dead-token"), b = job("dead-token"), c = job("live-token")
-        _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 1)
-        try await store.complete([JobCompletion(job: try #require(claimed.first), resolution: .tokenDead(reason: "Unregistered"))], now: t0)
-        #expect(try await store.isDead(platform: .ios, token: "dead-token"))
-        #expect(try await store.isDead(platform: .ios, token: "live-token") == false)
-        #expect(try await store.isDead(platform: .android, token: "dead-token") == false)
-        #expect(try await store.status(jobID: b.id)?.state == .dead)
-        #expect(try await store.status(jobID: c.id)?.state == .pending)
-    }
-
-    @Test("devices: the secret opens the device, the alias finds it, rotation moves the token")
-    func devices() async throws {
-        let registration = try await store.registerDevice(platform: .android, token: "fcm-1", now: t0)
-        #expect(registration.device.alias.count >= 22)  // ≥ 128 bits of base64url
-        #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-1")
-        #expect(try await store.device(id: registration.device.id, secret: "wrong") == nil)
-        #expect(try await store.device(id: registration.device.id, secret: registration.secret) != nil)
-        try await store.updateToken(deviceID: registration.device.id, platform: .android, token: "fcm-2", now: t0)
-        #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-2")
-        try await store.deleteDevice(id: registration.device.id)
-        #expect(try await store.device(alias: registration.device.alias) == nil)
-    }
-
-    @Test("webhook token lookups follow every change to devices and dead tokens, though they are cached")
-    func tokenResolutionFollowsWrites() async throws {
-        let registration = try await store.registerDevice(platform: .ios, token: "apns-1", now: t0)
-        let alias = registration.device.alias
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-1")
-        try await store.updateToken(deviceID: registration.device.id, platform: .ios, token: "apns-2", now: t0)
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-2")
-
-        // The dispatcher learns the token is gone.
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).isDead == false)
-        let pending = job("apns-2")
-        _ = try await store.enqueue([pending], now: t0, leaseUntil: t0.addingTimeInterval(60))
-        try await store.complete(
-            [JobCompletion(job: OutboxJob(pending, createdAt: t0), resolution: .tokenDead(reason: "Unregistered"))],
-            now: t0
-        )
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).isDead)
-
-        // A raw token (Breez style), then marked dead directly.
-        let raw = try await store.resolveWebhookToken("raw-1", rawPlatform: .android)
-        #expect(raw.device == nil && !raw.isDead)
-        try await store.markDead(platform: .android, token: "raw-1", reason: "UNREGISTERED", now: t0)
-        #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: .android).isDead)
-        #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: .ios).isDead == false)
-
-        try await store.deleteDevice(id: registration.device.id)
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device == nil)
-        let again = try await store.registerDevice(platform: .android, token: "fcm-9", now: t0)
-        #expect(try await store.resolveWebhookToken(again.device.alias, rawPlatform: nil).device?.token == "fcm-9")
-    }
-
     @Test("jobs survive reopening the file")
     func reopen() async throws {
         let new = job()
         _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(600))
         let reopened = try SQLiteStore(path: store.path)
         try await reopened.releaseAllLeases()
-        let claimed = try await reopened.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+        let claimed = try await reopened.claimDue(
+            now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
         #expect(claimed.map(\.id) == [new.id])
-    }
-
-    @Test("finished jobs are purged after their retention")
-    func purge() async throws {
-        let new = job()
-        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-        let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
-        try await store.complete([JobCompletion(job: try #require(claimed.first), resolution: .delivered)], now: t0)
-        #expect(try await store.purgeFinished(deliveredBefore: t0, deadBefore: t0) == 0)
-        #expect(try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0) == 1)
-    }
-
-    @Test("finished jobs are purged in slices through the index; pending ones stay and are counted")
-    func purgeSlices() async throws {
-        let finished = (0..<2_500).map { _ in job() }
-        let pending = (0..<3).map { _ in job() }
-        _ = try await store.enqueue(finished + pending, now: t0, leaseUntil: t0.addingTimeInterval(60))
-        try await store.complete(
-            finished.map { JobCompletion(job: OutboxJob($0, createdAt: t0), resolution: .delivered) },
-            now: t0
-        )
-        #expect(try await store.pendingCount() == 3)
-        #expect(try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0) == 2_500)
-        #expect(try await store.counts() == QueueCounts(pending: 3, delivered: 0, dead: 0))
     }
 
     @Test("commits never checkpoint the WAL; checkpoint() does, and the WAL then starts over")
@@ -220,14 +88,18 @@ struct SQLiteStoreTests {
             while commits.withLock({ $0 }) < round * 60 { try await Task.sleep(for: .milliseconds(1)) }
             allowance.withLock { $0 = (round + 2) * 60 }
             let result = try await busy.checkpoint()
-            if result.busy { busyRounds += 1; continue }
+            if result.busy {
+                busyRounds += 1
+                continue
+            }
             if result.walPages < previous { restarts += 1 }
             previous = result.walPages
             if restarts >= 5 { break }
         }
         stop.withLock { $0 = true }
         try await writer.value
-        let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+        let walBytes = try #require(
+            try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
         #expect(restarts >= 5, "\(restarts) restarts, \(busyRounds) busy rounds")
         #expect(walBytes < 2_000 * 4_096, "the WAL file grew to \(walBytes / 4_096) pages")
     }

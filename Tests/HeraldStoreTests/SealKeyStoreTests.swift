@@ -3,53 +3,58 @@ import HeraldStore
 import HeraldWire
 import Testing
 
-/// Seal keys (migration `v4-seal-keys`) on devices and backend sessions, against a real SQLite file.
+/// Seal keys on devices and backend sessions, on every back end.
 @Suite("Seal keys in the store")
 struct SealKeyStoreTests {
-    let store: SQLiteStore
-    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
     let keyA = try! SealPublicKey(base64: Data(repeating: 0x0a, count: 32).base64EncodedString())
     let keyB = try! SealPublicKey(base64: Data(repeating: 0x0b, count: 32).base64EncodedString())
 
-    init() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-seal-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        store = try SQLiteStore(path: folder.appendingPathComponent("herald.sqlite").path)
+    @Test(
+        "a device's seal key comes with every read, and the webhook lookup follows a change",
+        arguments: Backend.allCases)
+    func deviceSealKey(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let registration = try await store.registerDevice(
+                platform: .ios, token: "apns-1", sealKey: keyA, now: t0)
+            let alias = registration.device.alias
+            #expect(registration.device.sealKey == keyA)
+            #expect(try await store.device(alias: alias)?.sealKey == keyA)
+            #expect(
+                try await store.device(id: registration.device.id, secret: registration.secret)?.sealKey
+                    == keyA)
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyA)
+
+            try await store.updateSealKey(deviceID: registration.device.id, sealKey: keyB, now: t0)
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
+            try await store.updateToken(
+                deviceID: registration.device.id, platform: .ios, token: "apns-2", now: t0)
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
+            try await store.updateSealKey(deviceID: registration.device.id, sealKey: nil, now: t0)
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == nil)
+
+            let plain = try await store.registerDevice(platform: .android, token: "fcm-1", now: t0)
+            #expect(try await store.device(alias: plain.device.alias)?.sealKey == nil)
+        }
     }
 
-    @Test("a device's seal key comes with every read, and the cached webhook lookup follows a change")
-    func deviceSealKey() async throws {
-        let registration = try await store.registerDevice(platform: .ios, token: "apns-1", sealKey: keyA, now: t0)
-        let alias = registration.device.alias
-        #expect(registration.device.sealKey == keyA)
-        #expect(try await store.device(alias: alias)?.sealKey == keyA)
-        #expect(try await store.device(id: registration.device.id, secret: registration.secret)?.sealKey == keyA)
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyA)
+    @Test(
+        "a session's seal key is written with it, replaced by the next write and given to the fan-out",
+        arguments: Backend.allCases)
+    func sessionSealKey(_ backend: Backend) async throws {
+        try await withStore(backend) { (store: any HeraldStoreBackend) async throws in
+            let write = SessionWrite(
+                userID: "u", sessionID: "s", platform: .ios, allowNotifications: true, pushToken: "t",
+                sealKey: keyA
+            )
+            #expect(try await store.putSession(write, now: t0))
+            #expect(try await store.session(userID: "u", sessionID: "s")?.sealKey == keyA)
+            #expect(try await store.pushTargets(userID: "u", now: t0).sessions.map(\.sealKey) == [keyA])
 
-        try await store.updateSealKey(deviceID: registration.device.id, sealKey: keyB, now: t0)
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
-        try await store.updateToken(deviceID: registration.device.id, platform: .ios, token: "apns-2", now: t0)
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
-        try await store.updateSealKey(deviceID: registration.device.id, sealKey: nil, now: t0)
-        #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == nil)
-
-        let plain = try await store.registerDevice(platform: .android, token: "fcm-1", now: t0)
-        #expect(try await store.device(alias: plain.device.alias)?.sealKey == nil)
-    }
-
-    @Test("a session's seal key is written with it, replaced by the next write and given to the fan-out")
-    func sessionSealKey() async throws {
-        let write = SessionWrite(
-            userID: "u", sessionID: "s", platform: .ios, allowNotifications: true, pushToken: "t", sealKey: keyA
-        )
-        #expect(try await store.putSession(write, now: t0))
-        #expect(try await store.session(userID: "u", sessionID: "s")?.sealKey == keyA)
-        #expect(try await store.pushTargets(userID: "u", now: t0).sessions.map(\.sealKey) == [keyA])
-
-        var cleared = write
-        cleared.sealKey = nil
-        #expect(try await store.putSession(cleared, now: t0) == false)
-        #expect(try await store.session(userID: "u", sessionID: "s")?.sealKey == nil)
-        #expect(try await store.sessions(userID: "u").sessions.map(\.sealKey) == [nil])
+            var cleared = write
+            cleared.sealKey = nil
+            #expect(try await store.putSession(cleared, now: t0) == false)
+            #expect(try await store.session(userID: "u", sessionID: "s")?.sealKey == nil)
+            #expect(try await store.sessions(userID: "u").sessions.map(\.sealKey) == [nil])
+        }
     }
 }

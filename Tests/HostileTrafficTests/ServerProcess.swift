@@ -10,10 +10,10 @@ import Glibc
 /// must be real.
 final class ServerProcess: @unchecked Sendable {
     let folder: URL
-    /// Where the SQLite file lives: `folder` unless another server's is shared on purpose.
-    let databaseFolder: URL
     let port: Int
     let extraArguments: [String]
+    /// The database `--database` names: the SQLite file in ``folder`` unless given.
+    let database: String
     private(set) var process: Process
     private let log: FileHandle
 
@@ -34,13 +34,13 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts the server and waits until `/health` answers.
-    init(arguments: [String] = [], folder: URL? = nil, databaseFolder: URL? = nil) async throws {
+    init(arguments: [String] = [], folder: URL? = nil, database: String? = nil) async throws {
         let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("herald-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.folder = folder
-        self.databaseFolder = databaseFolder ?? folder
         self.port = try Self.freePort()
         self.extraArguments = arguments
+        self.database = database ?? folder.appendingPathComponent("herald.sqlite").path
         _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("server.log").path, contents: nil)
         log = try FileHandle(forWritingTo: folder.appendingPathComponent("server.log"))
         process = Process()
@@ -48,8 +48,8 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// A server that answered `/health`; the test fails with the server's log otherwise.
-    static func running(arguments: [String] = []) async throws -> ServerProcess {
-        let server = try await ServerProcess(arguments: arguments)
+    static func running(arguments: [String] = [], database: String? = nil) async throws -> ServerProcess {
+        let server = try await ServerProcess(arguments: arguments, database: database)
         guard await server.waitUntilHealthy() else { throw HostileFailure("herald serve did not start:\n\(server.logTail())") }
         return server
     }
@@ -60,7 +60,7 @@ final class ServerProcess: @unchecked Sendable {
         process.arguments =
             [
                 "serve", "--host", "127.0.0.1", "--port", "\(port)",
-                "--database", databaseFolder.appendingPathComponent("herald.sqlite").path, "--log-level", "warning",
+                "--database", database, "--log-level", "warning",
                 // These attacks push one or two phones far past the per-target limit on purpose:
                 // lift it, so they exercise the pipeline rather than the 429 path.
                 "--target-pushes-per-minute", "100000000", "--target-push-burst", "100000000",
@@ -81,6 +81,12 @@ final class ServerProcess: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(50))
         }
         return false
+    }
+
+    /// `kill -9`, and waits for the process to be gone.
+    func crash() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// `kill -9`, then a new process on the same database and port.

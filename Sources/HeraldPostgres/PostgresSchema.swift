@@ -1,0 +1,212 @@
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL schema: the SQLite store's tables with PostgreSQL types. Times are `double
+/// precision` seconds since 1970, as in SQLite: every moment comes from the server's injected
+/// clock, never the database's, so both back ends compare the same numbers. Payloads are
+/// `bytea`; states are text with a CHECK.
+///
+/// Migrations are append-only, numbered, and applied in order inside an advisory lock, so
+/// instances starting together migrate once.
+enum PostgresSchema {
+    struct Migration {
+        var version: Int
+        var name: String
+        /// One statement each: the extended query protocol takes a single statement per query.
+        var statements: [String]
+    }
+
+    /// The advisory lock key (a constant of our own: "herald" in ASCII, 0x686572616c64).
+    static let migrationLock = 0x6865_7261_6c64
+
+    static let migrations: [Migration] = [
+        Migration(
+            version: 1,
+            name: "outbox-devices",
+            statements: [
+                """
+                CREATE TABLE job (
+                    id text PRIMARY KEY,
+                    platform text NOT NULL,
+                    token text NOT NULL,
+                    notification_type text NOT NULL,
+                    payload bytea NOT NULL,
+                    idempotency_key text UNIQUE,
+                    state text NOT NULL CHECK (state IN ('pending', 'delivered', 'dead')),
+                    attempts integer NOT NULL DEFAULT 0,
+                    next_attempt_at double precision NOT NULL,
+                    lease_until double precision,
+                    created_at double precision NOT NULL,
+                    expires_at double precision NOT NULL,
+                    finished_at double precision,
+                    last_error text
+                )
+                """,
+                "CREATE INDEX job_due ON job (next_attempt_at) WHERE state = 'pending'",
+                "CREATE INDEX job_token ON job (platform, token) WHERE state = 'pending'",
+                "CREATE INDEX job_finished ON job (state, finished_at) WHERE state <> 'pending'",
+                """
+                CREATE TABLE dead_token (
+                    platform text NOT NULL,
+                    token text NOT NULL,
+                    reason text NOT NULL,
+                    marked_at double precision NOT NULL,
+                    PRIMARY KEY (platform, token)
+                )
+                """,
+                """
+                CREATE TABLE device (
+                    id text PRIMARY KEY,
+                    platform text NOT NULL,
+                    token text NOT NULL,
+                    alias text NOT NULL UNIQUE,
+                    secret_hash bytea NOT NULL,
+                    seal_key text,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL
+                )
+                """,
+                "CREATE INDEX device_token ON device (platform, token)",
+                """
+                CREATE TABLE local_push (
+                    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    platform text NOT NULL,
+                    token text NOT NULL,
+                    payload bytea NOT NULL,
+                    created_at double precision NOT NULL
+                )
+                """,
+                "CREATE INDEX local_push_token ON local_push (platform, token, seq)",
+            ]
+        ),
+        Migration(
+            version: 2,
+            name: "backend",
+            statements: [
+                """
+                CREATE TABLE api_key (
+                    id text PRIMARY KEY,
+                    name text NOT NULL,
+                    secret_hash bytea NOT NULL UNIQUE,
+                    scopes text NOT NULL,
+                    created_at double precision NOT NULL,
+                    revoked_at double precision
+                )
+                """,
+                """
+                CREATE TABLE backend_session (
+                    user_id text NOT NULL,
+                    session_id text NOT NULL,
+                    platform text NOT NULL,
+                    allow_notifications boolean NOT NULL,
+                    push_token text,
+                    token_dropped_at double precision,
+                    seal_key text,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    PRIMARY KEY (user_id, session_id)
+                )
+                """,
+                """
+                CREATE TABLE backend_user (
+                    user_id text PRIMARY KEY,
+                    dropped_dead_tokens integer NOT NULL DEFAULT 0,
+                    welcome_sent_at double precision
+                )
+                """,
+            ]
+        ),
+        Migration(
+            version: 3,
+            name: "replies",
+            statements: [
+                """
+                CREATE TABLE pending_reply (
+                    id text PRIMARY KEY,
+                    kind text NOT NULL,
+                    state text NOT NULL CHECK (state IN ('pending', 'answered', 'expired')),
+                    body bytea,
+                    cache_max_age integer,
+                    created_at double precision NOT NULL,
+                    expires_at double precision NOT NULL,
+                    answered_at double precision
+                )
+                """,
+                "CREATE INDEX pending_reply_expires ON pending_reply (expires_at)",
+                """
+                CREATE TABLE reply_cache (
+                    key text PRIMARY KEY,
+                    body bytea NOT NULL,
+                    max_age integer NOT NULL,
+                    expires_at double precision NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE lightning_address (
+                    username text PRIMARY KEY,
+                    device_id text NOT NULL UNIQUE REFERENCES device (id) ON DELETE CASCADE,
+                    pay_info bytea,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL
+                )
+                """,
+            ]
+        ),
+    ]
+
+    /// Applies the migrations not yet applied, holding the advisory lock on this connection.
+    /// Returns the versions applied now.
+    static func migrate(on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
+        do {
+            let applied = try await migrateLocked(on: connection, logger: logger)
+            try await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+            return applied
+        } catch {
+            // Closing the connection frees the lock in any case.
+            _ = try? await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+            throw error
+        }
+    }
+
+    private static func migrateLocked(
+        on connection: PostgresConnection, logger: Logger
+    ) async throws
+        -> [Int]
+    {
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version integer PRIMARY KEY,
+                name text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            logger: logger
+        )
+        var done: Set<Int> = []
+        for try await version in try await connection.query(
+            "SELECT version FROM schema_migrations", logger: logger
+        )
+        .decode(Int.self) {
+            done.insert(version)
+        }
+        var applied: [Int] = []
+        for migration in migrations where !done.contains(migration.version) {
+            try await connection.withTransaction(logger: logger) { connection in
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+                    logger: logger
+                )
+            }
+            logger.info(
+                "applied migration",
+                metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            applied.append(migration.version)
+        }
+        return applied
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+import PostgresNIO
+
+extension PostgresStore: DeviceStore {
+    public func registerDevice(
+        platform: Platform, token: String, sealKey: SealPublicKey?, now: Date
+    ) async throws -> DeviceRegistration {
+        let device = Device(
+            id: UUID().uuidString.lowercased(),
+            platform: platform,
+            token: token,
+            alias: Secrets.random(bytes: 18),
+            sealKey: sealKey
+        )
+        let secret = Secrets.random(bytes: 32)
+        let nowValue = now.timeIntervalSince1970
+        try await rows(
+            """
+            INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at)
+            VALUES (\(device.id), \(platform.rawValue), \(token), \(device.alias), \(Secrets.hash(secret)),
+                    \(sealKey?.base64), \(nowValue), \(nowValue))
+            """
+        )
+        return DeviceRegistration(device: device, secret: secret)
+    }
+
+    public func device(alias: String) async throws -> Device? {
+        try await rows("SELECT id, platform, token, alias, seal_key FROM device WHERE alias = \(alias)")
+            .first.flatMap(Self.device(from:))
+    }
+
+    public func device(id: String, secret: String) async throws -> Device? {
+        guard
+            let row = try await rows(
+                "SELECT id, platform, token, alias, seal_key, secret_hash FROM device WHERE id = \(id)"
+            ).first,
+            let device = try Self.device(from: row)
+        else { return nil }
+        let hash = try row.decode((String, String, String, String, String?, Data).self).5
+        return Secrets.constantTimeEqual(hash, Secrets.hash(secret)) ? device : nil
+    }
+
+    /// A device from a row whose first five columns are id, platform, token, alias, seal_key.
+    static func device(from row: PostgresRow) throws -> Device? {
+        let columns = row.makeRandomAccess()
+        let platform = try columns[1].decode(String.self)
+        guard let platform = Platform(rawValue: platform) else { return nil }
+        // A key that no longer parses (never stored by this code) counts as none rather than
+        // losing the device.
+        let sealKey = try columns[4].decode(String?.self).flatMap { try? SealPublicKey(base64: $0) }
+        return Device(
+            id: try columns[0].decode(String.self), platform: platform,
+            token: try columns[2].decode(String.self),
+            alias: try columns[3].decode(String.self), sealKey: sealKey
+        )
+    }
+
+    public func updateToken(
+        deviceID: String, platform: Platform, token: String, now: Date
+    )
+        async throws
+    {
+        try await rows(
+            """
+            UPDATE device SET platform = \(platform.rawValue), token = \(token), updated_at = \(now.timeIntervalSince1970)
+            WHERE id = \(deviceID)
+            """
+        )
+    }
+
+    public func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws {
+        try await rows(
+            """
+            UPDATE device SET seal_key = \(sealKey?.base64), updated_at = \(now.timeIntervalSince1970)
+            WHERE id = \(deviceID)
+            """
+        )
+    }
+
+    public func deleteDevice(id: String) async throws {
+        try await rows("DELETE FROM device WHERE id = \(id)")
+    }
+
+    /// Read through on every call: another instance may register, move or kill a token at any
+    /// moment, and a cache here would need invalidating across processes.
+    public func resolveWebhookToken(
+        _ token: String, rawPlatform: Platform?
+    ) async throws
+        -> WebhookTokenResolution
+    {
+        // One round trip: the alias's device, if any, and whether the token it leads to is dead.
+        let rows = try await rows(
+            """
+            SELECT d.id, d.platform, d.token, d.alias, d.seal_key,
+                   EXISTS (SELECT 1 FROM dead_token t
+                           WHERE t.platform = coalesce(d.platform, \(rawPlatform?.rawValue))
+                             AND t.token = coalesce(d.token, \(token)))
+            FROM (SELECT 1) AS one LEFT JOIN device d ON d.alias = \(token)
+            """
+        )
+        guard let row = rows.first else { return WebhookTokenResolution(device: nil, isDead: false) }
+        let columns = row.makeRandomAccess()
+        let dead = try columns[5].decode(Bool.self)
+        let device = try columns[0].decode(String?.self) == nil ? nil : try Self.device(from: row)
+        return WebhookTokenResolution(device: device, isDead: dead)
+    }
+}
+
+extension PostgresStore: DeviceLookupStore {
+    public func resolveDevice(id: String) async throws -> WebhookTokenResolution? {
+        let rows = try await rows(
+            """
+            SELECT d.id, d.platform, d.token, d.alias, d.seal_key,
+                   EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)
+            FROM device d WHERE d.id = \(id)
+            """
+        )
+        guard let row = rows.first, let device = try Self.device(from: row) else { return nil }
+        return WebhookTokenResolution(
+            device: device, isDead: try row.makeRandomAccess()[5].decode(Bool.self))
+    }
+}
+
+extension PostgresStore: LocalPushStore {
+    public func recordLocalPush(
+        platform: Platform, token: String, payload: Data, now: Date
+    )
+        async throws
+    {
+        try await rows(
+            """
+            INSERT INTO local_push (platform, token, payload, created_at)
+            VALUES (\(platform.rawValue), \(token), \(payload), \(now.timeIntervalSince1970))
+            """
+        )
+    }
+
+    public func localPushes(
+        platform: Platform, token: String, after: Int64, limit: Int
+    ) async throws
+        -> [LocalPush]
+    {
+        let rows = try await rows(
+            """
+            SELECT seq, platform, payload, created_at FROM local_push
+            WHERE platform = \(platform.rawValue) AND token = \(token) AND seq > \(after) ORDER BY seq LIMIT \(limit)
+            """
+        )
+        return try rows.compactMap { row in
+            let (seq, platform, payload, createdAt) = try row.decode((Int64, String, Data, Double).self)
+            guard let platform = Platform(rawValue: platform) else { return nil }
+            return LocalPush(
+                seq: seq, platform: platform, payload: payload, createdAt: PostgresRow.date(createdAt))
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import HeraldStore
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The store on PostgreSQL, for several `herald serve` processes on one database.
+///
+/// Jobs are claimed with `FOR UPDATE SKIP LOCKED` and leased until a time: a process that dies
+/// leaves its leased jobs to the others once the lease runs out. Nothing another process could
+/// change is cached here: every read goes to the database.
+///
+/// The connection pool, ``client``, is a `Service`: it must run (in the application's service
+/// group, before the services that use the store) for any query to get a connection.
+public final class PostgresStore: Sendable {
+    /// The connection pool. Run it for as long as the store is used.
+    public let client: PostgresClient
+    public let postgres: PostgresLocation
+    let logger: Logger
+
+    /// - Parameter maximumConnections: Connections the pool opens at most. Each `herald serve`
+    ///   needs few: the intake's and the dispatcher's batches, plus reads from the routes.
+    public init(location: PostgresLocation, maximumConnections: Int = 16, logger: Logger) {
+        var configuration = PostgresClient.Configuration(
+            host: location.host,
+            port: location.port,
+            username: location.username,
+            password: location.password,
+            database: location.database,
+            tls: Self.tls(location.tls)
+        )
+        configuration.options.maximumConnections = maximumConnections
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.postgres = location
+        self.logger = logger
+    }
+
+    private static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+    }
+
+    /// Brings the schema up to date on a connection of its own (the pool need not run yet),
+    /// under an advisory lock: of several instances starting together, one migrates and the
+    /// others wait for it. Returns the migration versions applied now.
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        let location = postgres
+        var configuration = PostgresConnection.Configuration(
+            host: location.host,
+            port: location.port,
+            username: location.username,
+            password: location.password,
+            database: location.database,
+            tls: .disable
+        )
+        if location.tls != .disable {
+            // Loading the trust roots reads files: off the cooperative threads.
+            let context = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(
+                        with: Result { try NIOSSLContext(configuration: .makeClientConfiguration()) })
+                }
+            }
+            configuration.tls = location.tls == .require ? .require(context) : .prefer(context)
+        }
+        return try await guarded {
+            let connection = try await PostgresConnection.connect(
+                configuration: configuration, id: 0, logger: logger
+            )
+            do {
+                let applied = try await PostgresSchema.migrate(on: connection, logger: logger)
+                try await connection.close()
+                return applied
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Running queries
+
+    /// Runs one statement and collects its rows.
+    @discardableResult
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await guarded { try await client.query(query, logger: logger).collect() }
+    }
+
+    /// Runs `body` in one transaction on one connection: committed when it returns, rolled back
+    /// when it throws.
+    func transaction<Result: Sendable>(
+        _ body: @Sendable (PostgresConnection, Logger) async throws -> Result
+    ) async throws -> Result {
+        let logger = logger
+        return try await guarded {
+            try await client.withTransaction(logger: logger) { connection in
+                try await body(connection, logger)
+            }
+        }
+    }
+
+    /// Turns the driver's errors into ``StoreError``, described without bound values.
+    private func guarded<Result>(_ work: () async throws -> Result) async throws -> Result {
+        do {
+            return try await work()
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    static func storeError(_ error: any Error) -> any Error {
+        switch error {
+        case let failure as PSQLError:
+            let state = failure.serverInfo?[.sqlState]
+            var description = "postgres \(failure.code)"
+            if let state { description += " \(state)" }
+            if let message = failure.serverInfo?[.message] { description += ": \(message)" }
+            // Serialisation failure, deadlock, lock not available: worth trying again.
+            let busy = ["40001", "40P01", "55P03"].contains(state ?? "")
+            return StoreError(backendFailure: failure, description: description, isBusy: busy)
+        case let failure as PostgresTransactionError:
+            if let inner = failure.closureError ?? failure.beginError ?? failure.commitError {
+                return storeError(inner)
+            }
+            return StoreError(backendFailure: failure, description: "postgres transaction failed")
+        default:
+            return error
+        }
+    }
+}
+
+extension PostgresStore: HeraldStoreBackend {
+    public var location: String { postgres.redacted }
+
+    public func ping() async throws {
+        try await rows("SELECT 1")
+    }
+}
+
+/// What the PostgreSQL store refuses to do.
+public struct PostgresStoreRefusal: Error, CustomStringConvertible {
+    public var description: String
+}
+
+extension PostgresRow {
+    /// Seconds since 1970 as a date.
+    static func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
+}

@@ -1,0 +1,324 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+import Testing
+
+let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+func job(_ token: String = "tok", key: String? = nil, ttl: TimeInterval = 3600) -> NewJob {
+    NewJob(
+        platform: .ios,
+        token: token,
+        notificationType: "swap_updated",
+        payload: Data("{}".utf8),
+        idempotencyKey: key,
+        expiresAt: t0.addingTimeInterval(ttl)
+    )
+}
+
+/// The outbox, dead tokens and devices, written against the protocols and run on every back end.
+@Suite("Store: outbox, tokens, devices")
+struct OutboxStoreTests {
+    @Test("an idempotency key returns the first job and stores one row", arguments: Backend.allCases)
+    func idempotency(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let first = job(key: "k1")
+            let results = try await store.enqueue(
+                [first, job(key: "k1")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            #expect(
+                results == [
+                    EnqueueResult(id: first.id, duplicate: false),
+                    EnqueueResult(id: first.id, duplicate: true),
+                ])
+            let again = try await store.enqueue(
+                [job(key: "k1")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            #expect(again == [EnqueueResult(id: first.id, duplicate: true)])
+            #expect(try await store.counts().pending == 1)
+        }
+    }
+
+    @Test(
+        "a leased job is not claimed until its lease ends; only a single-process store frees every lease at once",
+        arguments: Backend.allCases
+    )
+    func leases(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let new = job()
+            _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(60))
+            #expect(
+                try await store.claimDue(
+                    now: t0.addingTimeInterval(1), leaseUntil: t0.addingTimeInterval(61), limit: 10
+                ).isEmpty)
+            let late = try await store.claimDue(
+                now: t0.addingTimeInterval(61), leaseUntil: t0.addingTimeInterval(121), limit: 10)
+            #expect(late.map(\.id) == [new.id])
+            if store.isSingleProcess {
+                try await store.releaseAllLeases()
+                let again = try await store.claimDue(
+                    now: t0.addingTimeInterval(62), leaseUntil: t0.addingTimeInterval(122), limit: 10)
+                #expect(again.map(\.id) == [new.id])
+            } else {
+                await #expect(throws: (any Error).self) { try await store.releaseAllLeases() }
+                #expect(
+                    try await store.claimDue(
+                        now: t0.addingTimeInterval(62), leaseUntil: t0.addingTimeInterval(122), limit: 10
+                    ).isEmpty)
+            }
+            #expect(backend == .sqlite ? store.isSingleProcess : !store.isSingleProcess)
+        }
+    }
+
+    @Test(
+        "jobs past the leased count are committed unleased, claimable at once, and the next due time skips leased ones",
+        arguments: Backend.allCases
+    )
+    func partlyLeased(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let (a, b, c) = (job(), job(), job())
+            _ = try await store.enqueue(
+                [a, b, c], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 1)
+            #expect(try await store.nextDueAt(now: t0) == t0)
+            let claimed = try await store.claimDue(
+                now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+            #expect(Set(claimed.map(\.id)) == [b.id, c.id])
+            #expect(try await store.nextDueAt(now: t0) == nil)  // every pending job is leased
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: claimed[0], resolution: .retry(at: t0.addingTimeInterval(30), error: "503"))
+                ], now: t0
+            )
+            #expect(try await store.nextDueAt(now: t0) == t0.addingTimeInterval(30))
+            // Once a lease has run out its job is due again, at its own due time.
+            #expect(try await store.nextDueAt(now: t0.addingTimeInterval(61)) == t0)
+        }
+    }
+
+    @Test(
+        "a retry is claimed again only when it is due, with the attempt counted",
+        arguments: Backend.allCases)
+    func retry(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let new = job()
+            _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            let claimed = try await store.claimDue(
+                now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+            #expect(claimed.first?.payload == Data("{}".utf8))
+            #expect(claimed.first?.createdAt == t0)
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: try #require(claimed.first),
+                        resolution: .retry(at: t0.addingTimeInterval(30), error: "retry 503"))
+                ],
+                now: t0
+            )
+            #expect(
+                try await store.claimDue(
+                    now: t0.addingTimeInterval(29), leaseUntil: t0.addingTimeInterval(90), limit: 10
+                ).isEmpty)
+            let due = try await store.claimDue(
+                now: t0.addingTimeInterval(30), leaseUntil: t0.addingTimeInterval(90), limit: 10)
+            #expect(due.first?.attempts == 1)
+            let status = try await store.status(jobID: new.id)
+            #expect(status?.lastError == "retry 503")
+            #expect(status?.state == .pending)
+            #expect(status?.nextAttemptAt == t0.addingTimeInterval(30))
+            #expect(try await store.status(jobID: "no-such-job") == nil)
+        }
+    }
+
+    @Test(
+        "outcomes of one batch land together: delivered, dead-lettered, retried",
+        arguments: Backend.allCases)
+    func mixedCompletions(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let jobs = [job("a"), job("b"), job("c")]
+            _ = try await store.enqueue(jobs, now: t0, leaseUntil: t0.addingTimeInterval(60))
+            try await store.complete(
+                [
+                    JobCompletion(job: OutboxJob(jobs[0], createdAt: t0), resolution: .delivered),
+                    JobCompletion(
+                        job: OutboxJob(jobs[1], createdAt: t0), resolution: .deadLetter(reason: "BadTopic")),
+                    JobCompletion(
+                        job: OutboxJob(jobs[2], createdAt: t0),
+                        resolution: .retry(at: t0.addingTimeInterval(5), error: "429")),
+                ],
+                now: t0
+            )
+            #expect(try await store.counts() == QueueCounts(pending: 1, delivered: 1, dead: 1))
+            #expect(try await store.status(jobID: jobs[1].id)?.lastError == "BadTopic")
+            #expect(try await store.status(jobID: jobs[0].id)?.attempts == 1)
+            // A job already finished is not moved by a late outcome.
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: OutboxJob(jobs[0], createdAt: t0), resolution: .deadLetter(reason: "late"))
+                ], now: t0)
+            #expect(try await store.status(jobID: jobs[0].id)?.state == .delivered)
+            // Released jobs are claimable at once, no attempt counted.
+            try await store.release(jobIDs: [jobs[2].id])
+            let again = try await store.claimDue(
+                now: t0.addingTimeInterval(5), leaseUntil: t0.addingTimeInterval(65), limit: 10)
+            #expect(again.map(\.id) == [jobs[2].id])
+            #expect(again.first?.attempts == 1)
+        }
+    }
+
+    @Test(
+        "a dead token dead-letters its other pending jobs and is remembered",
+        arguments: Backend.allCases)
+    func deadToken(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let a = job("dead-token")
+            let b = job("dead-token")
+            let c = job("live-token")
+            _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            let claimed = try await store.claimDue(
+                now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 1)
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: try #require(claimed.first), resolution: .tokenDead(reason: "Unregistered"))
+                ], now: t0
+            )
+            #expect(try await store.isDead(platform: .ios, token: "dead-token"))
+            #expect(try await store.isDead(platform: .ios, token: "live-token") == false)
+            #expect(try await store.isDead(platform: .android, token: "dead-token") == false)
+            #expect(try await store.status(jobID: b.id)?.state == .dead)
+            #expect(try await store.status(jobID: c.id)?.state == .pending)
+        }
+    }
+
+    @Test(
+        "devices: the secret opens the device, the alias finds it, rotation moves the token",
+        arguments: Backend.allCases)
+    func devices(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let registration = try await store.registerDevice(platform: .android, token: "fcm-1", now: t0)
+            #expect(registration.device.alias.count >= 22)  // ≥ 128 bits of base64url
+            #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-1")
+            #expect(try await store.device(id: registration.device.id, secret: "wrong") == nil)
+            #expect(
+                try await store.device(id: registration.device.id, secret: registration.secret)
+                    == registration.device)
+            #expect(
+                try await store.resolveDevice(id: registration.device.id)
+                    == WebhookTokenResolution(device: registration.device, isDead: false))
+            #expect(try await store.resolveDevice(id: "nobody") == nil)
+            try await store.updateToken(
+                deviceID: registration.device.id, platform: .android, token: "fcm-2", now: t0)
+            #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-2")
+            try await store.markDead(platform: .android, token: "fcm-2", reason: "UNREGISTERED", now: t0)
+            #expect(try await store.resolveDevice(id: registration.device.id)?.isDead == true)
+            try await store.deleteDevice(id: registration.device.id)
+            #expect(try await store.device(alias: registration.device.alias) == nil)
+        }
+    }
+
+    @Test(
+        "webhook token lookups follow every change to devices and dead tokens",
+        arguments: Backend.allCases)
+    func tokenResolutionFollowsWrites(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let registration = try await store.registerDevice(platform: .ios, token: "apns-1", now: t0)
+            let alias = registration.device.alias
+            #expect(
+                try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-1")
+            try await store.updateToken(
+                deviceID: registration.device.id, platform: .ios, token: "apns-2", now: t0)
+            #expect(
+                try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-2")
+
+            // The dispatcher learns the token is gone.
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).isDead == false)
+            let pending = job("apns-2")
+            _ = try await store.enqueue([pending], now: t0, leaseUntil: t0.addingTimeInterval(60))
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: OutboxJob(pending, createdAt: t0), resolution: .tokenDead(reason: "Unregistered"))
+                ],
+                now: t0
+            )
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).isDead)
+
+            // A raw token (Breez style), then marked dead directly.
+            let raw = try await store.resolveWebhookToken("raw-1", rawPlatform: .android)
+            #expect(raw.device == nil && !raw.isDead)
+            try await store.markDead(platform: .android, token: "raw-1", reason: "UNREGISTERED", now: t0)
+            #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: .android).isDead)
+            #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: .ios).isDead == false)
+            #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: nil).isDead == false)
+
+            try await store.deleteDevice(id: registration.device.id)
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device == nil)
+            let again = try await store.registerDevice(platform: .android, token: "fcm-9", now: t0)
+            #expect(
+                try await store.resolveWebhookToken(again.device.alias, rawPlatform: nil).device?.token
+                    == "fcm-9")
+        }
+    }
+
+    @Test(
+        "pushes the local provider recorded are read back per device, in order",
+        arguments: Backend.allCases)
+    func localPushes(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            for n in 1...3 {
+                try await store.recordLocalPush(
+                    platform: .ios, token: "t", payload: Data("\(n)".utf8), now: t0)
+            }
+            try await store.recordLocalPush(
+                platform: .android, token: "t", payload: Data("x".utf8), now: t0)
+            let all = try await store.localPushes(platform: .ios, token: "t", after: 0, limit: 10)
+            #expect(all.map(\.payload) == ["1", "2", "3"].map { Data($0.utf8) })
+            #expect(all.allSatisfy { $0.createdAt == t0 && $0.platform == .ios })
+            let later = try await store.localPushes(
+                platform: .ios, token: "t", after: all[0].seq, limit: 1)
+            #expect(later.map(\.seq) == [all[1].seq])
+        }
+    }
+
+    @Test("finished jobs are purged after their retention", arguments: Backend.allCases)
+    func purge(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let new = job()
+            _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            let claimed = try await store.claimDue(
+                now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+            try await store.complete(
+                [JobCompletion(job: try #require(claimed.first), resolution: .delivered)], now: t0)
+            #expect(try await store.purgeFinished(deliveredBefore: t0, deadBefore: t0) == 0)
+            #expect(
+                try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0)
+                    == 1)
+        }
+    }
+
+    @Test(
+        "finished jobs are purged in slices; pending ones stay and are counted",
+        arguments: Backend.allCases)
+    func purgeSlices(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let finished = (0..<2_500).map { _ in job() }
+            let pending = (0..<3).map { _ in job() }
+            _ = try await store.enqueue(
+                finished + pending, now: t0, leaseUntil: t0.addingTimeInterval(60))
+            try await store.complete(
+                finished.map { JobCompletion(job: OutboxJob($0, createdAt: t0), resolution: .delivered) },
+                now: t0
+            )
+            #expect(try await store.pendingCount() == 3)
+            #expect(
+                try await store.purgeFinished(deliveredBefore: t0.addingTimeInterval(1), deadBefore: t0)
+                    == 2_500)
+            #expect(try await store.counts() == QueueCounts(pending: 3, delivered: 0, dead: 0))
+        }
+    }
+
+    @Test("the health check's ping answers", arguments: Backend.allCases)
+    func ping(_ backend: Backend) async throws {
+        try await withStore(backend) { store in try await store.ping() }
+    }
+}
