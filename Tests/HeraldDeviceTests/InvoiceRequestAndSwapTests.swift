@@ -13,7 +13,7 @@ struct InvoiceRequestAndSwapTests {
             let push = Fixtures.apnsPush(type: .invoiceRequest, payload: ["offer": "lno1offer", "invoice_request": "lnr1req", "reply_url": .string(server.url("/reply/b"))])
             let result = await Fixtures.plugin(wallet: wallet).handle(json: push)
             #expect(result.disposition == .handled && result.content.title == "Fetching Invoice")
-            #expect(await wallet.calls == [.connect, .bolt12Invoice(offer: "lno1offer", invoiceRequest: "lnr1req"), .disconnect])
+            #expect(await wallet.callsAfterDisconnect() == [.connect, .bolt12Invoice(offer: "lno1offer", invoiceRequest: "lnr1req"), .disconnect])
             #expect(await server.requests.first?.bodyText == #"{"invoice":"lni1qqgtest"}"#)
         }
     }

@@ -19,7 +19,7 @@ struct LnurlPayTaskTests {
 
             #expect(result.disposition == .handled)
             #expect(result.content.title == "Retrieving Payment Information")
-            #expect(await wallet.calls == [.connect, .receiveLimits, .disconnect])
+            #expect(await wallet.callsAfterDisconnect() == [.connect, .receiveLimits, .disconnect])
             let request = try #require(await server.requests.first)
             #expect(request.method == "POST" && request.path == "/reply/i1")
             #expect(request.headers["cache-control"] == "max-age=86400")
@@ -123,7 +123,7 @@ struct LnurlPayTaskTests {
             let push = Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": "ph", "reply_url": .string(server.url("/verify"))])
             let result = await Fixtures.plugin(wallet: wallet).handle(json: push)
             #expect(result.disposition == .handled && result.content.title == "Verifying Payment")
-            #expect(await wallet.calls == [.connect, .paymentByHash("ph"), .disconnect])
+            #expect(await wallet.callsAfterDisconnect() == [.connect, .paymentByHash("ph"), .disconnect])
             let request = try #require(await server.requests.first)
             #expect(request.json == ["status": "OK", "settled": .bool(settled), "preimage": settled ? "pre" : .null, "pr": "lnbc1x"])
             #expect(request.headers["cache-control"] == (settled ? "max-age=604800" : "max-age=3"))

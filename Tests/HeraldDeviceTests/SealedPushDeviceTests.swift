@@ -39,7 +39,7 @@ struct SealedPushDeviceTests {
             let result = await plugin(wallet: wallet, key: deviceKey).handle(json: try Self.apnsUserInfo(sealed))
             #expect(result.notificationType == "invoice_request")
             #expect(result.disposition == .handled && result.content.title == "Fetching Invoice")
-            #expect(await wallet.calls == [.connect, .bolt12Invoice(offer: "lno1offer", invoiceRequest: "lnr1req"), .disconnect])
+            #expect(await wallet.callsAfterDisconnect() == [.connect, .bolt12Invoice(offer: "lno1offer", invoiceRequest: "lnr1req"), .disconnect])
             #expect(await server.requests.first?.bodyText == #"{"invoice":"lni1qqgtest"}"#)
         }
     }

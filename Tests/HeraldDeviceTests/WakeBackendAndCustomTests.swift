@@ -46,7 +46,7 @@ struct WakeBackendAndCustomTests {
         let push = Fixtures.fcmPush(["notification_type": "incomingHtlc", "notification_payload": #"{"payment_hash":"ph","amount_msat":100000}"#])
         let result = await Fixtures.plugin(wallet: wallet, wakeHandling: .attemptCompletion).handle(json: push)
         #expect(result.content.title == "Payment Received" && result.content.body == "Received 100 sats")
-        #expect(await wallet.calls == [.connect, .sync, .paymentByHash("ph"), .disconnect])
+        #expect(await wallet.callsAfterDisconnect() == [.connect, .sync, .paymentByHash("ph"), .disconnect])
     }
 
     @Test("each wake kind has seed 004's text", arguments: [
@@ -78,7 +78,7 @@ struct WakeBackendAndCustomTests {
         let confirmed = Fixtures.fcmPush(["action": "DEPOSIT_CONFIRMED", "transaction_id": "txn_9", "amount": "100.00", "asset": "USDC"])
         let second = await plugin.handle(json: confirmed)
         #expect(second.content.title == "Deposit Confirmed" && second.content.body == "100.00 USDC added to your balance")
-        #expect(await wallet.calls == [.connect, .sync, .disconnect])
+        #expect(await wallet.callsAfterDisconnect() == [.connect, .sync, .disconnect])
         let record = try store.read()
         #expect(record.pending.isEmpty)
         #expect(record.receipts.map(\.amount) == ["100.00"] && record.receipts.first?.unit == "USDC")

@@ -28,6 +28,17 @@ actor RecordingWallet: WalletService {
     struct Opaque: Error {}
 
     private(set) var calls: [Call] = []
+
+    /// The calls once the session has been let go: the plugin hands back its content first and
+    /// disconnects after (so a slow wallet cannot delay what the user sees), which a loaded
+    /// machine can stretch past `handle`'s return.
+    func callsAfterDisconnect(within timeout: Duration = .seconds(5)) async -> [Call] {
+        let end = ContinuousClock.now + timeout
+        while calls.last != .disconnect, ContinuousClock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return calls
+    }
     var behaviours: [Name: Behaviour] = [:]
     var limits = ReceiveLimits(minMsat: 1_000, maxMsat: 4_000_000_000)
     var invoice = ReceivedInvoice(bolt11: "lnbc10u1ptest", paymentHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
