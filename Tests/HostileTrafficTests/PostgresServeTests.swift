@@ -65,7 +65,8 @@ struct PostgresServeTests {
             #expect(arrived, "\(server.logTail())")
             #expect(try await store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0))
         }
-        await server.stop()
+        // SIGTERM: the services stop, then the connection pool, and the process exits.
+        #expect(await server.stop(), "\(server.logTail())")
     }
 
     /// Runs `herald ARGUMENTS` to its end; its exit status and standard output.
