@@ -7,14 +7,8 @@ extension PostgresStore: DeviceStore {
     public func registerDevice(
         platform: Platform, token: String, sealKey: SealPublicKey?, now: Date
     ) async throws -> DeviceRegistration {
-        let device = Device(
-            id: UUID().uuidString.lowercased(),
-            platform: platform,
-            token: token,
-            alias: Secrets.random(bytes: 18),
-            sealKey: sealKey
-        )
-        let secret = Secrets.random(bytes: 32)
+        let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey)
+        let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
         try await rows(
             """
@@ -23,7 +17,7 @@ extension PostgresStore: DeviceStore {
                     \(sealKey?.base64), \(nowValue), \(nowValue))
             """
         )
-        return DeviceRegistration(device: device, secret: secret)
+        return registration
     }
 
     public func device(alias: String) async throws -> Device? {

@@ -67,10 +67,15 @@ public final class PostgresStore: Sendable {
             }
             configuration.tls = location.tls == .require ? .require(context) : .prefer(context)
         }
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        } catch {
+            let failure = Self.storeError(error)
+            // Named by its redacted URL: the operator sees where, never the password.
+            throw StoreError(backendFailure: failure, description: "cannot open \(location.redacted): \(failure)")
+        }
         return try await guarded {
-            let connection = try await PostgresConnection.connect(
-                configuration: configuration, id: 0, logger: logger
-            )
             do {
                 let applied = try await PostgresSchema.migrate(on: connection, logger: logger)
                 try await connection.close()
@@ -119,6 +124,8 @@ public final class PostgresStore: Sendable {
             var description = "postgres \(failure.code)"
             if let state { description += " \(state)" }
             if let message = failure.serverInfo?[.message] { description += ": \(message)" }
+            // Socket errors (refused, unreachable) carry no bound values either.
+            if let underlying = failure.underlying { description += " (\(underlying))" }
             // Serialisation failure, deadlock, lock not available: worth trying again.
             let busy = ["40001", "40P01", "55P03"].contains(state ?? "")
             return StoreError(backendFailure: failure, description: description, isBusy: busy)

@@ -419,14 +419,8 @@ extension SQLiteStore: DeviceStore {
     public func registerDevice(
         platform: Platform, token: String, sealKey: SealPublicKey?, now: Date
     ) async throws -> DeviceRegistration {
-        let device = Device(
-            id: UUID().uuidString.lowercased(),
-            platform: platform,
-            token: token,
-            alias: Secrets.random(bytes: 18),
-            sealKey: sealKey
-        )
-        let secret = Secrets.random(bytes: 32)
+        let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey)
+        let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
         try await database.write { db in
             try db.execute(
@@ -440,7 +434,7 @@ extension SQLiteStore: DeviceStore {
                 ]
             )
         }
-        return DeviceRegistration(device: device, secret: secret)
+        return registration
     }
 
     public func device(alias: String) async throws -> Device? {

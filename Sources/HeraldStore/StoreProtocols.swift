@@ -109,6 +109,18 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var device: Device
     public var secret: String
 
+    /// A new device's id, alias (144 random bits) and secret (256 bits), before it is stored.
+    public static func make(platform: Platform, token: String, sealKey: SealPublicKey?) -> DeviceRegistration {
+        let device = Device(
+            id: UUID().uuidString.lowercased(),
+            platform: platform,
+            token: token,
+            alias: Secrets.random(bytes: 18),
+            sealKey: sealKey
+        )
+        return DeviceRegistration(device: device, secret: Secrets.random(bytes: 32))
+    }
+
     public init(device: Device, secret: String) {
         self.device = device
         self.secret = secret

@@ -10,24 +10,12 @@ import Testing
 struct SQLiteStoreTests {
     let folder: URL
     let store: SQLiteStore
-    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "herald-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         store = try SQLiteStore(path: folder.appendingPathComponent("herald.sqlite").path)
-    }
-
-    func job(_ token: String = "tok", key: String? = nil, ttl: TimeInterval = 3600) -> NewJob {
-        NewJob(
-            platform: .ios,
-            token: token,
-            notificationType: "swap_updated",
-            payload: Data("{}".utf8),
-            idempotencyKey: key,
-            expiresAt: t0.addingTimeInterval(ttl)
-        )
     }
 
     @Test("jobs survive reopening the file")
@@ -61,7 +49,6 @@ struct SQLiteStoreTests {
     func walRestartsUnderLoad() async throws {
         let path = folder.appendingPathComponent("busy.sqlite").path
         let busy = try SQLiteStore(path: path, walRestartPages: 200)
-        let t0 = self.t0
         let commits = Mutex(0)
         let stop = Mutex(false)
         // How far the writer may run ahead of the checkpoints: it keeps writing while each one

@@ -11,9 +11,12 @@ import Testing
 @Suite("herald serve on PostgreSQL", .serialized)
 struct PostgresServeTests {
     /// The store the servers write, read from the test; its pool runs while `body` does.
-    static func withReader(_ database: ThrowawayPostgres.Database, _ body: (PostgresStore) async throws -> Void) async throws {
+    static func withReader(
+        _ database: ThrowawayPostgres.Database, _ body: (PostgresStore) async throws -> Void
+    ) async throws {
         let logger = Logger(label: "herald.e2e", factory: { _ in SwiftLogNoOpLogHandler() })
-        let store = PostgresStore(location: try PostgresLocation(url: database.url), maximumConnections: 2, logger: logger)
+        let store = PostgresStore(
+            location: try PostgresLocation(url: database.url), maximumConnections: 2, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.client.run() }
             defer { group.cancelAll() }
@@ -62,7 +65,48 @@ struct PostgresServeTests {
             #expect(arrived, "\(server.logTail())")
             #expect(try await store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0))
         }
-        await server.stop()
+        // SIGTERM: the services stop, then the connection pool, and the process exits.
+        #expect(await server.stop(), "\(server.logTail())")
+    }
+
+    /// Runs `herald ARGUMENTS` to its end; its exit status and standard output.
+    static func herald(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try ServerProcess.binary()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        // A secret or a short list: well within the pipe's buffer, so reading after the exit is safe.
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (status, text)
+    }
+
+    @Test("herald keys creates, lists and revokes keys on PostgreSQL")
+    func keys() async throws {
+        let database = try await ThrowawayPostgres.shared.makeDatabase()
+        let created = try await Self.herald([
+            "keys", "create", "--name", "ledger", "--scopes", "events", "--database", database.url,
+        ])
+        #expect(created.status == 0)
+        let secret = created.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(secret.hasPrefix("hk_"))
+        let listed = try await Self.herald(["keys", "list", "--database", database.url])
+        #expect(listed.status == 0 && listed.output.contains("ledger"))
+        try await Self.withReader(database) { store in
+            let key = try #require(try await store.apiKey(secret: secret))
+            #expect(key.name == "ledger" && key.scopes == [.events] && !key.isRevoked)
+            let revoked = try await Self.herald(["keys", "revoke", key.id, "--database", database.url])
+            #expect(revoked.status == 0)
+            #expect(try await store.apiKey(secret: secret)?.isRevoked == true)
+        }
     }
 
     @Test("two instances on one database: every job delivered once; a SIGKILLed one's jobs are sent by the other")
@@ -76,7 +120,9 @@ struct PostgresServeTests {
             let first = (0..<200).map { "pg-a-\($0)" }
             let acked = Mutex<[String]>([])
             await forEach(Array(first.enumerated()), width: 16) { index, token in
-                if await Self.send(index.isMultiple(of: 2) ? a : b, token: token) { acked.withLock { $0.append(token) } }
+                if await Self.send(index.isMultiple(of: 2) ? a : b, token: token) {
+                    acked.withLock { $0.append(token) }
+                }
             }
             #expect(acked.withLock { $0.count } == first.count)
             let allArrived = try await Self.eventually(timeout: .seconds(20)) {
@@ -95,7 +141,12 @@ struct PostgresServeTests {
                 let server = index.isMultiple(of: 2) ? a : b
                 guard await Self.send(server, token: token) else { return }
                 confirmed.withLock { $0.append(token) }
-                if server === a, ackedByA.withLock({ $0 += 1; return $0 }) == 60 {
+                if server === a,
+                    ackedByA.withLock({
+                        $0 += 1
+                        return $0
+                    }) == 60
+                {
                     a.crash()
                     killedAt.withLock { $0 = .now }
                 }
