@@ -147,20 +147,16 @@ public actor ThrowawayPostgres {
 
     private static var runsAsRoot: Bool { getuid() == 0 }
 
-    /// Runs a program to its end without holding a thread: the exit arrives as a callback.
+    /// Runs a PostgreSQL tool to its end (as the `postgres` user when this process is root).
     private static func run(
         _ path: String, _ arguments: [String], asPostgres: Bool, log: URL?
     )
         async throws
     {
-        let process = Process()
-        if asPostgres && runsAsRoot {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", path] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = arguments
-        }
+        let (executable, fullArguments) =
+            asPostgres && runsAsRoot
+            ? (URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "postgres", "--", path] + arguments)
+            : (URL(fileURLWithPath: path), arguments)
         let output: FileHandle
         if let log {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -169,16 +165,7 @@ public actor ThrowawayPostgres {
             output = FileHandle.nullDevice
         }
         defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
+        let status = try await ProgramRun.status(executable, fullArguments, standardOutput: output, standardError: output)
         guard status == 0 else {
             let text = log.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? ""
             throw ThrowawayPostgresError(

@@ -1,10 +1,11 @@
 import Foundation
+import HeraldTestSupport
 import Testing
 
 /// `herald config check` as an operator runs it: the built binary, a YAML file, an exit code.
 @Suite("herald config check")
 struct ConfigCheckTests {
-    func check(_ yaml: String, environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    func check(_ yaml: String, environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -12,23 +13,17 @@ struct ConfigCheckTests {
         try yaml.replacingOccurrences(of: "FOLDER", with: folder.path).write(to: file, atomically: true, encoding: .utf8)
         try "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n"
             .write(to: folder.appendingPathComponent("bad.p8"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = try ServerProcess.binary()
-        process.arguments = ["config", "check", "--config", file.path]
         // Only what the test gives: a stray HERALD_* in the runner's environment must not leak in.
-        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        return try await ProgramRun.output(
+            try ServerProcess.binary(), ["config", "check", "--config", file.path],
+            environment: environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a },
+            includeStandardError: true
+        )
     }
 
     @Test("a good file passes and is summarised; the variable wins over the file")
-    func good() throws {
-        let result = try check("port: 9000\npublic_url: https://push.example.com\n", environment: ["HERALD_PORT": "9100"])
+    func good() async throws {
+        let result = try await check("port: 9000\npublic_url: https://push.example.com\n", environment: ["HERALD_PORT": "9100"])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("listen: 127.0.0.1:9100"))
         #expect(result.output.contains("public url: https://push.example.com"))
@@ -42,8 +37,8 @@ struct ConfigCheckTests {
         ("apns:\n  topic: com.example.wallet\n", "set HERALD_APNS_KEY_FILE"),
         ("public_url: not a url\n", "HERALD_PUBLIC_URL"),
     ])
-    func bad(yaml: String, message: String) throws {
-        let result = try check(yaml)
+    func bad(yaml: String, message: String) async throws {
+        let result = try await check(yaml)
         #expect(result.status == 1, "\(result.output)")
         #expect(result.output.contains(message), "\(result.output)")
         #expect(!result.output.contains("configuration ok"))

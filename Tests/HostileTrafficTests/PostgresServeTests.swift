@@ -71,22 +71,7 @@ struct PostgresServeTests {
 
     /// Runs `herald ARGUMENTS` to its end; its exit status and standard output.
     static func herald(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try ServerProcess.binary()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        // A secret or a short list: well within the pipe's buffer, so reading after the exit is safe.
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (status, text)
+        try await ProgramRun.output(try ServerProcess.binary(), arguments)
     }
 
     @Test("herald keys creates, lists and revokes keys on PostgreSQL")

@@ -100,21 +100,7 @@ final class HeraldServe: @unchecked Sendable {
 
     /// Runs `herald` with arguments and returns its standard output, waiting without blocking a thread.
     static func run(_ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        // The process has exited: the pipe holds all it wrote (a key, far below the pipe's buffer).
-        let text = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let (status, text) = try await ProgramRun.output(try binary(), arguments)
         guard status == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "herald \(arguments) exited \(status)"]) }
         return text
     }
