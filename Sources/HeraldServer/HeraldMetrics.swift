@@ -81,7 +81,8 @@ public struct HeraldMetrics: Sendable {
 
     public static let maxTypeLabels = 64
 
-    /// One send's outcome, by provider.
+    /// One send's outcome, by provider. Once per push: written out rather than through
+    /// ``increment(_:help:labels:by:)``, so the label array is built once per counter, not per call.
     public func sent(provider: String, outcome: String) {
         counters.counter(for: ["pushes_sent", provider, outcome]) { _ in
             registry.makeCounter(
@@ -95,93 +96,48 @@ public struct HeraldMetrics: Sendable {
     }
 
     public func deadLettered(reason: String) {
-        counters.counter(for: ["dead_letters", reason]) { _ in
-            registry.makeCounter(
-                descriptor: .init(
-                    namespace: "herald", metricName: "dead_letters", unitName: "total",
-                    helpText: "Jobs given up on, by reason"
-                ),
-                labels: [("reason", reason)]
-            )
-        }.increment()
+        increment("dead_letters", help: "Jobs given up on, by reason", labels: [("reason", reason)])
     }
 
     /// A push refused because its target had its share (`429 target_rate_limited`).
     public func rateLimited() {
-        counters.counter(for: ["target_rate_limited"]) { _ in
-            registry.makeCounter(
-                descriptor: .init(
-                    namespace: "herald", metricName: "target_rate_limited", unitName: "total",
-                    helpText: "Pushes refused because their device token had its share"
-                )
-            )
-        }.increment()
+        increment("target_rate_limited", help: "Pushes refused because their device token had its share")
     }
 
     /// A wake asked for, by kind (known kinds by name, the rest as `other`: callers choose it).
     public func wakeRequested(kind: WakeKind) {
-        let label = WakeKindLabel.of(kind)
-        counters.counter(for: ["wakes_requested", label]) { _ in
-            registry.makeCounter(
-                descriptor: .init(
-                    namespace: "herald", metricName: "wakes_requested", unitName: "total",
-                    helpText: "Wakes asked for, by kind"
-                ),
-                labels: [("kind", label)]
-            )
-        }.increment()
+        increment("wakes_requested", help: "Wakes asked for, by kind", labels: [("kind", WakeKindLabel.of(kind))])
     }
 
     /// A wake push committed to the outbox: `silent` and `alert` on iOS, `data` on Android.
     public func wakePushed(_ push: String) {
-        counters.counter(for: ["wake_pushes", push]) { _ in
-            registry.makeCounter(
-                descriptor: .init(
-                    namespace: "herald", metricName: "wake_pushes", unitName: "total",
-                    helpText: "Wake pushes queued, by push (silent, alert, data)"
-                ),
-                labels: [("push", push)]
-            )
-        }.increment()
+        increment("wake_pushes", help: "Wake pushes queued, by push (silent, alert, data)", labels: [("push", push)])
     }
 
     /// A wake not pushed: `present` (told on the stream instead) or `recently_woken`.
     public func wakeSkipped(reason: String) {
-        counters.counter(for: ["wakes_skipped", reason]) { _ in
-            registry.makeCounter(
-                descriptor: .init(
-                    namespace: "herald", metricName: "wakes_skipped", unitName: "total",
-                    helpText: "Wakes not pushed, by reason"
-                ),
-                labels: [("reason", reason)]
-            )
-        }.increment()
+        increment("wakes_skipped", help: "Wakes not pushed, by reason", labels: [("reason", reason)])
     }
 
     /// A forwarding hint given, by hint.
     public func hintGiven(_ hint: ForwardingHint.Hint) {
-        counters.counter(for: ["forwarding_hints", hint.rawValue]) { _ in
-            registry.makeCounter(
-                descriptor: .init(
-                    namespace: "herald", metricName: "forwarding_hints", unitName: "total",
-                    helpText: "Forwarding hints given, by hint"
-                ),
-                labels: [("hint", hint.rawValue)]
-            )
-        }.increment()
+        increment("forwarding_hints", help: "Forwarding hints given, by hint", labels: [("hint", hint.rawValue)])
     }
 
     /// A push sealed to its device's key and committed to the outbox.
     public func sealed(count: Int = 1) {
         guard count > 0 else { return }
-        counters.counter(for: ["sealed_pushes"]) { _ in
+        increment("sealed_pushes", help: "Pushes sealed to their device's key (HPKE) before they were stored", by: Int64(count))
+    }
+
+    /// Adds to the counter `herald_<metric>_total` with these labels, made on first use.
+    private func increment(_ metric: String, help: String, labels: [(String, String)] = [], by amount: Int64 = 1) {
+        counters.counter(for: [metric] + labels.map(\.1)) { _ in
             registry.makeCounter(
-                descriptor: .init(
-                    namespace: "herald", metricName: "sealed_pushes", unitName: "total",
-                    helpText: "Pushes sealed to their device's key (HPKE) before they were stored"
-                )
+                descriptor: .init(namespace: "herald", metricName: metric, unitName: "total", helpText: help),
+                labels: labels
             )
-        }.increment(by: Int64(count))
+        }.increment(by: amount)
     }
 
     /// The exposition text.
