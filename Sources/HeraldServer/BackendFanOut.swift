@@ -59,11 +59,8 @@ struct BackendFanOut: Sendable {
                 )
             )
         }
-        if let wait = targetLimiter.acquire(jobs.map { WebhookRoutes.rateKey(PushTarget(platform: $0.platform, token: $0.token)) }) {
-            // All sessions or none: a partial fan-out would make the backend's retry push some twice.
-            metrics.rateLimited()
-            throw APIError.targetRateLimited(retryAfter: wait)
-        }
+        // All sessions or none: a partial fan-out would make the backend's retry push some twice.
+        try targetLimiter.takePushes(for: jobs.map { PushTarget(platform: $0.platform, token: $0.token) }, metrics: metrics)
         let results = try await submit(jobs)
         let fresh = results.filter { !$0.duplicate }.count
         for _ in 0..<fresh { metrics.received(type: type) }

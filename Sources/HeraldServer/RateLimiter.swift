@@ -78,3 +78,17 @@ final class RateLimiter: Sendable {
         for (hash, _) in oldest { buckets.removeValue(forKey: hash) }
     }
 }
+
+import HeraldPush
+
+extension RateLimiter {
+    /// Takes a push from each target's allowance, or throws `429 target_rate_limited` taking none
+    /// (and counts it). Checked before anything is stored, so a spammed phone costs the store
+    /// nothing; one check for webhooks, relayed requests, backend events and wakes alike.
+    func takePushes(for targets: [PushTarget], metrics: HeraldMetrics) throws {
+        if let wait = acquire(targets.map { "\($0.platform.rawValue):\($0.token)" }) {
+            metrics.rateLimited()
+            throw APIError.targetRateLimited(retryAfter: wait)
+        }
+    }
+}

@@ -37,7 +37,7 @@ struct WakeRoutes: Sendable {
         guard let resolution = try await devices.resolveDevice(id: body.device), let device = resolution.device else {
             throw APIError(.notFound, "unknown_device", "no device is registered under this id")
         }
-        if resolution.isDead { throw Self.tokenUnregistered }
+        if resolution.isDead { throw WebhookRoutes.tokenUnregistered }
         metrics.wakeRequested(kind: body.kind)
         let event = PresenceWakeEvent(kind: body.kind, paymentHash: body.paymentHash, amountMsat: body.amountMsat)
         let moment = now()
@@ -67,7 +67,7 @@ struct WakeRoutes: Sendable {
                 )
             }
             // A wake counts against its phone's allowance like any push; an idempotent retry is free.
-            if claim != .replay { try checkRate(target) }
+            if claim != .replay { try targetLimiter.takePushes(for: [target], metrics: metrics) }
             let expiresAt = messages[0].message.expiresAt ?? moment.addingTimeInterval(settings.jobTTL.timeInterval)
             let jobs = messages.map { push, message in
                 (
@@ -158,16 +158,6 @@ struct WakeRoutes: Sendable {
         }
     }
 
-    func checkRate(_ target: PushTarget) throws {
-        if let wait = targetLimiter.acquire([WebhookRoutes.rateKey(target)]) {
-            metrics.rateLimited()
-            throw APIError.targetRateLimited(retryAfter: wait)
-        }
-    }
-
-    static let tokenUnregistered = APIError(
-        .gone, "token_unregistered", "the push service reported this device's token as no longer valid; the app must register again"
-    )
 
     // MARK: Forwarding hint
 

@@ -43,7 +43,7 @@ struct WebhookRoutes: Sendable {
         }
         try webhook.validate()
         let key = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
-        try checkRate(for: [target])
+        try targetLimiter.takePushes(for: [target], metrics: metrics)
         let result = try await enqueue(webhook, target: target, sealKey: sealKey, appData: appData, idempotencyKey: key)
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(
@@ -89,16 +89,6 @@ struct WebhookRoutes: Sendable {
         return result
     }
 
-    /// Takes a push from each target's allowance, or throws `429 target_rate_limited` taking none.
-    /// Checked before anything is stored, so a spammed phone costs the store nothing.
-    func checkRate(for targets: [PushTarget]) throws {
-        if let wait = targetLimiter.acquire(targets.map(Self.rateKey)) {
-            metrics.rateLimited()
-            throw APIError.targetRateLimited(retryAfter: wait)
-        }
-    }
-
-    static func rateKey(_ target: PushTarget) -> String { "\(target.platform.rawValue):\(target.token)" }
 
     /// Finds the push token behind the `token` parameter: a registered alias, or (when the
     /// operator allows it) a raw push token, as Breez-style integrations send. A registered
