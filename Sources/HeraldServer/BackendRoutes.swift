@@ -54,8 +54,7 @@ enum BackendIDRules {
     static func isValid(_ value: String) -> Bool {
         !value.isEmpty && value.utf8.count <= 128
             && value.utf8.allSatisfy { byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                    || [0x2E, 0x5F, 0x7E, 0x40, 0x2B, 0x2D].contains(byte)
+                byte.isASCIILetterOrDigit || [0x2E, 0x5F, 0x7E, 0x40, 0x2B, 0x2D].contains(byte)
             }
     }
 }

@@ -204,13 +204,3 @@ struct WakeRoutes: Sendable {
 
     static func milliseconds(_ seconds: TimeInterval) -> Int { Int((seconds * 1000).rounded(.up)) }
 }
-
-extension UInt8 {
-    var isHex: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
-    }
-
-    var isASCIILetterOrDigit: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
-    }
-}
