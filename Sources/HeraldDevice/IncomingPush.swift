@@ -187,9 +187,6 @@ extension WakeKind {
     /// The `type` Blocktank puts on its silent HTLC push (seed 004 §1.6).
     static let silentIncomingHtlcType = "incoming_htlc_wake"
 
-    /// The wake kinds Herald knows, for routing a `type` or `notification_type` value.
-    public static let known: [WakeKind] = [.incomingHtlc, .cjitPaymentArrived, .orderPaymentConfirmed, .mutualClose]
-
     init?(pushType: String) {
         if pushType == Self.silentIncomingHtlcType {
             self = .incomingHtlc

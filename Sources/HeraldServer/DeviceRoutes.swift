@@ -111,8 +111,14 @@ struct DeviceRoutes: Sendable {
     /// The device whose secret the bearer header carries; a wrong id and a wrong secret look
     /// the same from outside.
     func authenticate(_ request: Request, context: HeraldRequestContext) async throws -> Device {
+        try await Self.authenticate(request, context: context, in: devices)
+    }
+
+    /// The device named by the path's `:id` whose secret the bearer header carries (the device
+    /// routes and the presence routes).
+    static func authenticate(_ request: Request, context: HeraldRequestContext, in devices: any DeviceStore) async throws -> Device {
         guard let id = context.parameters.get("id") else { throw APIError.notFound("no device id") }
-        return try await Self.authenticate(request, deviceID: id, in: devices)
+        return try await authenticate(request, deviceID: id, in: devices)
     }
 
     /// The device whose secret the bearer header carries, for routes that name the device elsewhere.

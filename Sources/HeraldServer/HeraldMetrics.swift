@@ -149,7 +149,7 @@ import HeraldWire
 
 /// The metric label of a wake kind: callers choose kinds, so only Herald's own get their name.
 enum WakeKindLabel {
-    static let known: Set<WakeKind> = [.incomingHtlc, .cjitPaymentArrived, .orderPaymentConfirmed, .mutualClose]
+    static let known = Set(WakeKind.known)
     static func of(_ kind: WakeKind) -> String { known.contains(kind) ? kind.rawValue : "other" }
 }
 

@@ -104,15 +104,6 @@ public final class PresenceRegistry: Sendable {
         continuation?.finish()
     }
 
-    /// Ends every held stream (graceful shutdown): their requests can then finish.
-    public func closeAllStreams() {
-        let all = state.withLockedValue { state in
-            defer { state.streams.removeAll() }
-            return state.streams.values.flatMap(\.values)
-        }
-        for continuation in all { continuation.finish() }
-    }
-
     public func isPresent(deviceID: String, now: Date) -> Bool {
         state.withLockedValue { Self.isPresent(deviceID, $0, now: now) }
     }
@@ -124,8 +115,6 @@ public final class PresenceRegistry: Sendable {
         for continuation in continuations { continuation.yield(event) }
         return !continuations.isEmpty
     }
-
-    public var heldStreams: Int { state.withLockedValue { $0.streams.values.reduce(0) { $0 + $1.count } } }
 
     // MARK: Wakes
 

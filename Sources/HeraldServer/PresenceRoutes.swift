@@ -90,7 +90,6 @@ struct PresenceRoutes: Sendable {
     }
 
     func authenticate(_ request: Request, context: HeraldRequestContext) async throws -> Device {
-        guard let id = context.parameters.get("id") else { throw APIError.notFound("no device id") }
-        return try await DeviceRoutes.authenticate(request, deviceID: id, in: devices)
+        try await DeviceRoutes.authenticate(request, context: context, in: devices)
     }
 }

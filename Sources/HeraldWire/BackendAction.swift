@@ -22,4 +22,8 @@ public struct WakeKind: RawRepresentable, Codable, Hashable, Sendable, Expressib
     public static let cjitPaymentArrived: WakeKind = "cjitPaymentArrived"
     public static let orderPaymentConfirmed: WakeKind = "orderPaymentConfirmed"
     public static let mutualClose: WakeKind = "mutualClose"
+
+    /// The wake kinds Herald knows: the device routes a `type` or `notification_type` on them,
+    /// and the server names only them in metric labels (callers choose kinds).
+    public static let known: [WakeKind] = [.incomingHtlc, .cjitPaymentArrived, .orderPaymentConfirmed, .mutualClose]
 }
