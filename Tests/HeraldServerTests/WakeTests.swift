@@ -421,6 +421,20 @@ struct WakeTests {
         }
     }
 
+    @Test("a device on a platform with no push provider gets do_not_retry / no_push_provider")
+    func noPushProvider() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, platform: .android, token: "fcm-nowhere")
+        let iosOnly = PushRouter(ios: LocalDevelopmentProvider(recorder: { _ in }), android: nil)
+        try await nds.app(providers: iosOnly).test(.live) { client in
+            let response = try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key)
+            #expect(response.status == .ok)
+            #expect(response.json["hint"] as? String == "do_not_retry")
+            #expect(response.json["reason"] as? String == "no_push_provider")
+        }
+    }
+
     @Test("skipped wakes are counted by reason")
     func skippedCounters() async throws {
         let nds = try TestNDS()
