@@ -10,9 +10,10 @@ import ServiceLifecycle
 ///
 /// Each reply id has one waiter in the process that holds the request. An answer that reaches
 /// this process completes the waiter as soon as it is committed, with no store round trip; one
-/// that reaches another process on the same database is found by a slow poll of the store
-/// (``ServerSettings/replyPollInterval``, 1 s), the only way to hear of it without a
-/// notification channel between processes. `run()` polls and sweeps expired reply URLs.
+/// that reaches another process on the same database is announced by the store when it can
+/// (``ReplyAnswerFeed``: PostgreSQL's `LISTEN/NOTIFY`) and otherwise found by a slow poll
+/// (``ServerSettings/replyPollInterval``, 1 s), which also covers notifications missed while
+/// the channel was down. `run()` listens, polls and sweeps expired reply URLs.
 public final class ReplyRelay: Service, Sendable {
     /// A reply URL handed out and its id.
     public struct Handle: Sendable, Hashable {
@@ -117,7 +118,42 @@ public final class ReplyRelay: Service, Sendable {
     }
 
     public func run() async throws {
-        try? await cancelWhenGracefulShutdown { try await self.loop() }
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                if let feed = self.store as? any ReplyAnswerFeed {
+                    group.addTask { await self.listen(to: feed) }
+                }
+                group.addTask { try? await self.loop() }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Completes held requests as other processes announce their answers; listens again a
+    /// second after the channel is lost.
+    private func listen(to feed: any ReplyAnswerFeed) async {
+        let waiters = self.waiters
+        let store = self.store
+        let logger = self.logger
+        while !Task.isCancelled {
+            do {
+                try await feed.watchAnsweredReplies(onListening: { logger.debug("listening for answered replies") }) { id in
+                    guard waiters.isWaiting(id) else { return }
+                    do {
+                        if let answer = try await store.answeredReplies(ids: [id])[id] {
+                            waiters.resolve(id, with: answer)
+                        }
+                    } catch {
+                        logger.warning("could not read an announced reply", metadata: ["error": "\(error)"])
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("lost the answered-replies channel; polling until it is back", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
     }
 
     private func loop() async throws {
@@ -225,6 +261,13 @@ final class ReplyWaiters: Sendable {
             return continuation
         }
         continuation?.resume(returning: answer)
+    }
+
+    func isWaiting(_ id: String) -> Bool {
+        state.withLockedValue { state in
+            if case .waiting? = state.slots[id] { return true }
+            return false
+        }
     }
 
     var waitingIDs: [String] {

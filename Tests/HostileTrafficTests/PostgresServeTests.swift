@@ -156,4 +156,72 @@ struct PostgresServeTests {
         await b.stop()
         await a.stop()
     }
+
+    @Test("two instances: an answer posted to one completes the request the other holds, through LISTEN/NOTIFY; a token rotated through one is used by both")
+    func crossInstance() async throws {
+        let database = try await ThrowawayPostgres.shared.makeDatabase()
+        let a = try await ServerProcess.running(database: database.url)
+        let b = try await ServerProcess.running(database: database.url)
+        try await Self.withReader(database) { store in
+            // A BOLT12 invoice request held by A; the device's answer goes to B.
+            let offer = #"{"event":"invoice.request","data":{"offer":"lno1offer","invoiceRequest":"lnr1request"}}"#
+            var latencies: [Duration] = []
+            for round in 0..<5 {
+                let token = "pg-relay-\(round)"
+                async let held = RawHTTP.exchange(
+                    port: a.port, request: .post("/api/v1/notify?platform=ios&token=\(token)", body: Array(offer.utf8)),
+                    timeout: .seconds(20)
+                )
+                var replyPath: String?
+                _ = try await Self.eventually(timeout: .seconds(10)) {
+                    guard let push = try await store.localPushes(platform: .ios, token: token, after: 0, limit: 1).first,
+                        let json = try JSONSerialization.jsonObject(with: push.payload) as? [String: Any],
+                        let inner = json["notification_payload"] as? String,
+                        let payload = try JSONSerialization.jsonObject(with: Data(inner.utf8)) as? [String: Any],
+                        let url = payload["reply_url"] as? String, let path = url.range(of: "/api/v1/reply/")
+                    else { return false }
+                    replyPath = String(url[path.lowerBound...])
+                    return true
+                }
+                let path = try #require(replyPath, "no push with a reply_url; A:\n\(a.logTail())")
+                let answer = #"{"invoice":"lni1answer\#(round)"}"#
+                let posted = await RawHTTP.exchange(port: b.port, request: .post(path, body: Array(answer.utf8)), timeout: .seconds(10))
+                let answeredAt = ContinuousClock.now
+                #expect(posted.statuses.first == 200, "\(posted)")
+                let response = await held
+                latencies.append(ContinuousClock.now - answeredAt)
+                #expect(response.statuses.first == 200, "\(response)")
+                #expect(response.bodies.first == answer)
+            }
+            // The poll is every second: well under it, the notification carried the answer.
+            let slowest = latencies.max() ?? .zero
+            print("postgres cross-instance reply: answer at B to response from A, \(latencies.map { "\($0)" })")
+            #expect(slowest < .milliseconds(500), "\(latencies)")
+
+            // A device registered through A rotates its token through B; a webhook to A then
+            // reaches the new token only.
+            let device = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-old-token")
+            let rotated = await RawHTTP.exchange(
+                port: b.port,
+                request: .method(
+                    "PUT", "/api/v1/devices/\(device.id)", body: Array(#"{"push_token":"pg-new-token"}"#.utf8),
+                    headers: ["Content-Type: application/json", "Authorization: Bearer \(device.secret)"]
+                ),
+                timeout: .seconds(10)
+            )
+            #expect(rotated.statuses.first == 200, "\(rotated)")
+            for server in [a, b] {
+                let sent = await RawHTTP.exchange(
+                    port: server.port, request: .post(device.webhookPath, body: swapWebhook(id: "rotated")), timeout: .seconds(10))
+                #expect(sent.statuses.first == 200, "\(sent)")
+            }
+            let arrived = try await Self.eventually(timeout: .seconds(15)) {
+                try await Self.pushes(store, tokens: ["pg-new-token"])["pg-new-token"] == 2
+            }
+            #expect(arrived)
+            #expect(try await Self.pushes(store, tokens: ["pg-old-token"])["pg-old-token"] == 0)
+        }
+        await b.stop()
+        await a.stop()
+    }
 }
