@@ -5,38 +5,38 @@ import PostgresNIO
 
 extension PostgresStore: DeviceStore {
     public func registerDevice(
-        platform: Platform, token: String, sealKey: SealPublicKey?, now: Date
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, now: Date
     ) async throws -> DeviceRegistration {
-        let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey)
+        let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey, app: app)
         let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
         try await rows(
             """
-            INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at)
+            INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
             VALUES (\(device.id), \(platform.rawValue), \(token), \(device.alias), \(Secrets.hash(secret)),
-                    \(sealKey?.base64), \(nowValue), \(nowValue))
+                    \(sealKey?.base64), \(nowValue), \(nowValue), \(app))
             """
         )
         return registration
     }
 
     public func device(alias: String) async throws -> Device? {
-        try await rows("SELECT id, platform, token, alias, seal_key FROM device WHERE alias = \(alias)")
+        try await rows("SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = \(alias)")
             .first.flatMap(Self.device(from:))
     }
 
     public func device(id: String, secret: String) async throws -> Device? {
         guard
             let row = try await rows(
-                "SELECT id, platform, token, alias, seal_key, secret_hash FROM device WHERE id = \(id)"
+                "SELECT id, platform, token, alias, seal_key, app, secret_hash FROM device WHERE id = \(id)"
             ).first,
             let device = try Self.device(from: row)
         else { return nil }
-        let hash = try row.decode((String, String, String, String, String?, Data).self).5
+        let hash = try row.makeRandomAccess()[6].decode(Data.self)
         return Secrets.constantTimeEqual(hash, Secrets.hash(secret)) ? device : nil
     }
 
-    /// A device from a row whose first five columns are id, platform, token, alias, seal_key.
+    /// A device from a row whose first six columns are id, platform, token, alias, seal_key, app.
     static func device(from row: PostgresRow) throws -> Device? {
         let columns = row.makeRandomAccess()
         let platform = try columns[1].decode(String.self)
@@ -47,7 +47,8 @@ extension PostgresStore: DeviceStore {
         return Device(
             id: try columns[0].decode(String.self), platform: platform,
             token: try columns[2].decode(String.self),
-            alias: try columns[3].decode(String.self), sealKey: sealKey
+            alias: try columns[3].decode(String.self), sealKey: sealKey,
+            app: try columns[5].decode(String.self)
         )
     }
 
@@ -87,7 +88,7 @@ extension PostgresStore: DeviceStore {
         // One round trip: the alias's device, if any, and whether the token it leads to is dead.
         let rows = try await rows(
             """
-            SELECT d.id, d.platform, d.token, d.alias, d.seal_key,
+            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
                    EXISTS (SELECT 1 FROM dead_token t
                            WHERE t.platform = coalesce(d.platform, \(rawPlatform?.rawValue))
                              AND t.token = coalesce(d.token, \(token)))
@@ -96,7 +97,7 @@ extension PostgresStore: DeviceStore {
         )
         guard let row = rows.first else { return WebhookTokenResolution(device: nil, isDead: false) }
         let columns = row.makeRandomAccess()
-        let dead = try columns[5].decode(Bool.self)
+        let dead = try columns[6].decode(Bool.self)
         let device = try columns[0].decode(String?.self) == nil ? nil : try Self.device(from: row)
         return WebhookTokenResolution(device: device, isDead: dead)
     }
@@ -106,14 +107,14 @@ extension PostgresStore: DeviceLookupStore {
     public func resolveDevice(id: String) async throws -> WebhookTokenResolution? {
         let rows = try await rows(
             """
-            SELECT d.id, d.platform, d.token, d.alias, d.seal_key,
+            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
                    EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)
             FROM device d WHERE d.id = \(id)
             """
         )
         guard let row = rows.first, let device = try Self.device(from: row) else { return nil }
         return WebhookTokenResolution(
-            device: device, isDead: try row.makeRandomAccess()[5].decode(Bool.self))
+            device: device, isDead: try row.makeRandomAccess()[6].decode(Bool.self))
     }
 }
 

@@ -37,16 +37,17 @@ extension PostgresStore: OutboxStore {
                     binds.append(nowValue)
                     binds.append(index < leasing ? lease : nil)
                     binds.append(job.expiresAt.timeIntervalSince1970)
-                    let marks = (1...9).map { "$\(base + $0)" }
+                    binds.append(job.app)
+                    let marks = (1...10).map { "$\(base + $0)" }
                     // next_attempt_at and created_at are both `now`: one parameter for the two.
                     values.append(
                         "(\(marks[0]), \(marks[1]), \(marks[2]), \(marks[3]), \(marks[4]), \(marks[5]), 'pending', 0, "
-                            + "\(marks[6]), \(marks[7]), \(marks[6]), \(marks[8]))"
+                            + "\(marks[6]), \(marks[7]), \(marks[6]), \(marks[8]), \(marks[9]))"
                     )
                 }
                 let sql = """
                     INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
-                                     attempts, next_attempt_at, lease_until, created_at, expires_at)
+                                     attempts, next_attempt_at, lease_until, created_at, expires_at, app)
                     VALUES \(values.joined(separator: ", "))
                     ON CONFLICT (idempotency_key) DO NOTHING
                     RETURNING id
@@ -89,21 +90,21 @@ extension PostgresStore: OutboxStore {
                   AND (lease_until IS NULL OR lease_until < \(nowValue))
                 ORDER BY next_attempt_at LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED)
-            RETURNING id, platform, token, notification_type, payload, attempts, created_at, expires_at
+            RETURNING id, platform, token, notification_type, payload, attempts, created_at, expires_at, app
             """
         )
         return try rows.compactMap(Self.job(from:)).sorted { $0.createdAt < $1.createdAt }
     }
 
     static func job(from row: PostgresRow) throws -> OutboxJob? {
-        let (id, platform, token, type, payload, attempts, createdAt, expiresAt) = try row.decode(
-            (String, String, String, String, Data, Int, Double, Double).self
+        let (id, platform, token, type, payload, attempts, createdAt, expiresAt, app) = try row.decode(
+            (String, String, String, String, Data, Int, Double, Double, String).self
         )
         guard let platform = Platform(rawValue: platform) else { return nil }
         return OutboxJob(
             id: id, platform: platform, token: token, notificationType: type, payload: payload,
             attempts: attempts,
-            createdAt: PostgresRow.date(createdAt), expiresAt: PostgresRow.date(expiresAt)
+            createdAt: PostgresRow.date(createdAt), expiresAt: PostgresRow.date(expiresAt), app: app
         )
     }
 

@@ -217,18 +217,18 @@ extension PostgresStore: LightningAddressStore {
 
     /// The device's columns first, as ``device(from:)`` reads them.
     static let addressSelect = """
-        SELECT d.id, d.platform, d.token, d.alias, d.seal_key, a.username, a.pay_info
+        SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app, a.username, a.pay_info
         FROM lightning_address a JOIN device d ON d.id = a.device_id
         """
 
     static func address(from row: PostgresRow) throws -> LightningAddress? {
         guard let device = try device(from: row) else { return nil }
         let columns = row.makeRandomAccess()
-        let info = try columns[6].decode(Data?.self).flatMap {
+        let info = try columns[7].decode(Data?.self).flatMap {
             try? WireJSON.decode(StoredPayInfo.self, from: $0)
         }
         return LightningAddress(
-            username: try columns[5].decode(String.self), device: device, payInfo: info)
+            username: try columns[6].decode(String.self), device: device, payInfo: info)
     }
 }
 

@@ -21,12 +21,14 @@ public struct APNsProvider: PushProvider {
     private let now: @Sendable () -> Date
 
     /// - Parameters:
+    ///   - sharing: Shares the provider token with the other processes on the database.
     ///   - now: The clock for token age and `apns-expiration`; tests inject one to jump ahead.
     /// - Throws: ``PushConfigurationError`` when the signing key does not parse or the base URL
     ///   is not an http(s) URL.
     public init(
         configuration: APNsConfiguration,
         httpClient: PushHTTPClient,
+        sharing: TokenSharing? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(PushConfigurationError) {
         let signer = try APNsProviderTokenSigner(configuration: configuration)
@@ -39,10 +41,15 @@ public struct APNsProvider: PushProvider {
         }
         self.devicePath = PushOrigin.path(of: configuration.environment.baseURL) + "/3/device/"
         self.now = now
-        self.tokens = BearerTokenCache(now: now) {
+        self.tokens = BearerTokenCache(now: now, sharing: sharing, key: Self.sharingKey(configuration)) {
             let signed = try await signer.sign(now: now())
             return .init(value: signed.token, refreshAt: signed.issuedAt.addingTimeInterval(refreshInterval))
         }
+    }
+
+    /// One token per signing key, whichever app (topic) uses it: Apple counts updates per key.
+    static func sharingKey(_ configuration: APNsConfiguration) -> String {
+        "apns:\(configuration.teamID):\(configuration.keyID)"
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {

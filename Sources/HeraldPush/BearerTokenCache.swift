@@ -21,10 +21,24 @@ final class BearerTokenCache: Sendable {
     private let issuer: Issuer
     private let now: @Sendable () -> Date
     private let usable = NIOLockedValueBox<Token?>(nil)
+    private let shared: (sharing: TokenSharing, key: String)?
 
-    init(now: @escaping @Sendable () -> Date, issue: @escaping @Sendable () async throws -> Token) {
+    /// - Parameter sharing: With several processes on one database, the token is shared
+    ///   through it under `key` (see ``TokenSharing``); nil keeps it to this process.
+    init(
+        now: @escaping @Sendable () -> Date,
+        sharing: TokenSharing? = nil,
+        key: String = "",
+        issue: @escaping @Sendable () async throws -> Token
+    ) {
         self.now = now
-        self.issuer = Issuer(now: now, issue: issue)
+        if let sharing {
+            shared = (sharing, key)
+            self.issuer = Issuer(now: now) { try await sharing.token(key: key, now: now, issue: issue) }
+        } else {
+            shared = nil
+            self.issuer = Issuer(now: now, issue: issue)
+        }
     }
 
     /// A token that is not due for refresh, issuing one when needed.
@@ -42,6 +56,7 @@ final class BearerTokenCache: Sendable {
     func invalidate(_ value: String) async {
         usable.withLockedValue { if $0?.value == value { $0 = nil } }
         await issuer.invalidate(value)
+        if let shared { await shared.sharing.withdraw(key: shared.key, value: value) }
     }
 }
 

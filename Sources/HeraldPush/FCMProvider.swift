@@ -19,11 +19,13 @@ public struct FCMProvider: PushProvider {
     private let now: @Sendable () -> Date
 
     /// - Parameters:
+    ///   - sharing: Shares the access token with the other processes on the database.
     ///   - now: The clock for token expiry and `android.ttl`; tests inject one to jump ahead.
     /// - Throws: ``PushConfigurationError`` when the service account's key does not parse.
     public init(
         configuration: FCMConfiguration,
         httpClient: PushHTTPClient,
+        sharing: TokenSharing? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(PushConfigurationError) {
         let source = try GoogleAccessTokenSource(configuration: configuration, httpClient: httpClient, now: now)
@@ -35,7 +37,14 @@ public struct FCMProvider: PushProvider {
         }
         self.sendPath = PushOrigin.path(of: configuration.sendURL)
         self.now = now
-        self.tokens = BearerTokenCache(now: now) { try await source.fetch() }
+        self.tokens = BearerTokenCache(now: now, sharing: sharing, key: Self.sharingKey(configuration)) {
+            try await source.fetch()
+        }
+    }
+
+    /// One access token per service account, whichever app uses it.
+    static func sharingKey(_ configuration: FCMConfiguration) -> String {
+        "fcm:" + configuration.serviceAccount.clientEmail
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {

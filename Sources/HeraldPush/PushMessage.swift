@@ -101,10 +101,18 @@ public struct PushMessage: Codable, Hashable, Sendable {
 public struct PushTarget: Codable, Hashable, Sendable {
     public var platform: Platform
     public var token: String
-    public init(platform: Platform, token: String) {
+    /// The app the token belongs to: which credentials (APNs key and topic, FCM service
+    /// account) send to it. ``defaultApp`` when a deployment serves one app.
+    public var app: String
+
+    public init(platform: Platform, token: String, app: String = PushTarget.defaultApp) {
         self.platform = platform
         self.token = token
+        self.app = app
     }
+
+    /// The app of a single-app deployment, and of devices that name none.
+    public static let defaultApp = "default"
 
     /// The longest token any push service issues, with room to spare: a longer one is a
     /// client's mistake, refused before a service sees it.

@@ -20,6 +20,7 @@ public struct PushValidationError: Error, Sendable, Hashable {
         case payloadTooLarge = "payload_too_large"
         case invalidMessage = "invalid_message"
         case platformNotConfigured = "platform_not_configured"
+        case unknownApp = "unknown_app"
     }
 
     public var reason: Reason

@@ -1,43 +1,67 @@
 import HeraldWire
 import Logging
 
-/// The provider for each platform, chosen by the target: APNs (or local) for iOS, FCM (or
-/// local) for Android. A platform without a provider refuses its messages.
+/// The provider for each app and platform, chosen by the target: APNs (or local) for iOS, FCM
+/// (or local) for Android, with the credentials of the target's app. A platform without a
+/// provider, or an app not configured, refuses its messages.
 public struct PushRouter: PushProvider {
     public var name: String { "router" }
 
-    public let ios: (any PushProvider)?
-    public let android: (any PushProvider)?
-
-    public init(ios: (any PushProvider)?, android: (any PushProvider)?) {
-        self.ios = ios
-        self.android = android
+    /// One app's providers.
+    public struct App: Sendable {
+        public var ios: (any PushProvider)?
+        public var android: (any PushProvider)?
+        public init(ios: (any PushProvider)?, android: (any PushProvider)?) {
+            self.ios = ios
+            self.android = android
+        }
     }
 
-    /// One provider for both platforms (the local development provider).
+    /// The apps by name.
+    public let apps: [String: App]
+
+    public init(apps: [String: App]) {
+        self.apps = apps
+    }
+
+    /// A single app, named ``PushTarget/defaultApp``.
+    public init(ios: (any PushProvider)?, android: (any PushProvider)?) {
+        self.init(apps: [PushTarget.defaultApp: App(ios: ios, android: android)])
+    }
+
+    /// One provider for both platforms of the default app (the local development provider).
     public init(both provider: any PushProvider) {
         self.init(ios: provider, android: provider)
     }
 
-    public func provider(for platform: Platform) -> (any PushProvider)? {
+    /// Whether `app` is configured: what registration and webhooks check before storing.
+    public func knows(app: String) -> Bool { apps[app] != nil }
+
+    public func provider(for platform: Platform, app: String = PushTarget.defaultApp) -> (any PushProvider)? {
         switch platform {
-        case .ios: ios
-        case .android: android
+        case .ios: apps[app]?.ios
+        case .android: apps[app]?.android
         }
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard let provider = provider(for: target.platform) else {
+        guard knows(app: target.app) else {
+            throw PushValidationError(.unknownApp, message: "no app named '\(target.app)' is configured")
+        }
+        guard let provider = provider(for: target.platform, app: target.app) else {
             throw PushValidationError(
                 .platformNotConfigured,
-                message: "no push provider is configured for \(target.platform.rawValue)"
+                message: "no push provider is configured for \(target.platform.rawValue) in app '\(target.app)'"
             )
         }
         try provider.validate(message, for: target)
     }
 
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
-        guard let provider = provider(for: target.platform) else {
+        guard knows(app: target.app) else {
+            return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.unknownApp.rawValue)
+        }
+        guard let provider = provider(for: target.platform, app: target.app) else {
             return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.platformNotConfigured.rawValue)
         }
         return await provider.send(message, to: target, logger: logger)

@@ -64,7 +64,7 @@ extension APIError {
     /// not the message's (422).
     init(_ error: PushValidationError) {
         switch error.reason {
-        case .platformNotConfigured: self.init(.badRequest, error.code, error.message)
+        case .platformNotConfigured, .unknownApp: self.init(.badRequest, error.code, error.message)
         case .payloadTooLarge, .invalidMessage: self.init(.unprocessableContent, error.code, error.message)
         }
     }

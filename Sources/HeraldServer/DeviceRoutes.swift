@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldPush
 import HeraldStore
 import HeraldWire
 import Hummingbird
@@ -10,6 +11,8 @@ struct DeviceRoutes: Sendable {
     let devices: any DeviceStore
     let localPushes: any LocalPushStore
     let settings: ServerSettings
+    /// Which apps are configured: a device names one of them.
+    let providers: PushRouter
     let limiter: RateLimiter
     let now: @Sendable () -> Date
 
@@ -34,8 +37,9 @@ struct DeviceRoutes: Sendable {
         let platform = try Edge.parsePlatform(body.platform)
         try Edge.checkPushToken(body.pushToken)
         let sealKey = try body.sealKey.map(PushSealing.parse)
+        let app = try Edge.checkApp(body.app, providers: providers)
         let registration = try await devices.registerDevice(
-            platform: platform, token: body.pushToken, sealKey: sealKey, now: now()
+            platform: platform, token: body.pushToken, sealKey: sealKey, app: app, now: now()
         )
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
@@ -43,7 +47,8 @@ struct DeviceRoutes: Sendable {
                 deviceSecret: registration.secret,
                 alias: registration.device.alias,
                 webhookURL: webhookURL(registration.device),
-                sealKeyID: sealKey?.keyID
+                sealKeyID: sealKey?.keyID,
+                app: app
             ),
             status: .created
         )
@@ -66,7 +71,7 @@ struct DeviceRoutes: Sendable {
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
-                sealKeyID: (sealKey ?? device.sealKey)?.keyID
+                sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app
             )
         )
     }

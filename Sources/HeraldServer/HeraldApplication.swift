@@ -118,6 +118,7 @@ public func buildApplication(
         devices: store,
         localPushes: store,
         settings: configuration.settings,
+        providers: providers,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now
     ).register(on: api)

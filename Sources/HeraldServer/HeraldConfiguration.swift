@@ -86,6 +86,15 @@ public struct HeraldConfiguration: Sendable {
     {
         var configuration = try HeraldConfiguration(values: try await resolve(flags: flags, environment: environment, file: file))
         configuration.file = file
+        if let file, let contents = FileManager.default.contents(atPath: file) {
+            for (name, app) in try AppsFile.read(String(decoding: contents, as: UTF8.self), file: file) {
+                guard configuration.providers.apps[name] == nil else {
+                    throw Invalid("app '\(name)' is configured twice: by HERALD_APNS_* / HERALD_FCM_* (or apns:/fcm:) and in apps")
+                }
+                configuration.providers.apps[name] = app
+            }
+            configuration.server.settings.localProvider = configuration.providers.isLocal
+        }
         return configuration
     }
 
@@ -215,9 +224,15 @@ public struct HeraldConfiguration: Sendable {
             ("listen", "\(server.host):\(server.port)"),
             ("public url", server.settings.publicURL),
             ("database", Self.redactingPassword(database)),
-            ("ios", providers.apns.map { "APNs, topic \($0.topic), key \($0.keyID), \($0.environment)" } ?? (providers.isLocal ? "local development provider" : "none")),
-            ("android", providers.fcm.map { "FCM, project \($0.serviceAccount.projectID)" } ?? (providers.isLocal ? "local development provider" : "none")),
         ]
+        if providers.isLocal {
+            lines.append(("apps", "default: local development provider (ios, android)"))
+        }
+        for (name, app) in providers.apps.sorted(by: { $0.key < $1.key }) where app.apns != nil || app.fcm != nil {
+            let ios = app.apns.map { "APNs, topic \($0.topic), key \($0.keyID), \($0.environment)" } ?? "none"
+            let android = app.fcm.map { "FCM, project \($0.serviceAccount.projectID)" } ?? "none"
+            lines.append(("app \(name)", "ios: \(ios); android: \(android)"))
+        }
         if let file { lines.append(("file", file)) }
         return lines
     }

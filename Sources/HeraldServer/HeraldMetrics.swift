@@ -83,14 +83,15 @@ public struct HeraldMetrics: Sendable {
 
     /// One send's outcome, by provider. Once per push: written out rather than through
     /// ``increment(_:help:labels:by:)``, so the label array is built once per counter, not per call.
-    public func sent(provider: String, outcome: String) {
-        counters.counter(for: ["pushes_sent", provider, outcome]) { _ in
+    /// A send attempt's outcome. `app` is one of the configured apps (intake refuses others).
+    public func sent(provider: String, outcome: String, app: String = "default") {
+        counters.counter(for: ["pushes_sent", provider, outcome, app]) { _ in
             registry.makeCounter(
                 descriptor: .init(
                     namespace: "herald", metricName: "pushes_sent", unitName: "total",
-                    helpText: "Send attempts by provider and outcome"
+                    helpText: "Send attempts by provider, outcome and app"
                 ),
-                labels: [("provider", provider), ("outcome", outcome)]
+                labels: [("provider", provider), ("outcome", outcome), ("app", app)]
             )
         }.increment()
     }
@@ -154,9 +155,10 @@ enum WakeKindLabel {
 }
 
 extension PushRouter {
-    /// The name of the provider serving a platform, for metrics and health: `none` if unset.
-    public func providerName(for platform: Platform) -> String {
-        provider(for: platform)?.name ?? "none"
+    /// The name of the provider serving a platform of an app, for metrics and health: `none`
+    /// if unset.
+    public func providerName(for platform: Platform, app: String = PushTarget.defaultApp) -> String {
+        provider(for: platform, app: app)?.name ?? "none"
     }
 }
 

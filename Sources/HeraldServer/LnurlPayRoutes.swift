@@ -140,7 +140,7 @@ struct LnurlPayRoutes: Sendable {
 
     /// Wakes the owner's phone and waits for its answer.
     func ask(_ webhook: WebhookRequest, address: LightningAddress) async throws -> ReplyAnswer {
-        let target = PushTarget(platform: address.device.platform, token: address.device.token)
+        let target = PushTarget(platform: address.device.platform, token: address.device.token, app: address.device.app)
         if try await devices.resolveWebhookToken(target.token, rawPlatform: target.platform).isDead {
             throw Self.unreachable
         }

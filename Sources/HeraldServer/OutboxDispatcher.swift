@@ -202,7 +202,7 @@ public final class OutboxDispatcher: Service, Sendable {
     }
 
     private func resolve(_ job: OutboxJob, message decoded: PushMessage?) async -> JobResolution {
-        let target = PushTarget(platform: job.platform, token: job.token)
+        let target = PushTarget(platform: job.platform, token: job.token, app: job.app)
         // Built only where something is logged: each metadata change makes the standard handler
         // re-render all of its metadata, a measurable cost when done for every send.
         let baseLogger = self.logger
@@ -233,7 +233,8 @@ public final class OutboxDispatcher: Service, Sendable {
         // The provider adds the service and the redacted token.
         let outcome = await providers.send(message, to: target, logger: verbose ? logger : baseLogger)
         metrics.sendLatency.record(ContinuousClock.now - started)
-        metrics.sent(provider: providers.providerName(for: job.platform), outcome: outcome.kind.rawValue)
+        metrics.sent(
+            provider: providers.providerName(for: job.platform, app: job.app), outcome: outcome.kind.rawValue, app: job.app)
 
         switch outcome.kind {
         case .delivered:

@@ -17,14 +17,36 @@ import Logging
 /// | `HERALD_TLS_CA_FILE` | PEM of extra trust roots for outgoing TLS |
 /// | `HERALD_APNS_CONNECTIONS` | HTTP/2 connections per push origin (default 1) |
 public struct ProviderSettings: Sendable {
-    public var apns: APNsConfiguration?
-    public var fcm: FCMConfiguration?
+    /// One app's credentials: an APNs key and topic, an FCM service account, or both.
+    public struct App: Sendable {
+        public var apns: APNsConfiguration?
+        public var fcm: FCMConfiguration?
+        public init(apns: APNsConfiguration? = nil, fcm: FCMConfiguration? = nil) {
+            self.apns = apns
+            self.fcm = fcm
+        }
+    }
+
+    /// The apps by name: `default` from the `HERALD_APNS_*` / `HERALD_FCM_*` settings, the rest
+    /// from the configuration file's `apps` section.
+    public var apps: [String: App] = [:]
     public var extraTrustRootsFile: String?
     /// Connections per push origin; Apple asks for few, long-lived ones.
     public var connectionsPerOrigin = 1
 
-    /// True when neither platform has credentials: the local development provider is used.
-    public var isLocal: Bool { apns == nil && fcm == nil }
+    /// The default app's APNs credentials.
+    public var apns: APNsConfiguration? {
+        get { apps[PushTarget.defaultApp]?.apns }
+        set { apps[PushTarget.defaultApp, default: App()].apns = newValue }
+    }
+    /// The default app's FCM credentials.
+    public var fcm: FCMConfiguration? {
+        get { apps[PushTarget.defaultApp]?.fcm }
+        set { apps[PushTarget.defaultApp, default: App()].fcm = newValue }
+    }
+
+    /// True when no app has credentials: the local development provider is used.
+    public var isLocal: Bool { apps.values.allSatisfy { $0.apns == nil && $0.fcm == nil } }
 
     public struct Missing: Error, CustomStringConvertible {
         public var description: String
@@ -103,17 +125,29 @@ public struct ProviderSettings: Sendable {
     }
 
     /// The providers for these settings; `recordLocal` stores what the local provider sends.
+    /// With `sharing`, each key's provider token is shared through the database with every
+    /// process on it (and between apps of this process that use the same key).
     public func makeRouter(
         httpClient: PushHTTPClient,
         recordLocal: @escaping @Sendable (RecordedPush) async throws -> Void,
+        sharing: TokenSharing? = nil,
         logger: Logger
     ) throws -> PushRouter {
         if isLocal {
             let local = LocalDevelopmentProvider(recorder: recordLocal)
             return PushRouter(ios: local, android: local)
         }
-        let ios: (any PushProvider)? = try apns.map { try APNsProvider(configuration: $0, httpClient: httpClient) }
-        let android: (any PushProvider)? = try fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient) }
-        return PushRouter(ios: ios, android: android)
+        var router: [String: PushRouter.App] = [:]
+        for (name, app) in apps {
+            do {
+                router[name] = PushRouter.App(
+                    ios: try app.apns.map { try APNsProvider(configuration: $0, httpClient: httpClient, sharing: sharing) },
+                    android: try app.fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient, sharing: sharing) }
+                )
+            } catch {
+                throw PushConfigurationError(message: "app '\(name)': \(error)")
+            }
+        }
+        return PushRouter(apps: router)
     }
 }

@@ -95,6 +95,18 @@ enum Edge {
         return platform
     }
 
+    /// The app a request names (absent: the default one), if it is configured; `400 unknown_app`
+    /// otherwise, before anything is stored.
+    static func checkApp(_ name: String?, providers: PushRouter) throws -> String {
+        let app = name ?? PushTarget.defaultApp
+        guard providers.knows(app: app) else {
+            let known = providers.apps.keys.sorted().joined(separator: ", ")
+            throw APIError.badRequest(
+                "unknown_app", "no app named '\(app.prefix(64))' is configured; configured: \(known)")
+        }
+        return app
+    }
+
     /// Only the length: whether a token works is its provider's to judge.
     static func checkPushToken(_ token: String, field: String = "push_token") throws {
         guard !token.isEmpty, token.utf8.count <= PushTarget.maximumTokenBytes else {

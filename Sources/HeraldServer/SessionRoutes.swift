@@ -106,7 +106,7 @@ struct SessionRoutes: Sendable {
                 try providers.validate(probe, for: PushTarget(platform: platform, token: token))
             } catch {
                 switch error.reason {
-                case .platformNotConfigured:
+                case .platformNotConfigured, .unknownApp:
                     throw APIError(error)
                 case .invalidMessage, .payloadTooLarge:
                     throw APIError.badRequest(

@@ -55,7 +55,7 @@ struct WakeRoutes: Sendable {
             return try JSONResponse.make(WakeAnswer(pushed: false, reason: .recentlyWoken))
         }
         do {
-            let target = PushTarget(platform: device.platform, token: device.token)
+            let target = PushTarget(platform: device.platform, token: device.token, app: device.app)
             // Sealed to the device's key when it has one; checked by the provider in the form sent.
             let messages = try messages(for: body, platform: device.platform, now: moment).map { push, message in
                 let typeHint = message.data[WakePushKey.type] ?? body.kind.rawValue
@@ -77,7 +77,8 @@ struct WakeRoutes: Sendable {
                         notificationType: "wake:" + body.kind.rawValue,
                         payload: message.storedJSON(),
                         idempotencyKey: idempotencyKey.map { "\($0):\(push)" },
-                        expiresAt: expiresAt
+                        expiresAt: expiresAt,
+                        app: target.app
                     ),
                     message: Optional(message)
                 )
@@ -186,7 +187,7 @@ struct WakeRoutes: Sendable {
             return ForwardingHint(hint: .doNotRetry, reason: .unknownDevice)
         }
         if resolution.isDead { return ForwardingHint(hint: .doNotRetry, reason: .tokenUnregistered) }
-        guard providers.provider(for: device.platform) != nil else {
+        guard providers.provider(for: device.platform, app: device.app) != nil else {
             return ForwardingHint(hint: .doNotRetry, reason: "no_push_provider")
         }
         switch presence.standing(deviceID: device.id, now: now()) {

@@ -74,7 +74,8 @@ struct WebhookRoutes: Sendable {
             notificationType: pushData.notificationType.rawValue,
             payload: message.storedJSON(),
             idempotencyKey: idempotencyKey,
-            expiresAt: expiresAt
+            expiresAt: expiresAt,
+            app: target.app
         )
         let result: EnqueueResult
         do {
@@ -102,12 +103,14 @@ struct WebhookRoutes: Sendable {
         let resolution = try await devices.resolveWebhookToken(token, rawPlatform: platform)
         let target: PushTarget
         if let device = resolution.device {
-            target = PushTarget(platform: device.platform, token: device.token)
+            target = PushTarget(platform: device.platform, token: device.token, app: device.app)
         } else if settings.acceptRawTokens {
             guard let platform else {
                 throw APIError.badRequest("missing_platform", "the query parameter 'platform' is required")
             }
-            target = PushTarget(platform: platform, token: token)
+            // A raw token names its app in the query; a registered device's is its own.
+            let app = try Edge.checkApp(query.get("app"), providers: providers)
+            target = PushTarget(platform: platform, token: token, app: app)
         } else {
             throw APIError(.notFound, "unknown_token", "no device is registered under this token")
         }

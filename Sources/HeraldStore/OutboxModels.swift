@@ -11,6 +11,8 @@ public struct NewJob: Sendable, Hashable {
     /// Scoped by the caller to its target, so two callers' keys never collide.
     public var idempotencyKey: String?
     public var expiresAt: Date
+    /// The app whose credentials send it.
+    public var app: String
 
     public init(
         id: String = JobID.make(),
@@ -19,7 +21,8 @@ public struct NewJob: Sendable, Hashable {
         notificationType: String,
         payload: Data,
         idempotencyKey: String?,
-        expiresAt: Date
+        expiresAt: Date,
+        app: String = Device.defaultApp
     ) {
         self.id = id
         self.platform = platform
@@ -28,6 +31,7 @@ public struct NewJob: Sendable, Hashable {
         self.payload = payload
         self.idempotencyKey = idempotencyKey
         self.expiresAt = expiresAt
+        self.app = app
     }
 }
 
@@ -53,6 +57,7 @@ public struct OutboxJob: Sendable, Hashable {
     public var attempts: Int
     public var createdAt: Date
     public var expiresAt: Date
+    public var app: String
 
     public init(
         id: String,
@@ -62,7 +67,8 @@ public struct OutboxJob: Sendable, Hashable {
         payload: Data,
         attempts: Int,
         createdAt: Date,
-        expiresAt: Date
+        expiresAt: Date,
+        app: String = Device.defaultApp
     ) {
         self.id = id
         self.platform = platform
@@ -72,6 +78,7 @@ public struct OutboxJob: Sendable, Hashable {
         self.attempts = attempts
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.app = app
     }
 
     public init(_ new: NewJob, createdAt: Date) {
@@ -83,7 +90,8 @@ public struct OutboxJob: Sendable, Hashable {
             payload: new.payload,
             attempts: 0,
             createdAt: createdAt,
-            expiresAt: new.expiresAt
+            expiresAt: new.expiresAt,
+            app: new.app
         )
     }
 }

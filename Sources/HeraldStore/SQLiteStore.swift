@@ -139,8 +139,8 @@ extension SQLiteStore: OutboxStore {
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
-                                     attempts, next_attempt_at, lease_until, created_at, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
+                                     attempts, next_attempt_at, lease_until, created_at, expires_at, app)
+                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)
                     ON CONFLICT (idempotency_key) DO NOTHING
                     """
             )
@@ -150,7 +150,7 @@ extension SQLiteStore: OutboxStore {
                 try insert.execute(arguments: [
                     job.id, job.platform.rawValue, job.token, job.notificationType, job.payload,
                     job.idempotencyKey, nowValue, index < leasing ? lease : nil, nowValue,
-                    job.expiresAt.timeIntervalSince1970,
+                    job.expiresAt.timeIntervalSince1970, job.app,
                 ])
                 if db.changesCount == 0, let key = job.idempotencyKey {
                     let existing = try String.fetchOne(
@@ -179,7 +179,7 @@ extension SQLiteStore: OutboxStore {
                         WHERE state = 'pending' AND next_attempt_at <= ?
                           AND (lease_until IS NULL OR lease_until < ?)
                         ORDER BY next_attempt_at LIMIT ?)
-                    RETURNING id, platform, token, notification_type, payload, attempts, created_at, expires_at
+                    RETURNING id, platform, token, notification_type, payload, attempts, created_at, expires_at, app
                     """,
                 arguments: [leaseUntil.timeIntervalSince1970, nowValue, nowValue, limit]
             )
@@ -213,7 +213,8 @@ extension SQLiteStore: OutboxStore {
             payload: row["payload"],
             attempts: row["attempts"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            expiresAt: Date(timeIntervalSince1970: row["expires_at"])
+            expiresAt: Date(timeIntervalSince1970: row["expires_at"]),
+            app: row["app"]
         )
     }
 
@@ -417,20 +418,20 @@ extension SQLiteStore: TokenStore {
 
 extension SQLiteStore: DeviceStore {
     public func registerDevice(
-        platform: Platform, token: String, sealKey: SealPublicKey?, now: Date
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, now: Date
     ) async throws -> DeviceRegistration {
-        let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey)
+        let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey, app: app)
         let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
         try await database.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     device.id, platform.rawValue, token, device.alias, Secrets.hash(secret), sealKey?.base64, nowValue,
-                    nowValue,
+                    nowValue, app,
                 ]
             )
         }
@@ -439,7 +440,7 @@ extension SQLiteStore: DeviceStore {
 
     public func device(alias: String) async throws -> Device? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, platform, token, alias, seal_key FROM device WHERE alias = ?", arguments: [alias])
+            try Row.fetchOne(db, sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?", arguments: [alias])
                 .flatMap(Self.device(from:))
         }
     }
@@ -451,7 +452,7 @@ extension SQLiteStore: DeviceStore {
             guard
                 let row = try Row.fetchOne(
                     db,
-                    sql: "SELECT id, platform, token, alias, seal_key, secret_hash FROM device WHERE id = ?",
+                    sql: "SELECT id, platform, token, alias, seal_key, app, secret_hash FROM device WHERE id = ?",
                     arguments: [id]
                 ), let device = Self.device(from: row)
             else { return nil }
@@ -466,7 +467,8 @@ extension SQLiteStore: DeviceStore {
         // A key that no longer parses (never stored by this code) is treated as none rather than
         // losing the device.
         let sealKey = (row["seal_key"] as String?).flatMap { try? SealPublicKey(base64: $0) }
-        return Device(id: row["id"], platform: platform, token: row["token"], alias: row["alias"], sealKey: sealKey)
+        return Device(
+            id: row["id"], platform: platform, token: row["token"], alias: row["alias"], sealKey: sealKey, app: row["app"])
     }
 
     public func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws {
@@ -504,7 +506,7 @@ extension SQLiteStore: DeviceStore {
         _ token: String, rawPlatform: Platform?, in db: Database
     ) throws -> WebhookTokenResolution {
         // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
-        let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key FROM device WHERE alias = ?")
+        let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
         let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
         let platform = device?.platform ?? rawPlatform
         guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }

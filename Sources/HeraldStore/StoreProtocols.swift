@@ -47,8 +47,10 @@ public protocol TokenStore: Sendable {
 
 /// Devices registered by apps: the real push token behind an unguessable alias.
 public protocol DeviceStore: Sendable {
-    /// Registers a device; with a `sealKey`, pushes to it are sealed to that key.
-    func registerDevice(platform: Platform, token: String, sealKey: SealPublicKey?, now: Date) async throws -> DeviceRegistration
+    /// Registers a device of `app`; with a `sealKey`, pushes to it are sealed to that key.
+    func registerDevice(
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, now: Date
+    ) async throws -> DeviceRegistration
     /// The device a webhook alias points at.
     func device(alias: String) async throws -> Device?
     /// The device, if the secret opens it.
@@ -63,9 +65,16 @@ public protocol DeviceStore: Sendable {
 }
 
 extension DeviceStore {
-    /// Registers a device whose pushes are not sealed.
+    /// Registers a device of the default app whose pushes are not sealed.
     public func registerDevice(platform: Platform, token: String, now: Date) async throws -> DeviceRegistration {
-        try await registerDevice(platform: platform, token: token, sealKey: nil, now: now)
+        try await registerDevice(platform: platform, token: token, sealKey: nil, app: Device.defaultApp, now: now)
+    }
+
+    /// Registers a device of the default app.
+    public func registerDevice(
+        platform: Platform, token: String, sealKey: SealPublicKey?, now: Date
+    ) async throws -> DeviceRegistration {
+        try await registerDevice(platform: platform, token: token, sealKey: sealKey, app: Device.defaultApp, now: now)
     }
 }
 
@@ -94,13 +103,22 @@ public struct Device: Sendable, Hashable {
     public var alias: String
     /// The key every push to this device is sealed to; nil for clear pushes.
     public var sealKey: SealPublicKey? = nil
+    /// The app it was registered for: whose credentials push to it.
+    public var app: String = Device.defaultApp
 
-    public init(id: String, platform: Platform, token: String, alias: String, sealKey: SealPublicKey? = nil) {
+    /// The app of a single-app deployment, and of a device that names none.
+    public static let defaultApp = "default"
+
+    public init(
+        id: String, platform: Platform, token: String, alias: String, sealKey: SealPublicKey? = nil,
+        app: String = Device.defaultApp
+    ) {
         self.id = id
         self.platform = platform
         self.token = token
         self.alias = alias
         self.sealKey = sealKey
+        self.app = app
     }
 }
 
@@ -110,13 +128,14 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var secret: String
 
     /// A new device's id, alias (144 random bits) and secret (256 bits), before it is stored.
-    public static func make(platform: Platform, token: String, sealKey: SealPublicKey?) -> DeviceRegistration {
+    public static func make(platform: Platform, token: String, sealKey: SealPublicKey?, app: String) -> DeviceRegistration {
         let device = Device(
             id: UUID().uuidString.lowercased(),
             platform: platform,
             token: token,
             alias: Secrets.random(bytes: 18),
-            sealKey: sealKey
+            sealKey: sealKey,
+            app: app
         )
         return DeviceRegistration(device: device, secret: Secrets.random(bytes: 32))
     }

@@ -23,8 +23,8 @@ public struct MockAPNsServer: Sendable {
     /// Connections and concurrent streams the client used.
     public let connections = ConnectionStats()
 
-    let key: APNsTestKey
-    let topic: String
+    /// The signing keys it trusts, each with the topics (bundle ids) its team may push to.
+    let credentials: [Credential]
     let certificate: TestCertificate
     let now: @Sendable () -> Date
     let responseDelay: Duration?
@@ -43,6 +43,18 @@ public struct MockAPNsServer: Sendable {
     ///     off: the log would only grow.
     ///   - observer: Called with every request as it is answered: how a fleet simulation hands
     ///     each push to its simulated phone without keeping a log.
+    /// A signing key and the topics its tokens may send to: an Apple team's key and the bundle
+    /// ids of that team's apps.
+    public struct Credential: Sendable {
+        public var key: APNsTestKey
+        public var topics: Set<String>
+        public init(key: APNsTestKey, topics: Set<String>) {
+            self.key = key
+            self.topics = topics
+        }
+    }
+
+    /// One key and one topic: a single app.
     public init(
         key: APNsTestKey,
         topic: String,
@@ -52,10 +64,26 @@ public struct MockAPNsServer: Sendable {
         recordsRequests: Bool = true,
         observer: (@Sendable (MockAPNsRequest) -> Void)? = nil
     ) {
+        self.init(
+            credentials: [Credential(key: key, topics: [topic])], certificate: certificate, now: now,
+            responseDelay: responseDelay, recordsRequests: recordsRequests, observer: observer
+        )
+    }
+
+    /// Several keys, as APNs serves every team's apps: a token signed by one key sends only to
+    /// its own topics (`TopicDisallowed` otherwise), and each key's token changes at most every
+    /// 20 minutes (`TooManyProviderTokenUpdates`).
+    public init(
+        credentials: [Credential],
+        certificate: TestCertificate,
+        now: @escaping @Sendable () -> Date = { Date() },
+        responseDelay: Duration? = nil,
+        recordsRequests: Bool = true,
+        observer: (@Sendable (MockAPNsRequest) -> Void)? = nil
+    ) {
         self.recordsRequests = recordsRequests
         self.observer = observer
-        self.key = key
-        self.topic = topic
+        self.credentials = credentials
         self.certificate = certificate
         self.now = now
         self.responseDelay = responseDelay
@@ -66,7 +94,10 @@ public struct MockAPNsServer: Sendable {
         logger: Logger = Logger(label: "mock-apns", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> RunningMockServer {
         let keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PublicKey(pem: key.publicKeyPEM), kid: JWKIdentifier(string: key.keyID))
+        for credential in credentials {
+            await keys.add(
+                ecdsa: try ES256PublicKey(pem: credential.key.publicKeyPEM), kid: JWKIdentifier(string: credential.key.keyID))
+        }
         let router = Router(context: MockRequestContext.self)
         router.post("/3/device/:token") { request, context in
             try await connections.tracking(context) { connection in
@@ -89,6 +120,12 @@ public struct MockAPNsServer: Sendable {
         )
     }
 
+    /// The provider tokens each key has gone through, by key id: one per refresh, however many
+    /// senders share the key.
+    public func providerTokens() async -> [String: [String]] {
+        await tokenUpdates.accepted
+    }
+
     /// Runs the server for the duration of `body`.
     public func withRunning<T: Sendable>(_ body: (RunningMockServer) async throws -> T) async throws -> T {
         try await withStarted({ try await start() }, stop: { await $0.stop() }, body)
@@ -109,8 +146,8 @@ public struct MockAPNsServer: Sendable {
         let claims = await verify(providerToken, keys: keys)
 
         var answer = check(headers: headers, body: body, deviceToken: deviceToken, providerToken: providerToken, claims: claims)
-        if answer == nil, let providerToken {
-            answer = await tokenUpdates.use(providerToken, at: now())
+        if answer == nil, let providerToken, let claims {
+            answer = await tokenUpdates.use(providerToken, keyID: claims.keyID, at: now())
         }
         if answer == nil {
             answer = await script.next(for: deviceToken)
@@ -119,7 +156,7 @@ public struct MockAPNsServer: Sendable {
         if final.status == 403, final.reason == "InvalidProviderToken" || final.reason == "ExpiredProviderToken",
             let providerToken
         {
-            await tokenUpdates.rejected(providerToken)
+            await tokenUpdates.rejected(providerToken, keyID: claims?.keyID ?? "")
         }
         if recordsRequests || observer != nil {
             let received = MockAPNsRequest(
@@ -150,7 +187,9 @@ public struct MockAPNsServer: Sendable {
         claims: MockAPNsRequest.Claims?
     ) -> MockAPNsAnswer? {
         guard providerToken != nil else { return MockAPNsAnswer(status: 403, reason: "MissingProviderToken") }
-        guard let claims, claims.keyID == key.keyID, claims.issuer == key.teamID, claims.algorithm == "ES256" else {
+        guard let claims, let credential = credentials.first(where: { $0.key.keyID == claims.keyID }),
+            claims.issuer == credential.key.teamID, claims.algorithm == "ES256"
+        else {
             return .invalidProviderToken
         }
         let age = now().timeIntervalSince1970 - Double(claims.issuedAt)
@@ -159,7 +198,7 @@ public struct MockAPNsServer: Sendable {
 
         guard !deviceToken.isEmpty, deviceToken.allSatisfy(\.isHexDigit) else { return .badDeviceToken }
         guard let topic = headers["apns-topic"] else { return MockAPNsAnswer(status: 400, reason: "MissingTopic") }
-        guard topic == self.topic else { return MockAPNsAnswer(status: 400, reason: "TopicDisallowed") }
+        guard credential.topics.contains(topic) else { return MockAPNsAnswer(status: 400, reason: "TopicDisallowed") }
         let pushType = headers["apns-push-type"]
         guard let pushType, Self.pushTypes.contains(pushType) else {
             return MockAPNsAnswer(status: 400, reason: "InvalidPushType")
@@ -241,26 +280,33 @@ private struct VerifiedClaims: JWTPayload {
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
-/// Apple's rule that a sender may not change its provider token more often than every
-/// 20 minutes (429 `TooManyProviderTokenUpdates`). A token APNs itself rejected may be
-/// replaced at once.
+/// Apple's rule that a key's provider token may not change more often than every 20 minutes
+/// (429 `TooManyProviderTokenUpdates`), however many senders use the key. A token APNs itself
+/// rejected may be replaced at once.
 actor ProviderTokenUpdates {
-    private var current: String?
-    private var since: Date?
-    private var currentRejected = false
+    private struct Current {
+        var token: String
+        var since: Date
+        var rejected = false
+    }
 
-    func use(_ token: String, at now: Date) -> MockAPNsAnswer? {
-        guard token != current else { return nil }
-        if let since, !currentRejected, now.timeIntervalSince(since) < 20 * 60 {
-            return MockAPNsAnswer(status: 429, reason: "TooManyProviderTokenUpdates")
+    private var current: [String: Current] = [:]
+    /// Every token accepted as a key's new one, by key id, in order.
+    private(set) var accepted: [String: [String]] = [:]
+
+    func use(_ token: String, keyID: String, at now: Date) -> MockAPNsAnswer? {
+        if let current = current[keyID] {
+            guard token != current.token else { return nil }
+            if !current.rejected, now.timeIntervalSince(current.since) < 20 * 60 {
+                return MockAPNsAnswer(status: 429, reason: "TooManyProviderTokenUpdates")
+            }
         }
-        current = token
-        since = now
-        currentRejected = false
+        current[keyID] = Current(token: token, since: now)
+        accepted[keyID, default: []].append(token)
         return nil
     }
 
-    func rejected(_ token: String) {
-        if token == current { currentRejected = true }
+    func rejected(_ token: String, keyID: String) {
+        if current[keyID]?.token == token { current[keyID]?.rejected = true }
     }
 }

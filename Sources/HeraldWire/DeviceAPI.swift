@@ -7,17 +7,22 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     /// Base64 (or base64url) of the device's 32-byte X25519 public key: with one, every push to
     /// the device is sealed to it (``SealedPush``). Text, so the server can name a bad value.
     public var sealKey: String?
+    /// The app the token belongs to (`com.example.wallet`), as named in Herald's configuration;
+    /// absent means `default`, the app of a single-app deployment.
+    public var app: String?
 
-    public init(platform: String, pushToken: String, sealKey: String? = nil) {
+    public init(platform: String, pushToken: String, sealKey: String? = nil, app: String? = nil) {
         self.platform = platform
         self.pushToken = pushToken
         self.sealKey = sealKey
+        self.app = app
     }
 
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
         case sealKey = "seal_key"
+        case app
     }
 }
 
@@ -52,13 +57,19 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
     public var webhookURL: String
     /// The id of the key pushes are sealed to (``SealPublicKey/keyID``); absent when they are not.
     public var sealKeyID: String?
+    /// The app whose credentials push to the device.
+    public var app: String?
 
-    public init(deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil) {
+    public init(
+        deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil,
+        app: String? = nil
+    ) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.alias = alias
         self.webhookURL = webhookURL
         self.sealKeyID = sealKeyID
+        self.app = app
     }
 
     enum CodingKeys: String, CodingKey {
@@ -67,6 +78,7 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
         case alias
         case webhookURL = "webhook_url"
         case sealKeyID = "seal_kid"
+        case app
     }
 }
 

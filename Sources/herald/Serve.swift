@@ -133,12 +133,14 @@ struct Serve: AsyncParsableCommand {
                         platform: push.target.platform, token: push.target.token, payload: push.payload, now: Date()
                     )
                 },
+                sharing: TokenSharing(store: StoreTokenSharing(store: store), logger: logger.with(component: "provider-tokens")),
                 logger: logger
             )
             logger.info(
                 "starting herald",
                 metadata: [
                     "database": "\(store.location)",
+                    "apps": "\(providers.apps.keys.sorted().joined(separator: ","))",
                     "ios": "\(providers.providerName(for: .ios))",
                     "android": "\(providers.providerName(for: .android))",
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",

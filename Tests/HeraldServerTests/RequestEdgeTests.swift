@@ -133,7 +133,7 @@ struct RequestEdgeTests {
     func platformNotConfigured() async throws {
         let nds = try TestNDS()
         let key = try await nds.apiKey()
-        let providers = PushRouter(ios: nds.localRouter().ios, android: nil)
+        let providers = PushRouter(ios: nds.localRouter().provider(for: .ios), android: nil)
         try await nds.app(providers: providers).test(.router) { client in
             let answers = [
                 try await client.post("/api/v1/notify?platform=android&token=t", json: Self.webhook),

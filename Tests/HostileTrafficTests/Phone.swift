@@ -9,8 +9,11 @@ struct RegisteredDevice: Sendable {
     var alias: String
     var platform: String
 
-    static func register(port: Int, platform: String = "android", token: String) async throws -> RegisteredDevice {
-        let body = #"{"platform":"\#(platform)","push_token":"\#(token)"}"#
+    static func register(port: Int, platform: String = "android", token: String, app: String? = nil) async throws
+        -> RegisteredDevice
+    {
+        let appField = app.map { #","app":"\#($0)""# } ?? ""
+        let body = #"{"platform":"\#(platform)","push_token":"\#(token)"\#(appField)}"#
         let exchange = await RawHTTP.exchange(port: port, request: .post("/api/v1/devices", body: Array(body.utf8)), timeout: .seconds(10))
         guard exchange.statuses.first == 201, let text = exchange.bodies.first,
             let json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],

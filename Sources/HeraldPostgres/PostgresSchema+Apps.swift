@@ -1,0 +1,23 @@
+extension PostgresSchema {
+    /// Several apps per deployment: jobs, devices and backend sessions name their app (earlier
+    /// rows: `default`); provider tokens are shared through `provider_token`.
+    static let apps = Migration(
+        version: 6,
+        name: "apps",
+        statements: [
+            "ALTER TABLE job ADD COLUMN app text NOT NULL DEFAULT 'default'",
+            "ALTER TABLE device ADD COLUMN app text NOT NULL DEFAULT 'default'",
+            "ALTER TABLE backend_session ADD COLUMN app text NOT NULL DEFAULT 'default'",
+            """
+            CREATE TABLE provider_token (
+                key text PRIMARY KEY,
+                value text NOT NULL,
+                issued_at double precision NOT NULL,
+                refresh_at double precision NOT NULL,
+                claimed_by text,
+                claim_until double precision
+            )
+            """,
+        ]
+    )
+}
