@@ -103,7 +103,9 @@ SCHEMAS: dict[str, dict] = {
         {"platform": PLATFORM, "push_token": string("The APNs device token or FCM registration token.",
                                                     minLength=1, maxLength=4096)},
         {"seal_key": string("Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are "
-                            "sealed to it.")},
+                            "sealed to it."),
+         "app": string("The configured app whose credentials push to the device; absent: `default`.",
+                       minLength=1)},
         closed=False,
     ),
     "DeviceTokenUpdate": obj(
@@ -116,11 +118,12 @@ SCHEMAS: dict[str, dict] = {
         {"device_id": string(minLength=1), "device_secret": string("Shown once: the bearer of the device routes.",
                                                                     minLength=1),
          "alias": string(minLength=1), "webhook_url": string("Give it to the wallet SDK (`register_webhook`).")},
-        {"seal_kid": string("Hex id of the seal key; absent when pushes are not sealed.")},
+        {"seal_kid": string("Hex id of the seal key; absent when pushes are not sealed."),
+         "app": string("The app the device belongs to.")},
     ),
     "Device": obj(
         {"device_id": string(minLength=1), "alias": string(minLength=1), "webhook_url": string()},
-        {"seal_kid": string()},
+        {"seal_kid": string(), "app": string()},
     ),
     "LocalPushFeed": obj(
         {"pushes": {"type": "array", "items": obj(
@@ -387,6 +390,8 @@ def paths() -> dict:
                         {"type": "string", "minLength": 1, "maxLength": 4096}, required=True),
             query_param("platform", "Needed with a raw token.", PLATFORM),
             query_param("app_data", "Passed to the device as `app_data`.", {"type": "string"}),
+            query_param("app", "With a raw token: the configured app whose credentials send it (default "
+                               "`default`). A registered alias brings its device's app.", {"type": "string"}),
             IDEMPOTENCY,
         ],
         body=request_body(ref("WebhookBody")),
@@ -396,7 +401,7 @@ def paths() -> dict:
                              {**REPLAYED, "Cache-Control": {"schema": {"type": "string"}}}),
             **errors({
                 400: ["invalid_json", "unknown_body_shape", "unknown_platform", "missing_platform", "missing_token",
-                      "invalid_token", "invalid_idempotency_key", "platform_not_configured"],
+                      "invalid_token", "invalid_idempotency_key", "platform_not_configured", "unknown_app"],
                 404: ["unknown_token"], 410: ["token_unregistered"], 413: ["body_too_large"],
                 422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited"], 503: INTAKE,
                 504: ["reply_timeout"],
@@ -420,7 +425,7 @@ def paths() -> dict:
         body=request_body(ref("DeviceRegistrationRequest")),
         responses={
             "201": json_body(ref("DeviceRegistration"), "Registered."),
-            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key"],
+            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key", "unknown_app"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}

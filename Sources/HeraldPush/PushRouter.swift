@@ -51,7 +51,8 @@ public struct PushRouter: PushProvider {
         guard let provider = provider(for: target.platform, app: target.app) else {
             throw PushValidationError(
                 .platformNotConfigured,
-                message: "no push provider is configured for \(target.platform.rawValue) in app '\(target.app)'"
+                message: "no push provider is configured for \(target.platform.rawValue)"
+                    + (target.app == PushTarget.defaultApp ? "" : " in app '\(target.app)'")
             )
         }
         try provider.validate(message, for: target)

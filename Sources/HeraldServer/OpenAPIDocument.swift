@@ -81,6 +81,15 @@ enum OpenAPIDocument {
             }
           },
           {
+            "name": "app",
+            "in": "query",
+            "required": false,
+            "description": "With a raw token: the configured app whose credentials send it (default `default`). A registered alias brings its device's app.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
             "name": "Idempotency-Key",
             "in": "header",
             "required": false,
@@ -139,7 +148,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -160,6 +169,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "invalid_idempotency_key",
                             "platform_not_configured",
+                            "unknown_app",
                             "malformed_request"
                           ]
                         }
@@ -641,7 +651,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -658,6 +668,7 @@ enum OpenAPIDocument {
                             "unknown_platform",
                             "invalid_token",
                             "invalid_seal_key",
+                            "unknown_app",
                             "malformed_request"
                           ]
                         }
@@ -5146,6 +5157,11 @@ enum OpenAPIDocument {
           "seal_key": {
             "type": "string",
             "description": "Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are sealed to it."
+          },
+          "app": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The configured app whose credentials push to the device; absent: `default`."
           }
         },
         "required": [
@@ -5201,6 +5217,10 @@ enum OpenAPIDocument {
           "seal_kid": {
             "type": "string",
             "description": "Hex id of the seal key; absent when pushes are not sealed."
+          },
+          "app": {
+            "type": "string",
+            "description": "The app the device belongs to."
           }
         },
         "required": [
@@ -5226,6 +5246,9 @@ enum OpenAPIDocument {
             "type": "string"
           },
           "seal_kid": {
+            "type": "string"
+          },
+          "app": {
             "type": "string"
           }
         },
@@ -5949,6 +5972,12 @@ enum OpenAPIDocument {
           "description": "Passed to the device as `app_data`."
           "schema":
             "type": "string"
+        - "name": "app"
+          "in": "query"
+          "required": false
+          "description": "With a raw token: the configured app whose credentials send it (default `default`). A registered alias brings its device's app."
+          "schema":
+            "type": "string"
         - "name": "Idempotency-Key"
           "in": "header"
           "required": false
@@ -5985,7 +6014,7 @@ enum OpenAPIDocument {
               "schema":
                 "type": "string"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6003,6 +6032,7 @@ enum OpenAPIDocument {
                           - "invalid_token"
                           - "invalid_idempotency_key"
                           - "platform_not_configured"
+                          - "unknown_app"
                           - "malformed_request"
         "404":
           "description": "Not Found: `unknown_token`"
@@ -6258,7 +6288,7 @@ enum OpenAPIDocument {
               "schema":
                 "$ref": "#/components/schemas/DeviceRegistration"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `unknown_app`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6272,6 +6302,7 @@ enum OpenAPIDocument {
                           - "unknown_platform"
                           - "invalid_token"
                           - "invalid_seal_key"
+                          - "unknown_app"
                           - "malformed_request"
         "408":
           "description": "Request Timeout: `request_timeout`"
@@ -8752,6 +8783,10 @@ enum OpenAPIDocument {
         "seal_key":
           "type": "string"
           "description": "Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are sealed to it."
+        "app":
+          "type": "string"
+          "minLength": 1
+          "description": "The configured app whose credentials push to the device; absent: `default`."
       "required":
         - "platform"
         - "push_token"
@@ -8792,6 +8827,9 @@ enum OpenAPIDocument {
         "seal_kid":
           "type": "string"
           "description": "Hex id of the seal key; absent when pushes are not sealed."
+        "app":
+          "type": "string"
+          "description": "The app the device belongs to."
       "required":
         - "device_id"
         - "device_secret"
@@ -8810,6 +8848,8 @@ enum OpenAPIDocument {
         "webhook_url":
           "type": "string"
         "seal_kid":
+          "type": "string"
+        "app":
           "type": "string"
       "required":
         - "device_id"

@@ -157,7 +157,7 @@ struct WebhookTests {
             let metrics = try await client.execute(uri: "/metrics", method: .get)
             #expect(metrics.status == .ok)
             #expect(metrics.text.contains(#"herald_webhooks_received_total{type="swap_updated"} 1"#))
-            #expect(metrics.text.contains(#"herald_pushes_sent_total{provider="local",outcome="delivered"} 1"#))
+            #expect(metrics.text.contains(#"herald_pushes_sent_total{provider="local",outcome="delivered",app="default"} 1"#))
             #expect(metrics.text.contains("herald_push_send_duration_seconds_bucket"))
             #expect(metrics.text.contains("herald_outbox_pending"))
         }
