@@ -184,17 +184,19 @@ SCHEMAS: dict[str, dict] = {
     "SessionPut": obj(
         {"allow_notifications": BOOL, "platform": PLATFORM},
         {"push_token": string("Required when allow_notifications is true.", maxLength=4096),
-         "seal_key": string("As on device registration; absent means none.")},
+         "seal_key": string("As on device registration; absent means none."),
+         "app": string("The configured app whose credentials push to the token; absent: `default`.")},
         closed=False,
     ),
     "SessionPatch": obj(
         {}, {"allow_notifications": BOOL, "platform": PLATFORM, "push_token": string(maxLength=4096),
-             "seal_key": string("Absent keeps the key, `\"\"` removes it.")},
+             "seal_key": string("Absent keeps the key, `\"\"` removes it."), "app": string()},
         closed=False,
     ),
     "Session": obj(
         {"session_id": string(), "platform": PLATFORM, "allow_notifications": BOOL,
          "token_status": {"type": "string", "enum": ["active", "dead", "none"]},
+         "app": string("The app whose credentials push to the session."),
          "created_at": string(format="date-time"), "updated_at": string(format="date-time")},
         {"push_token": string(), "seal_kid": string()},
     ),
@@ -549,7 +551,7 @@ def paths() -> dict:
 
     backend = ["Wallet backends"]
     session_400 = ["invalid_json", "invalid_user_id", "invalid_session_id", "unknown_platform", "invalid_token",
-                   "platform_not_configured", "invalid_seal_key"]
+                   "platform_not_configured", "invalid_seal_key", "unknown_app"]
     p["/api/v1/users/{user_id}/sessions"] = {"get": op(
         "listSessions", "The user's sessions and their token status", tags=backend, security=api_key("sessions"),
         parameters=[USER_ID],

@@ -60,14 +60,15 @@ extension PostgresStore: SessionStore {
         let rows = try await rows(
             """
             INSERT INTO backend_session (user_id, session_id, platform, allow_notifications, push_token,
-                                         seal_key, created_at, updated_at)
+                                         seal_key, created_at, updated_at, app)
             VALUES (\(session.userID), \(session.sessionID), \(session.platform.rawValue), \(session.allowNotifications),
-                    \(session.pushToken), \(session.sealKey?.base64), \(nowValue), \(nowValue))
+                    \(session.pushToken), \(session.sealKey?.base64), \(nowValue), \(nowValue), \(session.app))
             ON CONFLICT (user_id, session_id) DO UPDATE SET
                 platform = excluded.platform,
                 allow_notifications = excluded.allow_notifications,
                 push_token = excluded.push_token,
                 seal_key = excluded.seal_key,
+                app = excluded.app,
                 token_dropped_at = CASE WHEN excluded.push_token IS NULL THEN backend_session.token_dropped_at END,
                 updated_at = excluded.updated_at
             RETURNING (xmax = 0)
@@ -167,16 +168,16 @@ extension PostgresStore: SessionStore {
     /// Sessions with a `dead` flag: whether their current token is in `dead_token`.
     static let sessionSelect = """
         SELECT s.user_id, s.session_id, s.platform, s.allow_notifications, s.push_token, s.token_dropped_at,
-               s.seal_key, s.created_at, s.updated_at, d.token IS NOT NULL AS dead
+               s.seal_key, s.created_at, s.updated_at, d.token IS NOT NULL AS dead, s.app
         FROM backend_session s
         LEFT JOIN dead_token d ON d.platform = s.platform AND d.token = s.push_token
         """
 
     static func session(from row: PostgresRow) throws -> BackendSession? {
         let (
-            userID, sessionID, platform, allow, token, droppedAt, sealKey, createdAt, updatedAt, dead
+            userID, sessionID, platform, allow, token, droppedAt, sealKey, createdAt, updatedAt, dead, app
         ) = try row.decode(
-            (String, String, String, Bool, String?, Double?, String?, Double, Double, Bool).self
+            (String, String, String, Bool, String?, Double?, String?, Double, Double, Bool, String).self
         )
         guard let platform = Platform(rawValue: platform) else { return nil }
         let status: TokenStatus
@@ -188,7 +189,7 @@ extension PostgresStore: SessionStore {
         return BackendSession(
             userID: userID, sessionID: sessionID, platform: platform, allowNotifications: allow,
             pushToken: token,
-            tokenStatus: status, sealKey: sealKey.flatMap { try? SealPublicKey(base64: $0) },
+            tokenStatus: status, sealKey: sealKey.flatMap { try? SealPublicKey(base64: $0) }, app: app,
             createdAt: PostgresRow.date(createdAt), updatedAt: PostgresRow.date(updatedAt)
         )
     }

@@ -11,12 +11,15 @@ struct SessionPutBody: Codable, Sendable {
     /// Base64 of the app's X25519 public key: the session's pushes are sealed to it. A PUT
     /// replaces the session, so absent means none.
     var sealKey: String?
+    /// The configured app whose credentials push to the token; absent: `default`.
+    var app: String?
 
     enum CodingKeys: String, CodingKey {
         case allowNotifications = "allow_notifications"
         case platform
         case pushToken = "push_token"
         case sealKey = "seal_key"
+        case app
     }
 }
 
@@ -28,12 +31,14 @@ struct SessionPatchBody: Codable, Sendable {
     var pushToken: String?
     /// A new seal key; `""` removes it.
     var sealKey: String?
+    var app: String?
 
     enum CodingKeys: String, CodingKey {
         case allowNotifications = "allow_notifications"
         case platform
         case pushToken = "push_token"
         case sealKey = "seal_key"
+        case app
     }
 }
 
@@ -46,6 +51,7 @@ struct SessionView: Codable, Sendable {
     var tokenStatus: TokenStatus
     /// The id of the key pushes are sealed to; absent when they are not.
     var sealKeyID: String?
+    var app: String
     var createdAt: String
     var updatedAt: String
 
@@ -56,6 +62,7 @@ struct SessionView: Codable, Sendable {
         case pushToken = "push_token"
         case tokenStatus = "token_status"
         case sealKeyID = "seal_kid"
+        case app
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -67,6 +74,7 @@ struct SessionView: Codable, Sendable {
         pushToken = session.pushToken
         tokenStatus = session.tokenStatus
         sealKeyID = session.sealKey?.keyID
+        app = session.app
         createdAt = session.createdAt.formatted(.iso8601)
         updatedAt = session.updatedAt.formatted(.iso8601)
     }

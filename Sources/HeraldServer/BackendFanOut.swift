@@ -39,13 +39,14 @@ struct BackendFanOut: Sendable {
         var jobs: [NewJob] = []
         var sealed: [Bool] = []
         for session in targets.sessions {
-            guard let token = session.pushToken, providers.provider(for: session.platform) != nil else {
-                // The operator removed this platform's credentials since the login: nothing can reach it.
+            guard let token = session.pushToken, providers.provider(for: session.platform, app: session.app) != nil else {
+                // The operator removed this app's or platform's credentials since the login:
+                // nothing can reach it.
                 continue
             }
             let prepared = try PushSealing.prepare(
                 message, sealKey: session.sealKey, typeHint: notificationType,
-                for: PushTarget(platform: session.platform, token: token), providers: providers
+                for: PushTarget(platform: session.platform, token: token, app: session.app), providers: providers
             )
             sealed.append(session.sealKey != nil)
             jobs.append(
@@ -55,12 +56,14 @@ struct BackendFanOut: Sendable {
                     notificationType: notificationType,
                     payload: session.sealKey == nil ? clearPayload : prepared.storedJSON(),
                     idempotencyKey: idempotencyPrefix.map { "\($0):\(session.sessionID)" },
-                    expiresAt: expiresAt
+                    expiresAt: expiresAt,
+                    app: session.app
                 )
             )
         }
         // All sessions or none: a partial fan-out would make the backend's retry push some twice.
-        try targetLimiter.takePushes(for: jobs.map { PushTarget(platform: $0.platform, token: $0.token) }, metrics: metrics)
+        try targetLimiter.takePushes(
+            for: jobs.map { PushTarget(platform: $0.platform, token: $0.token, app: $0.app) }, metrics: metrics)
         let results = try await submit(jobs)
         let fresh = results.filter { !$0.duplicate }.count
         for _ in 0..<fresh { metrics.received(type: type) }

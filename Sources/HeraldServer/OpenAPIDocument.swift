@@ -3575,7 +3575,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -3595,6 +3595,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "platform_not_configured",
                             "invalid_seal_key",
+                            "unknown_app",
                             "malformed_request"
                           ]
                         }
@@ -3853,7 +3854,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -3873,6 +3874,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "platform_not_configured",
                             "invalid_seal_key",
+                            "unknown_app",
                             "malformed_request"
                           ]
                         }
@@ -5610,6 +5612,10 @@ enum OpenAPIDocument {
           "seal_key": {
             "type": "string",
             "description": "As on device registration; absent means none."
+          },
+          "app": {
+            "type": "string",
+            "description": "The configured app whose credentials push to the token; absent: `default`."
           }
         },
         "required": [
@@ -5638,6 +5644,9 @@ enum OpenAPIDocument {
           "seal_key": {
             "type": "string",
             "description": "Absent keeps the key, `\"\"` removes it."
+          },
+          "app": {
+            "type": "string"
           }
         }
       },
@@ -5666,6 +5675,10 @@ enum OpenAPIDocument {
               "none"
             ]
           },
+          "app": {
+            "type": "string",
+            "description": "The app whose credentials push to the session."
+          },
           "created_at": {
             "type": "string",
             "format": "date-time"
@@ -5686,6 +5699,7 @@ enum OpenAPIDocument {
           "platform",
           "allow_notifications",
           "token_status",
+          "app",
           "created_at",
           "updated_at"
         ],
@@ -7891,7 +7905,7 @@ enum OpenAPIDocument {
               "schema":
                 "$ref": "#/components/schemas/Session"
         "400":
-          "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -7908,6 +7922,7 @@ enum OpenAPIDocument {
                           - "invalid_token"
                           - "platform_not_configured"
                           - "invalid_seal_key"
+                          - "unknown_app"
                           - "malformed_request"
         "401":
           "description": "Unauthorized: `unauthorized`"
@@ -8045,7 +8060,7 @@ enum OpenAPIDocument {
               "schema":
                 "$ref": "#/components/schemas/Session"
         "400":
-          "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -8062,6 +8077,7 @@ enum OpenAPIDocument {
                           - "invalid_token"
                           - "platform_not_configured"
                           - "invalid_seal_key"
+                          - "unknown_app"
                           - "malformed_request"
         "401":
           "description": "Unauthorized: `unauthorized`"
@@ -9111,6 +9127,9 @@ enum OpenAPIDocument {
         "seal_key":
           "type": "string"
           "description": "As on device registration; absent means none."
+        "app":
+          "type": "string"
+          "description": "The configured app whose credentials push to the token; absent: `default`."
       "required":
         - "allow_notifications"
         - "platform"
@@ -9131,6 +9150,8 @@ enum OpenAPIDocument {
         "seal_key":
           "type": "string"
           "description": "Absent keeps the key, `\"\"` removes it."
+        "app":
+          "type": "string"
     "Session":
       "type": "object"
       "properties":
@@ -9150,6 +9171,9 @@ enum OpenAPIDocument {
             - "active"
             - "dead"
             - "none"
+        "app":
+          "type": "string"
+          "description": "The app whose credentials push to the session."
         "created_at":
           "type": "string"
           "format": "date-time"
@@ -9165,6 +9189,7 @@ enum OpenAPIDocument {
         - "platform"
         - "allow_notifications"
         - "token_status"
+        - "app"
         - "created_at"
         - "updated_at"
       "additionalProperties": false

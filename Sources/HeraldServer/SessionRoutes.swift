@@ -28,7 +28,8 @@ struct SessionRoutes: Sendable {
         let write = try checked(
             userID: userID, sessionID: sessionID, platform: Edge.parsePlatform(body.platform),
             allowNotifications: body.allowNotifications, pushToken: body.pushToken,
-            sealKey: try body.sealKey.flatMap(PushSealing.parseUpdate)
+            sealKey: try body.sealKey.flatMap(PushSealing.parseUpdate),
+            app: try Edge.checkApp(body.app, providers: providers)
         )
         let created = try await sessions.putSession(write, now: now())
         return try await answer(userID: userID, sessionID: sessionID, status: created ? .created : .ok)
@@ -49,7 +50,8 @@ struct SessionRoutes: Sendable {
             allowNotifications: body.allowNotifications ?? current.allowNotifications,
             pushToken: body.pushToken ?? current.pushToken,
             // Absent keeps the key; "" removes it.
-            sealKey: try body.sealKey.map(PushSealing.parseUpdate) ?? current.sealKey
+            sealKey: try body.sealKey.map(PushSealing.parseUpdate) ?? current.sealKey,
+            app: try body.app.map { try Edge.checkApp($0, providers: providers) } ?? current.app
         )
         _ = try await sessions.putSession(write, now: now())
         return try await answer(userID: userID, sessionID: sessionID, status: .ok)
@@ -90,7 +92,7 @@ struct SessionRoutes: Sendable {
     /// token cannot work on its platform (checked now, not at the first event).
     func checked(
         userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?,
-        sealKey: SealPublicKey?
+        sealKey: SealPublicKey?, app: String
     ) throws -> SessionWrite {
         let token = pushToken.flatMap { $0.isEmpty ? nil : $0 }
         if allowNotifications, token == nil {
@@ -103,7 +105,7 @@ struct SessionRoutes: Sendable {
             // A message every provider accepts, so only the platform and token are judged.
             let probe = PushMessage(kind: .alert, data: [:], alert: .init(title: "-", body: "-"))
             do throws(PushValidationError) {
-                try providers.validate(probe, for: PushTarget(platform: platform, token: token))
+                try providers.validate(probe, for: PushTarget(platform: platform, token: token, app: app))
             } catch {
                 switch error.reason {
                 case .platformNotConfigured, .unknownApp:
@@ -117,7 +119,7 @@ struct SessionRoutes: Sendable {
         }
         return SessionWrite(
             userID: userID, sessionID: sessionID, platform: platform,
-            allowNotifications: allowNotifications, pushToken: token, sealKey: sealKey
+            allowNotifications: allowNotifications, pushToken: token, sealKey: sealKey, app: app
         )
     }
 }

@@ -108,11 +108,14 @@ public struct SessionWrite: Sendable, Hashable {
     public var pushToken: String?
     /// The key the session's pushes are sealed to; nil for clear pushes.
     public var sealKey: SealPublicKey?
+    /// The app whose credentials push to the session's token.
+    public var app: String
 
     public init(
         userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?,
-        sealKey: SealPublicKey? = nil
+        sealKey: SealPublicKey? = nil, app: String = Device.defaultApp
     ) {
+        self.app = app
         self.userID = userID
         self.sessionID = sessionID
         self.platform = platform
@@ -142,14 +145,17 @@ public struct BackendSession: Sendable, Hashable {
     public var tokenStatus: TokenStatus
     /// The key the session's pushes are sealed to, so a fan-out has it without another read.
     public var sealKey: SealPublicKey?
+    public var app: String
     public var createdAt: Date
     public var updatedAt: Date
 
     public init(
         userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?,
-        tokenStatus: TokenStatus, sealKey: SealPublicKey? = nil, createdAt: Date, updatedAt: Date
+        tokenStatus: TokenStatus, sealKey: SealPublicKey? = nil, app: String = Device.defaultApp, createdAt: Date,
+        updatedAt: Date
     ) {
         self.sealKey = sealKey
+        self.app = app
         self.userID = userID
         self.sessionID = sessionID
         self.platform = platform

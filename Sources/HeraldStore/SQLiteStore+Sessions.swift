@@ -17,20 +17,21 @@ extension SQLiteStore: SessionStore {
             try db.execute(
                 sql: """
                     INSERT INTO backend_session (user_id, session_id, platform, allow_notifications, push_token,
-                                                 seal_key, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                                                 seal_key, created_at, updated_at, app)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (user_id, session_id) DO UPDATE SET
                         platform = excluded.platform,
                         allow_notifications = excluded.allow_notifications,
                         push_token = excluded.push_token,
                         seal_key = excluded.seal_key,
+                        app = excluded.app,
                         token_dropped_at = CASE WHEN excluded.push_token IS NULL
                                                 THEN backend_session.token_dropped_at END,
                         updated_at = excluded.updated_at
                     """,
                 arguments: [
                     session.userID, session.sessionID, session.platform.rawValue, session.allowNotifications,
-                    session.pushToken, session.sealKey?.base64, nowValue, nowValue,
+                    session.pushToken, session.sealKey?.base64, nowValue, nowValue, session.app,
                 ]
             )
             return !existed
@@ -132,7 +133,7 @@ extension SQLiteStore: SessionStore {
     /// Sessions with a `dead` flag: whether their current token is in `dead_token`.
     static let sessionSelect = """
         SELECT s.user_id, s.session_id, s.platform, s.allow_notifications, s.push_token, s.token_dropped_at,
-               s.seal_key, s.created_at, s.updated_at, d.token IS NOT NULL AS dead
+               s.seal_key, s.created_at, s.updated_at, d.token IS NOT NULL AS dead, s.app
         FROM backend_session s
         LEFT JOIN dead_token d ON d.platform = s.platform AND d.token = s.push_token
         """
@@ -155,6 +156,7 @@ extension SQLiteStore: SessionStore {
             pushToken: token,
             tokenStatus: status,
             sealKey: (row["seal_key"] as String?).flatMap { try? SealPublicKey(base64: $0) },
+            app: row["app"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"])
         )
