@@ -1,6 +1,7 @@
 extension PostgresSchema {
     /// Several apps per deployment: jobs, devices and backend sessions name their app (earlier
-    /// rows: `default`); provider tokens are shared through `provider_token`.
+    /// rows: `default`); provider tokens are shared through `provider_token`; per-device push
+    /// allowances through `target_rate` (keys are hashes, never tokens).
     static let apps = Migration(
         version: 6,
         name: "apps",
@@ -18,6 +19,7 @@ extension PostgresSchema {
                 claim_until double precision
             )
             """,
+            "CREATE TABLE target_rate (key text PRIMARY KEY, tokens double precision NOT NULL, updated_at double precision NOT NULL)",
         ]
     )
 }

@@ -12,7 +12,7 @@ struct BackendFanOut: Sendable {
     let providers: PushRouter
     let metrics: HeraldMetrics
     /// Pushes per device token, shared with the webhook.
-    let targetLimiter: RateLimiter
+    let targetLimiter: TargetLimiter
     let jobTTL: Duration
     let now: @Sendable () -> Date
 
@@ -62,7 +62,7 @@ struct BackendFanOut: Sendable {
             )
         }
         // All sessions or none: a partial fan-out would make the backend's retry push some twice.
-        try targetLimiter.takePushes(
+        try await targetLimiter.takePushes(
             for: jobs.map { PushTarget(platform: $0.platform, token: $0.token, app: $0.app) }, metrics: metrics)
         let results = try await submit(jobs)
         let fresh = results.filter { !$0.duplicate }.count

@@ -16,7 +16,7 @@ struct BackendRoutes: Sendable {
         store: some APIKeyStore & SessionStore,
         providers: PushRouter,
         metrics: HeraldMetrics,
-        targets: RateLimiter,
+        targets: TargetLimiter,
         settings: ServerSettings,
         now: @escaping @Sendable () -> Date
     ) {

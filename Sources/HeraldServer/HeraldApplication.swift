@@ -86,8 +86,11 @@ public func buildApplication(
 
     let relay = ReplyRelay(store: store, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
 
-    let targets = RateLimiter(
-        perMinute: configuration.settings.targetPushesPerMinute, burst: configuration.settings.targetPushBurst, now: now
+    let targets = TargetLimiter(
+        local: RateLimiter(
+            perMinute: configuration.settings.targetPushesPerMinute, burst: configuration.settings.targetPushBurst, now: now
+        ),
+        shared: store.isSingleProcess ? nil : store as? any TargetRateStore
     )
 
     let presence = PresenceRegistry(configuration: configuration.presence) { took in

@@ -20,7 +20,7 @@ extension WebhookRoutes {
     {
         var webhook = webhook
         // Before the reply is opened: a refused request leaves nothing to clean up.
-        try targetLimiter.takePushes(for: [target], metrics: metrics)
+        try await targetLimiter.takePushes(for: [target], metrics: metrics)
         let reply: ReplyRelay.Handle
         do {
             reply = try await relay.open(kind: webhook.notificationType)

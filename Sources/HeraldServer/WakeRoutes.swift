@@ -14,7 +14,7 @@ struct WakeRoutes: Sendable {
     let providers: PushRouter
     let presence: PresenceRegistry
     let metrics: HeraldMetrics
-    let targetLimiter: RateLimiter
+    let targetLimiter: TargetLimiter
     let settings: ServerSettings
     let now: @Sendable () -> Date
 
@@ -67,7 +67,7 @@ struct WakeRoutes: Sendable {
                 )
             }
             // A wake counts against its phone's allowance like any push; an idempotent retry is free.
-            if claim != .replay { try targetLimiter.takePushes(for: [target], metrics: metrics) }
+            if claim != .replay { try await targetLimiter.takePushes(for: [target], metrics: metrics) }
             let expiresAt = messages[0].message.expiresAt ?? moment.addingTimeInterval(settings.jobTTL.timeInterval)
             let jobs = messages.map { push, message in
                 (

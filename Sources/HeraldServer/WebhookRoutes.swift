@@ -16,7 +16,7 @@ struct WebhookRoutes: Sendable {
     let settings: ServerSettings
     let relay: ReplyRelay
     /// Pushes per device token.
-    let targetLimiter: RateLimiter
+    let targetLimiter: TargetLimiter
     let now: @Sendable () -> Date
 
     static let maxBodyBytes = 64 * 1024
@@ -43,7 +43,7 @@ struct WebhookRoutes: Sendable {
         }
         try webhook.validate()
         let key = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
-        try targetLimiter.takePushes(for: [target], metrics: metrics)
+        try await targetLimiter.takePushes(for: [target], metrics: metrics)
         let result = try await enqueue(webhook, target: target, sealKey: sealKey, appData: appData, idempotencyKey: key)
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(

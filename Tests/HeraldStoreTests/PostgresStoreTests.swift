@@ -161,4 +161,33 @@ struct PostgresLocationTests {
             #expect(!error.description.contains("secretpw"))
         }
     }
+
+    @Test("two instances share one device's push allowance: the burst once between them, all or none per call")
+    func sharedAllowance() async throws {
+        let database = try await ThrowawayPostgres.shared.makeDatabase()
+        try await withPostgresStores(on: database, count: 2) { stores in
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            // Burst 5, one a second: 20 concurrent takes through two instances, 5 granted.
+            let granted = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        try await stores[index % 2].takeTargetPushes(keys: ["phone"], capacity: 5, refillPerSecond: 1, now: now) == nil
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(granted == 5)
+            let wait = try #require(try await stores[1].takeTargetPushes(keys: ["phone"], capacity: 5, refillPerSecond: 1, now: now))
+            #expect(abs(wait - 1) < 0.001)
+            // A call for two targets, one of them empty, takes from neither.
+            #expect(try await stores[0].takeTargetPushes(keys: ["other", "phone"], capacity: 5, refillPerSecond: 1, now: now) != nil)
+            for _ in 0..<5 {
+                #expect(try await stores[0].takeTargetPushes(keys: ["other"], capacity: 5, refillPerSecond: 1, now: now) == nil)
+            }
+            // Refilled a second later: one more.
+            let later = now.addingTimeInterval(1)
+            #expect(try await stores[1].takeTargetPushes(keys: ["phone"], capacity: 5, refillPerSecond: 1, now: later) == nil)
+            #expect(try await stores[0].takeTargetPushes(keys: ["phone"], capacity: 5, refillPerSecond: 1, now: later) != nil)
+        }
+    }
 }

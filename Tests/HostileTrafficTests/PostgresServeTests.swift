@@ -224,4 +224,28 @@ struct PostgresServeTests {
         await b.stop()
         await a.stop()
     }
+
+    @Test("two instances allow one device its burst once between them: 429 target_rate_limited past it")
+    func sharedRateLimit() async throws {
+        let database = try await ThrowawayPostgres.shared.makeDatabase()
+        let limits = ["--target-pushes-per-minute", "1", "--target-push-burst", "6"]
+        let a = try await ServerProcess(arguments: limits, database: database.url)
+        let b = try await ServerProcess(arguments: limits, database: database.url)
+        let healthy = await a.waitUntilHealthy()
+        #expect(healthy)
+        #expect(await b.waitUntilHealthy())
+        let statuses = Mutex<[Int]>([])
+        await forEach(Array(0..<24), width: 8) { index in
+            let exchange = await RawHTTP.exchange(
+                port: (index.isMultiple(of: 2) ? a : b).port,
+                request: .post("/api/v1/notify?platform=ios&token=pg-limited", body: swapWebhook(id: "l\(index)")),
+                timeout: .seconds(10))
+            statuses.withLock { $0.append(exchange.statuses.first ?? 0) }
+        }
+        let seen = statuses.withLock { $0 }
+        #expect(seen.filter { $0 == 200 }.count == 6, "\(seen)")
+        #expect(seen.filter { $0 == 429 }.count == 18, "\(seen)")
+        await b.stop()
+        await a.stop()
+    }
 }
