@@ -10,6 +10,7 @@ extension PostgresStore: TargetRateStore {
         let keys = Array(Set(keys)).sorted()
         guard !keys.isEmpty else { return nil }
         let nowValue = now.timeIntervalSince1970
+        if keys.count == 1 { return try await takeTargetPush(key: keys[0], capacity: capacity, refillPerSecond: refillPerSecond, now: nowValue) }
         return try await transaction { connection, logger in
             try await connection.query(
                 """
@@ -46,5 +47,36 @@ extension PostgresStore: TargetRateStore {
             }
             return nil
         }
+    }
+
+    /// One target, the webhook's case: one statement, no transaction. The row is refilled and
+    /// taken from in the upsert itself, only when it has a push to give; otherwise nothing is
+    /// written and a read says how long to wait. Measured on the scale-out bench: the
+    /// three-statement transaction doubled PostgreSQL's CPU per webhook.
+    private func takeTargetPush(key: String, capacity: Double, refillPerSecond: Double, now: Double) async throws
+        -> TimeInterval?
+    {
+        // Taken, or refused with the wait read after; a bucket refilled between the two is
+        // tried again rather than granted without taking.
+        for _ in 0..<3 {
+            let taken = try await rows(
+                """
+                INSERT INTO target_rate AS r (key, tokens, updated_at) VALUES (\(key), \(capacity - 1), \(now))
+                ON CONFLICT (key) DO UPDATE
+                SET tokens = least(\(capacity), r.tokens + greatest(0, \(now) - r.updated_at) * \(refillPerSecond)) - 1,
+                    updated_at = \(now)
+                WHERE least(\(capacity), r.tokens + greatest(0, \(now) - r.updated_at) * \(refillPerSecond)) >= 1
+                RETURNING 1
+                """
+            )
+            guard taken.isEmpty else { return nil }
+            guard let row = try await rows("SELECT tokens, updated_at FROM target_rate WHERE key = \(key)").first else {
+                continue
+            }
+            let (tokens, updated) = try row.decode((Double, Double).self)
+            let refilled = min(capacity, tokens + max(0, now - updated) * refillPerSecond)
+            if refilled < 1 { return (1 - refilled) / refillPerSecond }
+        }
+        return 1 / refillPerSecond
     }
 }
