@@ -93,7 +93,9 @@ public func buildApplication(
         shared: store.isSingleProcess ? nil : store as? any TargetRateStore
     )
 
-    let presence = PresenceRegistry(configuration: configuration.presence) { took in
+    // With several instances on the database, presence is mirrored between them.
+    let presenceChannel = store.isSingleProcess ? nil : store as? any StoreNotifications
+    let presence = PresenceRegistry(configuration: configuration.presence, shared: presenceChannel != nil) { took in
         metrics.wakeToPresence.record(.milliseconds(Int64((took * 1000).rounded())))
     }
 
@@ -128,7 +130,8 @@ public func buildApplication(
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now).register(on: api)
     WakeRoutes(
         intake: intake, devices: store, keys: store, providers: providers, presence: presence, metrics: metrics,
-        targetLimiter: targets, settings: configuration.settings, now: now
+        targetLimiter: targets, settings: configuration.settings, now: now,
+        claims: store.isSingleProcess ? nil : store as? any WakeClaimStore
     ).register(on: api)
     BackendRoutes(
         intake: intake, store: store, providers: providers, metrics: metrics, targets: targets,
@@ -150,6 +153,9 @@ public func buildApplication(
     // store's own services go last, after the final writes.
     app.addServices(storeServices)
     app.addServices(relay, dispatcher, intake)
+    if let presenceChannel {
+        app.addServices(PresenceMirror(registry: presence, store: presenceChannel, now: now, logger: logger.with(component: "presence")))
+    }
     return app
 }
 

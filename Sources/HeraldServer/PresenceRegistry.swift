@@ -5,8 +5,12 @@ import NIOConcurrencyHelpers
 /// Which devices have their app in the foreground, which were woken lately, and how long a
 /// woken device takes to show up: the state behind wakes and forwarding hints.
 ///
-/// In memory only (seed 003's server rule needs it per request, at no store cost). It is lost on
-/// restart, which errs toward pushing: a device nobody knows to be present gets its wake.
+/// In memory (seed 003's server rule needs it per request, at no store cost). It is lost on
+/// restart, which errs toward pushing: a device nobody knows to be present gets its wake. With
+/// several instances on one database, each instance's registry tells the others of every change
+/// through ``changes`` and applies theirs (``apply(_:now:)``), so all hold the same state; a
+/// stream held by another instance counts as present while its holder renews it, and wakes for
+/// it are handed to that holder.
 public final class PresenceRegistry: Sendable {
     public struct Configuration: Sendable {
         /// A second wake for the same payment (or kind, without a hash) within this is not pushed.
@@ -48,6 +52,8 @@ public final class PresenceRegistry: Sendable {
         var wokenAt: [String: Date] = [:]
         /// The last wake per repeat key (device and payment hash or kind).
         var recent: [String: Woken] = [:]
+        /// Streams held by other instances: device → holder → present until (renewed).
+        var remoteStreams: [String: [String: Date]] = [:]
         var samples: [TimeInterval] = []
         var nextSample = 0
         var lastSweep = Date.distantPast
@@ -56,11 +62,33 @@ public final class PresenceRegistry: Sendable {
     let configuration: Configuration
     private let state = NIOLockedValueBox(State())
     private let onWakeToPresence: @Sendable (TimeInterval) -> Void
+    /// This instance, as the origin of its changes and the holder of its streams.
+    let instanceID = UUID().uuidString
+    /// This instance's changes, in order, for ``PresenceMirror`` to tell the others; finished
+    /// at once (nothing buffered) when no mirror listens, as on SQLite.
+    let changes: AsyncStream<PresenceChange>
+    private let changesOut: AsyncStream<PresenceChange>.Continuation
 
-    /// - Parameter onWakeToPresence: told each time a woken device shows up, with how long it took.
-    public init(configuration: Configuration = .init(), onWakeToPresence: @escaping @Sendable (TimeInterval) -> Void = { _ in }) {
+    /// - Parameters:
+    ///   - shared: Whether other instances share this one's state (a shared database): only then
+    ///     are changes kept for ``changes``.
+    ///   - onWakeToPresence: told each time a woken device shows up here, with how long it took.
+    public init(
+        configuration: Configuration = .init(), shared: Bool = false,
+        onWakeToPresence: @escaping @Sendable (TimeInterval) -> Void = { _ in }
+    ) {
         self.configuration = configuration
         self.onWakeToPresence = onWakeToPresence
+        (changes, changesOut) = AsyncStream.makeStream(of: PresenceChange.self, bufferingPolicy: .bufferingNewest(10_000))
+        if !shared { changesOut.finish() }
+    }
+
+    /// How long a stream held elsewhere counts as present without its holder renewing it: three
+    /// keep-alive intervals, so a holder that died stops blocking wakes soon after.
+    static let remoteStreamLease: TimeInterval = 45
+
+    private func tell(_ kind: PresenceChange.Kind, _ device: String, until: Date? = nil, at: Date? = nil, event: PresenceWakeEvent? = nil) {
+        changesOut.yield(PresenceChange(kind: kind, origin: instanceID, device: device, until: until, at: at, event: event))
     }
 
     // MARK: Presence
@@ -73,11 +101,13 @@ public final class PresenceRegistry: Sendable {
             return arrived(deviceID, &state, now: now)
         }
         if let shownUp { onWakeToPresence(shownUp) }
+        tell(.heartbeat, deviceID, until: now.addingTimeInterval(ttl))
     }
 
     /// The app went to the background: no longer present through heartbeats (a held stream still counts).
     public func leave(deviceID: String) {
         state.withLockedValue { _ = $0.presentUntil.removeValue(forKey: deviceID) }
+        tell(.leave, deviceID)
     }
 
     /// A held presence stream: present until ``closeStream(deviceID:id:)``. Wakes arrive on the stream.
@@ -92,28 +122,82 @@ public final class PresenceRegistry: Sendable {
             return (id, arrived(deviceID, &state, now: now))
         }
         if let shownUp { onWakeToPresence(shownUp) }
+        renewStream(deviceID: deviceID, now: now)
         return (id, events)
     }
 
+    /// Tells the other instances the device's stream is still held here: at opening and at
+    /// every keep-alive.
+    public func renewStream(deviceID: String, now: Date) {
+        tell(.streamHeld, deviceID, until: now.addingTimeInterval(Self.remoteStreamLease))
+    }
+
     public func closeStream(deviceID: String, id: UInt64) {
-        let continuation = state.withLockedValue { state -> AsyncStream<PresenceWakeEvent>.Continuation? in
+        let (continuation, last) = state.withLockedValue { state -> (AsyncStream<PresenceWakeEvent>.Continuation?, Bool) in
             let removed = state.streams[deviceID]?.removeValue(forKey: id)
-            if state.streams[deviceID]?.isEmpty == true { state.streams.removeValue(forKey: deviceID) }
-            return removed
+            guard state.streams[deviceID]?.isEmpty == true else { return (removed, false) }
+            state.streams.removeValue(forKey: deviceID)
+            return (removed, removed != nil)
         }
         continuation?.finish()
+        if last { tell(.streamClosed, deviceID) }
     }
 
     public func isPresent(deviceID: String, now: Date) -> Bool {
         state.withLockedValue { Self.isPresent(deviceID, $0, now: now) }
     }
 
-    /// Tells the device's held streams of a wake; false when it holds none.
+    /// Tells the device's held streams of a wake, here or (through their holders) on other
+    /// instances; false when it holds none anywhere.
     @discardableResult
-    public func deliver(_ event: PresenceWakeEvent, to deviceID: String) -> Bool {
-        let continuations = state.withLockedValue { state in state.streams[deviceID].map { Array($0.values) } ?? [] }
+    public func deliver(_ event: PresenceWakeEvent, to deviceID: String, now: Date = Date()) -> Bool {
+        let (continuations, remote) = state.withLockedValue { state in
+            (
+                state.streams[deviceID].map { Array($0.values) } ?? [],
+                state.remoteStreams[deviceID]?.values.contains { $0 > now } ?? false
+            )
+        }
         for continuation in continuations { continuation.yield(event) }
-        return !continuations.isEmpty
+        if continuations.isEmpty, remote { tell(.deliver, deviceID, event: event) }
+        return !continuations.isEmpty || remote
+    }
+
+    /// Applies another instance's change (its own are skipped).
+    func apply(_ change: PresenceChange, now: Date) {
+        guard change.origin != instanceID else { return }
+        switch change.kind {
+        case .heartbeat:
+            guard let until = change.until else { return }
+            state.withLockedValue { state in
+                sweep(&state, now: now)
+                state.presentUntil[change.device] = until
+                // The wake-to-presence sample is the receiving instance's to record.
+                state.wokenAt.removeValue(forKey: change.device)
+            }
+        case .leave:
+            state.withLockedValue { _ = $0.presentUntil.removeValue(forKey: change.device) }
+        case .streamHeld:
+            guard let until = change.until else { return }
+            state.withLockedValue { state in
+                state.remoteStreams[change.device, default: [:]][change.origin] = until
+                state.wokenAt.removeValue(forKey: change.device)
+            }
+        case .streamClosed:
+            state.withLockedValue { state in
+                state.remoteStreams[change.device]?.removeValue(forKey: change.origin)
+                if state.remoteStreams[change.device]?.isEmpty == true { state.remoteStreams.removeValue(forKey: change.device) }
+            }
+        case .woke:
+            guard let at = change.at else { return }
+            state.withLockedValue { state in
+                if let earlier = state.wokenAt[change.device], at.timeIntervalSince(earlier) < configuration.wakingWindow { return }
+                state.wokenAt[change.device] = at
+            }
+        case .deliver:
+            guard let event = change.event else { return }
+            let continuations = state.withLockedValue { state in state.streams[change.device].map { Array($0.values) } ?? [] }
+            for continuation in continuations { continuation.yield(event) }
+        }
     }
 
     // MARK: Wakes
@@ -148,10 +232,12 @@ public final class PresenceRegistry: Sendable {
 
     /// A wake was pushed to the device: the wake-to-presence clock starts (unless already running).
     public func woke(deviceID: String, now: Date) {
-        state.withLockedValue { state in
-            if let earlier = state.wokenAt[deviceID], now.timeIntervalSince(earlier) < configuration.wakingWindow { return }
+        let started = state.withLockedValue { state in
+            if let earlier = state.wokenAt[deviceID], now.timeIntervalSince(earlier) < configuration.wakingWindow { return false }
             state.wokenAt[deviceID] = now
+            return true
         }
+        if started { tell(.woke, deviceID, at: now) }
     }
 
     // MARK: Hints
@@ -195,6 +281,7 @@ public final class PresenceRegistry: Sendable {
     private static func isPresent(_ deviceID: String, _ state: State, now: Date) -> Bool {
         if state.streams[deviceID] != nil { return true }
         if let until = state.presentUntil[deviceID], until > now { return true }
+        if let remote = state.remoteStreams[deviceID], remote.values.contains(where: { $0 > now }) { return true }
         return false
     }
 
@@ -221,6 +308,10 @@ public final class PresenceRegistry: Sendable {
         guard over || now.timeIntervalSince(state.lastSweep) >= 1 else { return }
         state.lastSweep = now
         state.presentUntil = state.presentUntil.filter { $0.value > now }
+        state.remoteStreams = state.remoteStreams.compactMapValues { holders in
+            let live = holders.filter { $0.value > now }
+            return live.isEmpty ? nil : live
+        }
         state.wokenAt = state.wokenAt.filter { now.timeIntervalSince($0.value) < configuration.wakingWindow }
         state.recent = state.recent.filter { now.timeIntervalSince($0.value.at) < configuration.repeatWindow }
         // To nine tenths, so a flood pays for one sort per tenth of the cap, not one per call.

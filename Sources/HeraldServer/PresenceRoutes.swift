@@ -62,6 +62,7 @@ struct PresenceRoutes: Sendable {
                             while true {
                                 try await Task.sleep(for: keepAlive)
                                 output.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                                presence.renewStream(deviceID: device.id, now: now())
                             }
                         }
                         try await writer.write(ByteBuffer(string: ": connected\n\n"))

@@ -17,6 +17,8 @@ struct WakeRoutes: Sendable {
     let targetLimiter: TargetLimiter
     let settings: ServerSettings
     let now: @Sendable () -> Date
+    /// Wake claims in a database other instances share; nil keeps them in ``presence``.
+    var claims: (any WakeClaimStore)? = nil
 
     /// The longest kind accepted: it goes into a collapse id (64 bytes at most) and logs.
     static let maxKindBytes = 48
@@ -43,13 +45,13 @@ struct WakeRoutes: Sendable {
         let moment = now()
         // Seed 003's rule: no push while the app is connected; a held stream hears of it at once.
         if presence.isPresent(deviceID: device.id, now: moment) {
-            presence.deliver(event, to: device.id)
+            presence.deliver(event, to: device.id, now: moment)
             metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue)
             return try JSONResponse.make(WakeAnswer(pushed: false, reason: .present))
         }
         let idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "wake:\(device.id)")
         let repeatKey = "\(device.id):" + (body.paymentHash.map { "hash:" + $0.lowercased() } ?? "kind:" + body.kind.rawValue)
-        let claim = presence.claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: moment)
+        let claim = try await claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: moment)
         if claim == .recentlyWoken {
             metrics.wakeSkipped(reason: WakeAnswer.Reason.recentlyWoken.rawValue)
             return try JSONResponse.make(WakeAnswer(pushed: false, reason: .recentlyWoken))
@@ -100,9 +102,31 @@ struct WakeRoutes: Sendable {
             return response
         } catch {
             // Nothing was pushed: a corrected retry must not be turned away as a repeat.
-            if claim == .push { presence.releaseWake(repeatKey: repeatKey) }
+            if claim == .push { await releaseWake(repeatKey: repeatKey, claimedAt: moment) }
             throw error
         }
+    }
+
+    /// Claims the right to push, in the shared store when there is one.
+    func claimWake(repeatKey: String, idempotencyKey: String?, now: Date) async throws -> PresenceRegistry.WakeClaim {
+        guard let claims else { return presence.claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: now) }
+        let outcome: WakeClaimOutcome
+        do {
+            outcome = try await claims.claimWake(
+                repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: now, window: presence.configuration.repeatWindow)
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        switch outcome {
+        case .push: return .push
+        case .replay: return .replay
+        case .recentlyWoken: return .recentlyWoken
+        }
+    }
+
+    func releaseWake(repeatKey: String, claimedAt: Date) async {
+        guard let claims else { return presence.releaseWake(repeatKey: repeatKey) }
+        try? await claims.releaseWake(repeatKey: repeatKey, at: claimedAt)
     }
 
     /// The pushes of a wake, each with its name for metrics and idempotency keys: on iOS a

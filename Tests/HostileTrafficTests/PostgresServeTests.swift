@@ -248,4 +248,83 @@ struct PostgresServeTests {
         await b.stop()
         await a.stop()
     }
+
+    @Test("two instances share presence: a heartbeat or stream at one stops pushes from the other, wakes reach a stream held elsewhere, one wake is claimed once")
+    func sharedPresence() async throws {
+        let database = try await ThrowawayPostgres.shared.makeDatabase()
+        let a = try await ServerProcess.running(database: database.url)
+        let b = try await ServerProcess.running(database: database.url)
+        let created = try await Self.herald(["keys", "create", "--name", "lsp", "--scopes", "wake", "--database", database.url])
+        let key = created.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let hash = String(repeating: "ab", count: 32)
+        @Sendable func wake(_ server: ServerProcess, _ device: RegisteredDevice, hash: String) async -> RawHTTP.Exchange {
+            await RawHTTP.exchange(
+                port: server.port,
+                request: .post(
+                    "/api/v1/wake", body: Array(#"{"device":"\#(device.id)","kind":"incomingHtlc","payment_hash":"\#(hash)"}"#.utf8),
+                    headers: ["Content-Type: application/json", "Authorization: Bearer \(key)"]),
+                timeout: .seconds(10))
+        }
+        func hint(_ server: ServerProcess, _ device: RegisteredDevice) async -> String {
+            let exchange = await RawHTTP.exchange(
+                port: server.port,
+                request: .get("/api/v1/forwarding_hint?recipient=\(device.id)", headers: ["Authorization: Bearer \(key)"]),
+                timeout: .seconds(10))
+            return exchange.bodies.first ?? ""
+        }
+
+        // A heartbeat at A: a wake at B is not pushed.
+        let beating = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-beat")
+        let beat = await RawHTTP.exchange(
+            port: a.port,
+            request: .post("/api/v1/devices/\(beating.id)/presence", body: Array(#"{"ttl_seconds":30}"#.utf8),
+                           headers: ["Content-Type: application/json", "Authorization: Bearer \(beating.secret)"]),
+            timeout: .seconds(10))
+        #expect(beat.statuses.first == 200, "\(beat)")
+        let presentAtB = try await Self.eventually(timeout: .seconds(5)) {
+            await wake(b, beating, hash: hash).bodies.first?.contains(#""reason":"present""#) == true
+        }
+        #expect(presentAtB, "B:\n\(b.logTail())")
+
+        // A stream held at A: a wake at B is told on it, and not pushed.
+        let streaming = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-stream")
+        let stream = try await RawConnection.open(port: a.port)
+        defer { stream.close() }
+        try await stream.write(Array(RawHTTP.Request.head(
+            "GET", "/api/v1/devices/\(streaming.id)/presence/stream", headers: ["Authorization: Bearer \(streaming.secret)"]).utf8))
+        let toldAtB = try await Self.eventually(timeout: .seconds(5)) {
+            await wake(b, streaming, hash: hash).bodies.first?.contains(#""reason":"present""#) == true
+        }
+        #expect(toldAtB)
+        _ = await stream.read(responses: nil, timeout: .seconds(2))
+        let received = String(decoding: stream.received, as: UTF8.self)
+        #expect(received.contains("event: wake") && received.contains(hash), "\(received)")
+
+        // An away device: wakes for one payment sent to both at once are pushed once, and the
+        // other instance's hint knows it is being woken.
+        let away = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-away")
+        let answers = Mutex<[Int]>([])
+        await forEach(Array(0..<20), width: 20) { index in
+            let exchange = await wake(index.isMultiple(of: 2) ? a : b, away, hash: String(repeating: "cd", count: 32))
+            answers.withLock { $0.append(exchange.statuses.first ?? 0) }
+        }
+        let statuses = answers.withLock { $0 }
+        #expect(statuses.filter { $0 == 202 }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0 == 200 }.count == 19, "\(statuses)")
+        try await Self.withReader(database) { store in
+            let pushed = try await Self.eventually(timeout: .seconds(10)) {
+                try await Self.pushes(store, tokens: ["pg-away"])["pg-away"] == 2
+            }
+            #expect(pushed)
+        }
+        let waking = try await Self.eventually(timeout: .seconds(5)) {
+            let a = await hint(a, away)
+            let b = await hint(b, away)
+            return a.contains(#""reason":"waking""#) && b.contains(#""reason":"waking""#)
+        }
+        let hints = (await hint(a, away), await hint(b, away))
+        #expect(waking, "\(hints)")
+        await b.stop()
+        await a.stop()
+    }
 }
