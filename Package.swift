@@ -140,8 +140,9 @@ let package = Package(
         ),
         // Apple-only glue over HeraldDevice; its sources compile to nothing where UserNotifications is missing.
         .target(name: "HeraldExtension", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
-        // What an extension would carry: the plugin alone, run on one push or against a local NDS.
-        // Its development wallet signs real BOLT11 invoices through HeraldBolt11.
+        // What an extension would carry: the plugin, run on one push or against a local NDS, with
+        // a development wallet that signs real BOLT11 invoices through HeraldBolt11 (where a real
+        // app would bring its Lightning SDK).
         .executableTarget(name: "herald-device", dependencies: ["HeraldDevice", "HeraldBolt11"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "herald",

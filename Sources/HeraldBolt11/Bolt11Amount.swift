@@ -9,9 +9,10 @@ public enum Bolt11Amount {
         ("", 100_000_000_000), ("m", 100_000_000), ("u", 100_000), ("n", 100),
     ]
 
-    /// The shortest text for `msat` (which must be positive): `2500u`, `20m`, `9678785340p`.
-    public static func text(msat: UInt64) -> String {
-        precondition(msat > 0, "BOLT11 amounts are positive; leave the amount out instead")
+    /// The shortest text for `msat`: `2500u`, `20m`, `9678785340p`; nil for zero, which BOLT11
+    /// cannot write (an invoice for any amount leaves the amount out instead).
+    public static func text(msat: UInt64) -> String? {
+        guard msat > 0 else { return nil }
         for unit in units where msat.isMultiple(of: unit.msat) {
             return String(msat / unit.msat) + unit.letter
         }

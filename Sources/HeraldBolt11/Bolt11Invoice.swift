@@ -20,9 +20,10 @@ public struct Bolt11Invoice: Sendable, Hashable {
         self.fields = fields
     }
 
-    /// `ln`, the network's prefix and the amount.
+    /// `ln`, the network's prefix and the amount (none for nil, and for zero, which
+    /// ``signed(with:)`` refuses).
     public var humanReadablePart: String {
-        "ln" + network.rawValue + (amountMsat.map(Bolt11Amount.text(msat:)) ?? "")
+        "ln" + network.rawValue + (amountMsat.flatMap(Bolt11Amount.text(msat:)) ?? "")
     }
 
     /// The invoice text, signed with `key`: the signature is over SHA-256 of the human-readable

@@ -63,6 +63,11 @@ struct Bech32Tests {
         #expect(Bolt11Amount.msat(text: text) == msat)
     }
 
+    @Test("zero has no amount text")
+    func zeroAmount() {
+        #expect(Bolt11Amount.text(msat: 0) == nil)
+    }
+
     @Test(
         "amount readers take any multiplier and refuse what BOLT11 forbids",
         arguments: [
