@@ -222,9 +222,10 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer", "HeraldTestSupport", "HeraldWire",
-                // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin
-                // and its development wallet.
-                "HeraldDevice", "HeraldBolt11",
+                // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
+                "HeraldDevice",
+                // The development wallet's invoice issuer.
+                "HeraldBolt11",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A second connection to the server's database file: to make the store fail or stall for real.
