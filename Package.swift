@@ -65,6 +65,14 @@ let package = Package(
             dependencies: ["HeraldWire", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
+        // BOLT11 invoices: bech32, tagged fields, signing with a node key (HeraldLSPS5's keys and
+        // recoverable signatures), and the issuer that gives `herald-device`'s development wallet
+        // real regtest invoices. Apart from HeraldDevice so the plugin never links libsecp256k1.
+        .target(
+            name: "HeraldBolt11",
+            dependencies: ["HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // Talking to APNs, FCM and the local development provider.
         .target(
             name: "HeraldPush",
@@ -136,8 +144,10 @@ let package = Package(
         ),
         // Apple-only glue over HeraldDevice; its sources compile to nothing where UserNotifications is missing.
         .target(name: "HeraldExtension", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
-        // What an extension would carry: the plugin alone, run on one push or against a local NDS.
-        .executableTarget(name: "herald-device", dependencies: ["HeraldDevice"], swiftSettings: swiftSettings),
+        // What an extension would carry: the plugin, run on one push or against a local NDS, with
+        // a development wallet that signs real BOLT11 invoices through HeraldBolt11 (where a real
+        // app would bring its Lightning SDK).
+        .executableTarget(name: "herald-device", dependencies: ["HeraldDevice", "HeraldBolt11"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -190,6 +200,11 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "HeraldBolt11Tests",
+            dependencies: ["HeraldBolt11", "HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "HeraldPushTests",
             dependencies: [
                 "HeraldPush", "HeraldTestSupport",
@@ -213,6 +228,8 @@ let package = Package(
                 "HeraldServer", "HeraldTestSupport", "HeraldWire",
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
                 "HeraldDevice",
+                // The development wallet's invoice issuer.
+                "HeraldBolt11",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A second connection to the server's database file: to make the store fail or stall for real.
@@ -241,7 +258,7 @@ let package = Package(
         .testTarget(
             name: "HeraldDeviceTests",
             dependencies: [
-                "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald",
+                "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald", "HeraldBolt11", "HeraldLSPS5",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSwiftSettings

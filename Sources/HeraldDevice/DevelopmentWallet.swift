@@ -1,15 +1,22 @@
+import Crypto
 import Foundation
 
 /// A wallet for development and demos, kept as a JSON file in a folder: it issues invoices,
-/// remembers their amounts and whether they were paid, and answers like a wallet would.
+/// remembers their amounts, preimages and whether they were paid, and answers like a wallet would.
 ///
-/// It is not a Lightning node: its invoices (`lndev…`) cannot be paid on any network, and its
-/// payment hashes are random rather than the hash of the preimage. Mark an invoice paid with
-/// `settle(paymentHash:)` (`herald-device wallet settle <hash>`).
+/// Its invoices are real BOLT11 text written by the injected ``DevelopmentInvoiceIssuer``
+/// (`herald-device`: regtest, `lnbcrt…`, signed with a node key kept in the same folder), with
+/// the amount asked and the payment hash of a random preimage it keeps, so a payer's LNURL
+/// library and any BOLT11 decoder accept them. No channel stands behind them: mark an invoice
+/// paid with `settle(paymentHash:)` (`herald-device wallet settle <hash>`).
 public actor DevelopmentWallet: WalletService {
     public let fileURL: URL
     public var limits: ReceiveLimits
+    private let issuer: any DevelopmentInvoiceIssuer
     private var state = State()
+
+    /// How long its invoices may be paid: BOLT11's default, written out.
+    public static let invoiceExpirySeconds: UInt32 = 3600
 
     /// The file name inside the wallet's folder.
     public static let fileName = "development-wallet.json"
@@ -41,8 +48,12 @@ public actor DevelopmentWallet: WalletService {
         var invoice: String
     }
 
-    public init(folder: URL, limits: ReceiveLimits = ReceiveLimits(minMsat: 1_000, maxMsat: 1_000_000_000)) {
+    public init(
+        folder: URL, issuer: any DevelopmentInvoiceIssuer,
+        limits: ReceiveLimits = ReceiveLimits(minMsat: 1_000, maxMsat: 1_000_000_000)
+    ) {
         self.fileURL = folder.appendingPathComponent(Self.fileName)
+        self.issuer = issuer
         self.limits = limits
     }
 
@@ -58,17 +69,26 @@ public actor DevelopmentWallet: WalletService {
         guard limits.contains(request.amountMsat) else {
             throw WalletError(.amountOutOfRange, "Amount \(request.amountMsat) msat is outside \(limits.minMsat)-\(limits.maxMsat)")
         }
-        let hash = randomHex(bytes: 32)
+        let preimage = randomBytes(32)
+        let paymentHash = Array(SHA256.hash(data: preimage))
+        let createdAt = Date()
+        let bolt11 = try issuer.invoice(
+            for: InvoiceTerms(
+                amountMsat: request.amountMsat, paymentHash: paymentHash, description: request.description,
+                descriptionHash: request.descriptionHash, createdAt: createdAt, expirySeconds: Self.invoiceExpirySeconds
+            )
+        )
+        let hash = hexString(paymentHash)
         let invoice = Invoice(
-            bolt11: "lndev\(request.amountMsat)n1\(hash.prefix(40))",
+            bolt11: bolt11,
             paymentHash: hash,
-            preimage: randomHex(bytes: 32),
+            preimage: hexString(preimage),
             amountMsat: request.amountMsat,
             description: request.description,
             descriptionHash: request.descriptionHash,
             payerNote: request.payerNote,
             settled: false,
-            createdAt: Date()
+            createdAt: createdAt
         )
         state.invoices.append(invoice)
         try save()

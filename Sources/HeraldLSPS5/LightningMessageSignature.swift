@@ -1,4 +1,3 @@
-import CSecp256k1
 import Crypto
 
 /// The message signatures of LND's `signmessage` / `verifymessage` (also Core Lightning's and
@@ -19,15 +18,8 @@ public enum LightningMessageSignature {
 
     /// Signs `message` (RFC 6979 nonces, so the same key and message give the same signature).
     public static func sign(_ message: some Sequence<UInt8>, with key: NodeSecretKey) -> String {
-        let hash = digest(message)
-        var signature = secp256k1_ecdsa_recoverable_signature()
-        guard secp256k1_ecdsa_sign_recoverable(secp256k1Context, &signature, hash, key.bytes, nil, nil) == 1 else {
-            fatalError("libsecp256k1 refused to sign with a valid key")
-        }
-        var compact = [UInt8](repeating: 0, count: 64)
-        var recoveryID: Int32 = 0
-        _ = secp256k1_ecdsa_recoverable_signature_serialize_compact(secp256k1Context, &compact, &recoveryID, &signature)
-        return ZBase32.encode([UInt8(31 + recoveryID)] + compact)
+        let signature = RecoverableSignature.sign(digest: digest(message), with: key)
+        return ZBase32.encode([31 + signature.recoveryID] + signature.compact)
     }
 
     /// Signs the UTF-8 bytes of `message`.
@@ -38,18 +30,10 @@ public enum LightningMessageSignature {
     /// The node id whose key made `signature` over `message`; nil if `signature` is malformed or
     /// recovers no key.
     public static func recoverNodeID(_ message: some Sequence<UInt8>, signature: String) -> NodeID? {
-        guard let bytes = ZBase32.decode(signature), bytes.count == 65,
-            (31...34).contains(bytes[0])
+        guard let bytes = ZBase32.decode(signature), bytes.count == 65, (31...34).contains(bytes[0]),
+            let recoverable = RecoverableSignature(compact: bytes[1...], recoveryID: bytes[0] - 31)
         else { return nil }
-        var recoverable = secp256k1_ecdsa_recoverable_signature()
-        let compact = Array(bytes[1...])
-        guard
-            secp256k1_ecdsa_recoverable_signature_parse_compact(
-                secp256k1Context, &recoverable, compact, Int32(bytes[0]) - 31) == 1
-        else { return nil }
-        var key = secp256k1_pubkey()
-        guard secp256k1_ecdsa_recover(secp256k1Context, &key, &recoverable, digest(message)) == 1 else { return nil }
-        return NodeID(unchecked: serializeCompressed(key))
+        return recoverable.recoverNodeID(digest: digest(message))
     }
 
     /// ``recoverNodeID(_:signature:)`` over the UTF-8 bytes of `message`.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldBolt11
 import HeraldDevice
 
 #if canImport(FoundationNetworking)
@@ -33,10 +34,20 @@ struct DeviceEnvironment {
         }
     }
 
+    /// Regtest BOLT11 invoices signed with the node key in the wallet's folder (made on first use).
+    func invoiceIssuer() throws -> Bolt11InvoiceIssuer {
+        try Bolt11InvoiceIssuer(folder: walletFolder)
+    }
+
+    /// The development wallet, issuing its invoices through ``invoiceIssuer()``.
+    func wallet() throws -> DevelopmentWallet {
+        DevelopmentWallet(folder: walletFolder, issuer: try invoiceIssuer())
+    }
+
     func plugin() throws -> DevicePlugin {
         try makeFolders()
         return DevicePlugin(
-            wallet: DevelopmentWallet(folder: walletFolder),
+            wallet: try wallet(),
             transport: URLSessionReplyTransport(),
             configuration: DevicePluginConfiguration(budget: budget),
             record: ContainerRecordStore(container: container),

@@ -10,6 +10,7 @@ let usage = """
       herald-device app                    play the main app: hold the wallet, answer pings
       herald-device wallet settle <hash>   mark a development-wallet invoice paid
       herald-device wallet invoices        list the development wallet's invoices
+      herald-device wallet node-id         the node id its invoices are signed by
     options:
       --wallet DIR      the development wallet's folder (default ./.herald-device)
       --container DIR   the shared container (default: the wallet folder)

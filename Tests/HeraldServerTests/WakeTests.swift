@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
+import HeraldBolt11
 import HeraldDevice
 import HeraldPush
 import HeraldServer
@@ -78,7 +79,7 @@ struct WakeTests {
                 // Both pushes, byte for byte as APNs got them, through the device plugin.
                 let folder = nds.folder.appendingPathComponent("phone")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let plugin = DevicePlugin(wallet: DevelopmentWallet(folder: folder), transport: URLSessionReplyTransport())
+                let plugin = DevicePlugin(wallet: DevelopmentWallet(folder: folder, issuer: try Bolt11InvoiceIssuer(folder: folder)), transport: URLSessionReplyTransport())
                 let fromSilent = IncomingPush(json: silent.body)
                 guard case .wake(let silentEvent) = fromSilent.notification else {
                     Issue.record("the silent push did not decode as a wake: \(fromSilent.notification)")
@@ -130,7 +131,7 @@ struct WakeTests {
                 let folder = nds.folder.appendingPathComponent("sealed-phone")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 let plugin = DevicePlugin(
-                    wallet: DevelopmentWallet(folder: folder), transport: URLSessionReplyTransport(),
+                    wallet: DevelopmentWallet(folder: folder, issuer: try Bolt11InvoiceIssuer(folder: folder)), transport: URLSessionReplyTransport(),
                     configuration: DevicePluginConfiguration(sealKey: { deviceKey })
                 )
                 guard case .wake(let event) = plugin.decode(json: silent.body).notification else {
@@ -143,7 +144,7 @@ struct WakeTests {
                 #expect(shown.content.body == "Open now to receive - funds are being held")
 
                 let stranger = DevicePlugin(
-                    wallet: DevelopmentWallet(folder: folder), transport: URLSessionReplyTransport(),
+                    wallet: DevelopmentWallet(folder: folder, issuer: try Bolt11InvoiceIssuer(folder: folder)), transport: URLSessionReplyTransport(),
                     configuration: DevicePluginConfiguration(sealKey: { Curve25519.KeyAgreement.PrivateKey() })
                 )
                 let fallback = await stranger.handle(json: alert.body)
@@ -173,7 +174,7 @@ struct WakeTests {
                 let data = try #require(message["data"] as? [String: String])
                 #expect(data == ["type": "cjitPaymentArrived", "payment_hash": Self.hash, "amount_msat": "1000"])
                 let shown = await DevicePlugin(
-                    wallet: DevelopmentWallet(folder: nds.folder), transport: URLSessionReplyTransport()
+                    wallet: DevelopmentWallet(folder: nds.folder, issuer: try Bolt11InvoiceIssuer(folder: nds.folder)), transport: URLSessionReplyTransport()
                 ).handle(json: try WireJSON.encode(["data": data]))
                 #expect(shown.content.body == "Open now to receive via new channel")
             }
