@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldWire", "HeraldPush", "HeraldStore",
+                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -207,6 +207,8 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer", "HeraldTestSupport", "HeraldWire",
+                // The LSPS5 tests sign notifications as an LSP would.
+                "HeraldLSPS5",
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
                 "HeraldDevice",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -63,6 +63,9 @@ BOOL = {"type": "boolean"}
 PLATFORM = {"type": "string", "enum": ["ios", "android"],
             "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."}
 JOB_IDS = {"type": "array", "items": string(minLength=1)}
+LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
+               "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 "
+                              "notification must then be signed by it."}
 
 # ---------------------------------------------------------------------------------------------
 # Schemas
@@ -99,28 +102,44 @@ SCHEMAS: dict[str, dict] = {
         },
         "oneOf": [{"required": ["event"]}, {"required": ["template"]}],
     },
+    "LSPS5Notification": obj(
+        {"jsonrpc": {"const": "2.0"},
+         "method": string("`lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, "
+                          "`lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed "
+                          "through.", pattern="^[A-Za-z0-9_.-]{1,48}$", examples=["lsps5.payment_incoming"])},
+        {"params": {"type": "object", "description": "By name; `lsps5.expiry_soon` needs `timeout` (a block height)."}},
+        closed=False,
+        description="An LSPS5 (bLIP-55) webhook notification: a JSON-RPC 2.0 notification (no `id`), sent with "
+                    "the `x-lsps5-timestamp` and `x-lsps5-signature` headers and signed by the LSP's node key.",
+    ),
     "DeviceRegistrationRequest": obj(
         {"platform": PLATFORM, "push_token": string("The APNs device token or FCM registration token.",
                                                     minLength=1, maxLength=4096)},
         {"seal_key": string("Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are "
-                            "sealed to it.")},
+                            "sealed to it."),
+         "lsp_node_id": LSP_NODE_ID},
         closed=False,
     ),
     "DeviceTokenUpdate": obj(
         {"push_token": string(minLength=1, maxLength=4096)},
         {"platform": PLATFORM,
-         "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it.")},
+         "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it."),
+         "lsp_node_id": string("Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it "
+                               "(66 hex digits).")},
         closed=False,
     ),
     "DeviceRegistration": obj(
         {"device_id": string(minLength=1), "device_secret": string("Shown once: the bearer of the device routes.",
                                                                     minLength=1),
-         "alias": string(minLength=1), "webhook_url": string("Give it to the wallet SDK (`register_webhook`).")},
-        {"seal_kid": string("Hex id of the seal key; absent when pushes are not sealed.")},
+         "alias": string(minLength=1), "webhook_url": string("Give it to the wallet SDK (`register_webhook`), "
+                                                            "or to an LSP in `lsps5.set_webhook`.")},
+        {"seal_kid": string("Hex id of the seal key; absent when pushes are not sealed."),
+         "lsp_node_id": string("The LSP node id LSPS5 notifications are checked against, lower-case hex.",
+                               pattern="^0[23][0-9a-f]{64}$")},
     ),
     "Device": obj(
         {"device_id": string(minLength=1), "alias": string(minLength=1), "webhook_url": string()},
-        {"seal_kid": string()},
+        {"seal_kid": string(), "lsp_node_id": string(pattern="^0[23][0-9a-f]{64}$")},
     ),
     "LocalPushFeed": obj(
         {"pushes": {"type": "array", "items": obj(
@@ -135,7 +154,8 @@ SCHEMAS: dict[str, dict] = {
     "WakeRequest": obj(
         {"device": string("The device_id from registration.", minLength=1, maxLength=128,
                           pattern="^[A-Za-z0-9._~@+-]+$"),
-         "kind": string("`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose` or your own.",
+         "kind": string("`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose`, "
+                        "`liquidityManagementRequest`, `expirySoon` or your own.",
                         pattern="^[A-Za-z0-9_.-]{1,48}$", examples=["incomingHtlc"])},
         {"payment_hash": string("Hex; repeated wakes of one payment are recognised by it.",
                                 pattern="^[0-9A-Fa-f]{1,128}$"),
@@ -147,6 +167,11 @@ SCHEMAS: dict[str, dict] = {
                        "job_ids": {**JOB_IDS, "description": "Two on iOS (silent, alert), one on Android."}}),
     "WakeSkipped": obj({"pushed": {"const": False},
                         "reason": {"type": "string", "enum": ["present", "recently_woken"]}}),
+    "LSPS5Answer": {"oneOf": [
+        ref("WakePushed"), ref("WakeSkipped"),
+        obj({"pushed": {"const": False}, "reason": {"const": "acknowledged"}},
+            description="`lsps5.webhook_registered`: taken, nothing to push."),
+    ]},
     "ForwardingHint": obj(
         {"hint": {"type": "string", "enum": ["retry_now", "retry_later", "do_not_retry"]},
          "reason": {"type": "string", "enum": ["present", "waking", "disconnected", "unknown_device",
@@ -381,22 +406,34 @@ def paths() -> dict:
         "notify", "The webhook: turn an event into a push", tags=["Webhook"],
         description="Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the "
                     "`lnurlpay_*` templates without a `reply_url` are held until the device answers on the "
-                    "reply URL Herald adds, and answered with that answer (or 504).",
+                    "reply URL Herald adds, and answered with that answer (or 504). A call carrying either LSPS5 "
+                    "header is an LSPS5 (bLIP-55) notification for a registered device: checked (timestamp within "
+                    "10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a "
+                    "wake of the device.",
         parameters=[
             query_param("token", "A registered alias, or a raw push token when the operator allows them.",
                         {"type": "string", "minLength": 1, "maxLength": 4096}, required=True),
             query_param("platform", "Needed with a raw token.", PLATFORM),
             query_param("app_data", "Passed to the device as `app_data`.", {"type": "string"}),
             IDEMPOTENCY,
+            {"name": "x-lsps5-timestamp", "in": "header", "required": False,
+             "description": "LSPS5: when the LSP made the notification (RFC 3339).",
+             "schema": {"type": "string", "examples": ["2023-05-04T10:14:23.853Z"]}},
+            {"name": "x-lsps5-signature", "in": "header", "required": False,
+             "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key.",
+             "schema": {"type": "string"}},
         ],
-        body=request_body(ref("WebhookBody")),
+        body=request_body({"anyOf": [ref("WebhookBody"), ref("LSPS5Notification")]}),
         responses={
-            "200": json_body({"anyOf": [ref("JobAccepted"), ref("RelayedAnswer")]},
-                             "The job id, or for a held request the device's answer.",
+            "200": json_body({"anyOf": [ref("JobAccepted"), ref("RelayedAnswer"), ref("LSPS5Answer")]},
+                             "The job id, or for a held request the device's answer, or for an LSPS5 "
+                             "notification the wake's answer.",
                              {**REPLAYED, "Cache-Control": {"schema": {"type": "string"}}}),
             **errors({
                 400: ["invalid_json", "unknown_body_shape", "unknown_platform", "missing_platform", "missing_token",
-                      "invalid_token", "invalid_idempotency_key", "platform_not_configured"],
+                      "invalid_token", "invalid_idempotency_key", "platform_not_configured", "invalid_notification",
+                      "stale_timestamp"],
+                401: ["invalid_signature"], 409: ["replayed"],
                 404: ["unknown_token"], 410: ["token_unregistered"], 413: ["body_too_large"],
                 422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited"], 503: INTAKE,
                 504: ["reply_timeout"],
@@ -420,7 +457,8 @@ def paths() -> dict:
         body=request_body(ref("DeviceRegistrationRequest")),
         responses={
             "201": json_body(ref("DeviceRegistration"), "Registered."),
-            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key"],
+            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key",
+                           "invalid_lsp_node_id"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}
@@ -431,7 +469,8 @@ def paths() -> dict:
             parameters=[DEVICE_ID], body=request_body(ref("DeviceTokenUpdate")),
             responses={
                 "200": json_body(ref("Device"), "Updated."),
-                **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key"],
+                **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key",
+                               "invalid_lsp_node_id"],
                           401: ["unauthorized"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),

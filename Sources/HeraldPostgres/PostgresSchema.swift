@@ -152,6 +152,7 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        lsps5,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldLSPS5
 import HeraldStore
 import HeraldWire
 import Hummingbird
@@ -9,6 +10,8 @@ import Hummingbird
 struct DeviceRoutes: Sendable {
     let devices: any DeviceStore
     let localPushes: any LocalPushStore
+    /// The LSP node ids LSPS5 notifications are checked against.
+    let lsps5: any LSPS5Store
     let settings: ServerSettings
     let limiter: RateLimiter
     let now: @Sendable () -> Date
@@ -34,16 +37,21 @@ struct DeviceRoutes: Sendable {
         let platform = try Edge.parsePlatform(body.platform)
         try Edge.checkPushToken(body.pushToken)
         let sealKey = try body.sealKey.map(PushSealing.parse)
+        let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
         let registration = try await devices.registerDevice(
             platform: platform, token: body.pushToken, sealKey: sealKey, now: now()
         )
+        if let lspNodeID {
+            try await lsps5.setLSPNodeID(deviceID: registration.device.id, nodeID: lspNodeID.hex, now: now())
+        }
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: registration.device.id,
                 deviceSecret: registration.secret,
                 alias: registration.device.alias,
                 webhookURL: webhookURL(registration.device),
-                sealKeyID: sealKey?.keyID
+                sealKeyID: sealKey?.keyID,
+                lspNodeID: lspNodeID?.hex
             ),
             status: .created
         )
@@ -57,16 +65,25 @@ struct DeviceRoutes: Sendable {
         try Edge.checkPushToken(body.pushToken)
         // Absent keeps the key; "" removes it.
         let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
+        // Absent keeps the node id; "" removes it.
+        let lspNodeID = try body.lspNodeID.map { $0.isEmpty ? Optional<NodeID>.none : try Self.parseNodeID($0) }
         try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
         if let sealKey {
             try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())
+        }
+        let nodeID: String?
+        if let lspNodeID {
+            try await lsps5.setLSPNodeID(deviceID: device.id, nodeID: lspNodeID?.hex, now: now())
+            nodeID = lspNodeID?.hex
+        } else {
+            nodeID = try await lsps5.lspNodeID(deviceID: device.id)
         }
         var updated = device
         updated.platform = platform
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
-                sealKeyID: (sealKey ?? device.sealKey)?.keyID
+                sealKeyID: (sealKey ?? device.sealKey)?.keyID, lspNodeID: nodeID
             )
         )
     }
@@ -103,6 +120,20 @@ struct DeviceRoutes: Sendable {
     }
 
     // MARK: Helpers
+
+    /// An LSP node id as bLIP-55 names one: a compressed secp256k1 public key, 33 bytes in hex.
+    static func parseNodeID(_ text: String) throws -> NodeID {
+        guard text.utf8.count == 66, text.utf8.allSatisfy(\.isHex) else {
+            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id must be 66 hex digits (a 33-byte compressed public key)")
+        }
+        guard text.hasPrefix("02") || text.hasPrefix("03") else {
+            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id must be a compressed key: it starts with 02 or 03")
+        }
+        guard let nodeID = NodeID(hex: text) else {
+            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id is not a point on the secp256k1 curve")
+        }
+        return nodeID
+    }
 
     func webhookURL(_ device: Device) -> String {
         "\(settings.publicURL)/api/v1/notify?platform=\(device.platform.rawValue)&token=\(device.alias)"

@@ -44,7 +44,7 @@ enum OpenAPIDocument {
         "tags": [
           "Webhook"
         ],
-        "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504).",
+        "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504). A call carrying either LSPS5 header is an LSPS5 (bLIP-55) notification for a registered device: checked (timestamp within 10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a wake of the device.",
         "parameters": [
           {
             "name": "token",
@@ -91,6 +91,27 @@ enum OpenAPIDocument {
               "maxLength": 255,
               "pattern": "^[!-~]+$"
             }
+          },
+          {
+            "name": "x-lsps5-timestamp",
+            "in": "header",
+            "required": false,
+            "description": "LSPS5: when the LSP made the notification (RFC 3339).",
+            "schema": {
+              "type": "string",
+              "examples": [
+                "2023-05-04T10:14:23.853Z"
+              ]
+            }
+          },
+          {
+            "name": "x-lsps5-signature",
+            "in": "header",
+            "required": false,
+            "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key.",
+            "schema": {
+              "type": "string"
+            }
           }
         ],
         "requestBody": {
@@ -98,7 +119,14 @@ enum OpenAPIDocument {
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/WebhookBody"
+                "anyOf": [
+                  {
+                    "$ref": "#/components/schemas/WebhookBody"
+                  },
+                  {
+                    "$ref": "#/components/schemas/LSPS5Notification"
+                  }
+                ]
               }
             }
           }
@@ -106,7 +134,7 @@ enum OpenAPIDocument {
         "security": [],
         "responses": {
           "200": {
-            "description": "The job id, or for a held request the device's answer.",
+            "description": "The job id, or for a held request the device's answer, or for an LSPS5 notification the wake's answer.",
             "content": {
               "application/json": {
                 "schema": {
@@ -116,6 +144,9 @@ enum OpenAPIDocument {
                     },
                     {
                       "$ref": "#/components/schemas/RelayedAnswer"
+                    },
+                    {
+                      "$ref": "#/components/schemas/LSPS5Answer"
                     }
                   ]
                 }
@@ -139,7 +170,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_notification`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -160,12 +191,45 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "invalid_idempotency_key",
                             "platform_not_configured",
+                            "invalid_notification",
+                            "stale_timestamp",
                             "malformed_request"
                           ]
                         }
                       }
                     }
                   ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `invalid_signature`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_signature"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -209,6 +273,30 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Conflict: `replayed`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "replayed"
                           ]
                         }
                       }
@@ -641,7 +729,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -658,6 +746,7 @@ enum OpenAPIDocument {
                             "unknown_platform",
                             "invalid_token",
                             "invalid_seal_key",
+                            "invalid_lsp_node_id",
                             "malformed_request"
                           ]
                         }
@@ -854,7 +943,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -871,6 +960,7 @@ enum OpenAPIDocument {
                             "unknown_platform",
                             "invalid_token",
                             "invalid_seal_key",
+                            "invalid_lsp_node_id",
                             "malformed_request"
                           ]
                         }
@@ -5126,6 +5216,31 @@ enum OpenAPIDocument {
           }
         ]
       },
+      "LSPS5Notification": {
+        "type": "object",
+        "properties": {
+          "jsonrpc": {
+            "const": "2.0"
+          },
+          "method": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,48}$",
+            "examples": [
+              "lsps5.payment_incoming"
+            ],
+            "description": "`lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
+          },
+          "params": {
+            "type": "object",
+            "description": "By name; `lsps5.expiry_soon` needs `timeout` (a block height)."
+          }
+        },
+        "required": [
+          "jsonrpc",
+          "method"
+        ],
+        "description": "An LSPS5 (bLIP-55) webhook notification: a JSON-RPC 2.0 notification (no `id`), sent with the `x-lsps5-timestamp` and `x-lsps5-signature` headers and signed by the LSP's node key."
+      },
       "DeviceRegistrationRequest": {
         "type": "object",
         "properties": {
@@ -5146,6 +5261,11 @@ enum OpenAPIDocument {
           "seal_key": {
             "type": "string",
             "description": "Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are sealed to it."
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "pattern": "^0[23][0-9A-Fa-f]{64}$",
+            "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 notification must then be signed by it."
           }
         },
         "required": [
@@ -5172,6 +5292,10 @@ enum OpenAPIDocument {
           "seal_key": {
             "type": "string",
             "description": "Absent keeps the key, `\"\"` removes it, anything else replaces it."
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "description": "Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it (66 hex digits)."
           }
         },
         "required": [
@@ -5196,11 +5320,16 @@ enum OpenAPIDocument {
           },
           "webhook_url": {
             "type": "string",
-            "description": "Give it to the wallet SDK (`register_webhook`)."
+            "description": "Give it to the wallet SDK (`register_webhook`), or to an LSP in `lsps5.set_webhook`."
           },
           "seal_kid": {
             "type": "string",
             "description": "Hex id of the seal key; absent when pushes are not sealed."
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "pattern": "^0[23][0-9a-f]{64}$",
+            "description": "The LSP node id LSPS5 notifications are checked against, lower-case hex."
           }
         },
         "required": [
@@ -5227,6 +5356,10 @@ enum OpenAPIDocument {
           },
           "seal_kid": {
             "type": "string"
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "pattern": "^0[23][0-9a-f]{64}$"
           }
         },
         "required": [
@@ -5323,7 +5456,7 @@ enum OpenAPIDocument {
             "examples": [
               "incomingHtlc"
             ],
-            "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose` or your own."
+            "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose`, `liquidityManagementRequest`, `expirySoon` or your own."
           },
           "payment_hash": {
             "type": "string",
@@ -5384,6 +5517,33 @@ enum OpenAPIDocument {
           "reason"
         ],
         "additionalProperties": false
+      },
+      "LSPS5Answer": {
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/WakePushed"
+          },
+          {
+            "$ref": "#/components/schemas/WakeSkipped"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "pushed": {
+                "const": false
+              },
+              "reason": {
+                "const": "acknowledged"
+              }
+            },
+            "required": [
+              "pushed",
+              "reason"
+            ],
+            "additionalProperties": false,
+            "description": "`lsps5.webhook_registered`: taken, nothing to push."
+          }
+        ]
       },
       "ForwardingHint": {
         "type": "object",
@@ -5923,7 +6083,7 @@ enum OpenAPIDocument {
       "summary": "The webhook: turn an event into a push"
       "tags":
         - "Webhook"
-      "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504)."
+      "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504). A call carrying either LSPS5 header is an LSPS5 (bLIP-55) notification for a registered device: checked (timestamp within 10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a wake of the device."
       "parameters":
         - "name": "token"
           "in": "query"
@@ -5958,22 +6118,39 @@ enum OpenAPIDocument {
             "minLength": 1
             "maxLength": 255
             "pattern": "^[!-~]+$"
+        - "name": "x-lsps5-timestamp"
+          "in": "header"
+          "required": false
+          "description": "LSPS5: when the LSP made the notification (RFC 3339)."
+          "schema":
+            "type": "string"
+            "examples":
+              - "2023-05-04T10:14:23.853Z"
+        - "name": "x-lsps5-signature"
+          "in": "header"
+          "required": false
+          "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key."
+          "schema":
+            "type": "string"
       "requestBody":
         "required": true
         "content":
           "application/json":
             "schema":
-              "$ref": "#/components/schemas/WebhookBody"
+              "anyOf":
+                - "$ref": "#/components/schemas/WebhookBody"
+                - "$ref": "#/components/schemas/LSPS5Notification"
       "security": []
       "responses":
         "200":
-          "description": "The job id, or for a held request the device's answer."
+          "description": "The job id, or for a held request the device's answer, or for an LSPS5 notification the wake's answer."
           "content":
             "application/json":
               "schema":
                 "anyOf":
                   - "$ref": "#/components/schemas/JobAccepted"
                   - "$ref": "#/components/schemas/RelayedAnswer"
+                  - "$ref": "#/components/schemas/LSPS5Answer"
           "headers":
             "Idempotent-Replayed":
               "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed."
@@ -5985,7 +6162,7 @@ enum OpenAPIDocument {
               "schema":
                 "type": "string"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_notification`, `stale_timestamp`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6003,7 +6180,25 @@ enum OpenAPIDocument {
                           - "invalid_token"
                           - "invalid_idempotency_key"
                           - "platform_not_configured"
+                          - "invalid_notification"
+                          - "stale_timestamp"
                           - "malformed_request"
+        "401":
+          "description": "Unauthorized: `invalid_signature`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "invalid_signature"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
         "404":
           "description": "Not Found: `unknown_token`"
           "content":
@@ -6028,6 +6223,18 @@ enum OpenAPIDocument {
                         "type": "string"
                         "enum":
                           - "request_timeout"
+        "409":
+          "description": "Conflict: `replayed`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "replayed"
         "410":
           "description": "Gone: `token_unregistered`"
           "content":
@@ -6258,7 +6465,7 @@ enum OpenAPIDocument {
               "schema":
                 "$ref": "#/components/schemas/DeviceRegistration"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6272,6 +6479,7 @@ enum OpenAPIDocument {
                           - "unknown_platform"
                           - "invalid_token"
                           - "invalid_seal_key"
+                          - "invalid_lsp_node_id"
                           - "malformed_request"
         "408":
           "description": "Request Timeout: `request_timeout`"
@@ -6374,7 +6582,7 @@ enum OpenAPIDocument {
               "schema":
                 "$ref": "#/components/schemas/Device"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6388,6 +6596,7 @@ enum OpenAPIDocument {
                           - "unknown_platform"
                           - "invalid_token"
                           - "invalid_seal_key"
+                          - "invalid_lsp_node_id"
                           - "malformed_request"
         "401":
           "description": "Unauthorized: `unauthorized`"
@@ -8735,6 +8944,24 @@ enum OpenAPIDocument {
             - "event"
         - "required":
             - "template"
+    "LSPS5Notification":
+      "type": "object"
+      "properties":
+        "jsonrpc":
+          "const": "2.0"
+        "method":
+          "type": "string"
+          "pattern": "^[A-Za-z0-9_.-]{1,48}$"
+          "examples":
+            - "lsps5.payment_incoming"
+          "description": "`lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
+        "params":
+          "type": "object"
+          "description": "By name; `lsps5.expiry_soon` needs `timeout` (a block height)."
+      "required":
+        - "jsonrpc"
+        - "method"
+      "description": "An LSPS5 (bLIP-55) webhook notification: a JSON-RPC 2.0 notification (no `id`), sent with the `x-lsps5-timestamp` and `x-lsps5-signature` headers and signed by the LSP's node key."
     "DeviceRegistrationRequest":
       "type": "object"
       "properties":
@@ -8752,6 +8979,10 @@ enum OpenAPIDocument {
         "seal_key":
           "type": "string"
           "description": "Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are sealed to it."
+        "lsp_node_id":
+          "type": "string"
+          "pattern": "^0[23][0-9A-Fa-f]{64}$"
+          "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 notification must then be signed by it."
       "required":
         - "platform"
         - "push_token"
@@ -8771,6 +9002,9 @@ enum OpenAPIDocument {
         "seal_key":
           "type": "string"
           "description": "Absent keeps the key, `\"\"` removes it, anything else replaces it."
+        "lsp_node_id":
+          "type": "string"
+          "description": "Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it (66 hex digits)."
       "required":
         - "push_token"
     "DeviceRegistration":
@@ -8788,10 +9022,14 @@ enum OpenAPIDocument {
           "minLength": 1
         "webhook_url":
           "type": "string"
-          "description": "Give it to the wallet SDK (`register_webhook`)."
+          "description": "Give it to the wallet SDK (`register_webhook`), or to an LSP in `lsps5.set_webhook`."
         "seal_kid":
           "type": "string"
           "description": "Hex id of the seal key; absent when pushes are not sealed."
+        "lsp_node_id":
+          "type": "string"
+          "pattern": "^0[23][0-9a-f]{64}$"
+          "description": "The LSP node id LSPS5 notifications are checked against, lower-case hex."
       "required":
         - "device_id"
         - "device_secret"
@@ -8811,6 +9049,9 @@ enum OpenAPIDocument {
           "type": "string"
         "seal_kid":
           "type": "string"
+        "lsp_node_id":
+          "type": "string"
+          "pattern": "^0[23][0-9a-f]{64}$"
       "required":
         - "device_id"
         - "alias"
@@ -8881,7 +9122,7 @@ enum OpenAPIDocument {
           "pattern": "^[A-Za-z0-9_.-]{1,48}$"
           "examples":
             - "incomingHtlc"
-          "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose` or your own."
+          "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose`, `liquidityManagementRequest`, `expirySoon` or your own."
         "payment_hash":
           "type": "string"
           "pattern": "^[0-9A-Fa-f]{1,128}$"
@@ -8924,6 +9165,21 @@ enum OpenAPIDocument {
         - "pushed"
         - "reason"
       "additionalProperties": false
+    "LSPS5Answer":
+      "oneOf":
+        - "$ref": "#/components/schemas/WakePushed"
+        - "$ref": "#/components/schemas/WakeSkipped"
+        - "type": "object"
+          "properties":
+            "pushed":
+              "const": false
+            "reason":
+              "const": "acknowledged"
+          "required":
+            - "pushed"
+            - "reason"
+          "additionalProperties": false
+          "description": "`lsps5.webhook_registered`: taken, nothing to push."
     "ForwardingHint":
       "type": "object"
       "properties":

@@ -7,17 +7,22 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     /// Base64 (or base64url) of the device's 32-byte X25519 public key: with one, every push to
     /// the device is sealed to it (``SealedPush``). Text, so the server can name a bad value.
     public var sealKey: String?
+    /// The node id of the LSP that wakes this device through LSPS5 (bLIP-55): 66 hex digits of a
+    /// compressed secp256k1 key. With one, every LSPS5 notification must be signed by that node.
+    public var lspNodeID: String?
 
-    public init(platform: String, pushToken: String, sealKey: String? = nil) {
+    public init(platform: String, pushToken: String, sealKey: String? = nil, lspNodeID: String? = nil) {
         self.platform = platform
         self.pushToken = pushToken
         self.sealKey = sealKey
+        self.lspNodeID = lspNodeID
     }
 
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
         case sealKey = "seal_key"
+        case lspNodeID = "lsp_node_id"
     }
 }
 
@@ -29,17 +34,22 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     /// A new seal key; absent (or `null`) keeps the current one, `""` removes it and pushes go
     /// out in clear again.
     public var sealKey: String?
+    /// A new LSP node id; absent (or `null`) keeps the current one, `""` removes it and LSPS5
+    /// notifications are taken unverified again.
+    public var lspNodeID: String?
 
-    public init(platform: String? = nil, pushToken: String, sealKey: String? = nil) {
+    public init(platform: String? = nil, pushToken: String, sealKey: String? = nil, lspNodeID: String? = nil) {
         self.platform = platform
         self.pushToken = pushToken
         self.sealKey = sealKey
+        self.lspNodeID = lspNodeID
     }
 
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
         case sealKey = "seal_key"
+        case lspNodeID = "lsp_node_id"
     }
 }
 
@@ -52,13 +62,19 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
     public var webhookURL: String
     /// The id of the key pushes are sealed to (``SealPublicKey/keyID``); absent when they are not.
     public var sealKeyID: String?
+    /// The LSP node id LSPS5 notifications are checked against (lower-case hex); absent when none.
+    public var lspNodeID: String?
 
-    public init(deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil) {
+    public init(
+        deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil,
+        lspNodeID: String? = nil
+    ) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.alias = alias
         self.webhookURL = webhookURL
         self.sealKeyID = sealKeyID
+        self.lspNodeID = lspNodeID
     }
 
     enum CodingKeys: String, CodingKey {
@@ -67,6 +83,7 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
         case alias
         case webhookURL = "webhook_url"
         case sealKeyID = "seal_kid"
+        case lspNodeID = "lsp_node_id"
     }
 }
 
