@@ -411,17 +411,18 @@ def paths() -> dict:
                     "10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a "
                     "wake of the device.",
         parameters=[
-            query_param("token", "A registered alias, or a raw push token when the operator allows them.",
-                        {"type": "string", "minLength": 1, "maxLength": 4096}, required=True),
+            query_param("token", "A registered alias, or a raw push token when the operator allows them "
+                                 "(printable ASCII, as aliases and APNs/FCM tokens are; at most 4096 bytes).",
+                        {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^[!-~]+$"}, required=True),
             query_param("platform", "Needed with a raw token.", PLATFORM),
             query_param("app_data", "Passed to the device as `app_data`.", {"type": "string"}),
             IDEMPOTENCY,
             {"name": "x-lsps5-timestamp", "in": "header", "required": False,
              "description": "LSPS5: when the LSP made the notification (RFC 3339).",
-             "schema": {"type": "string", "examples": ["2023-05-04T10:14:23.853Z"]}},
+             "schema": {"type": "string", "maxLength": 64, "examples": ["2023-05-04T10:14:23.853Z"]}},
             {"name": "x-lsps5-signature", "in": "header", "required": False,
-             "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key.",
-             "schema": {"type": "string"}},
+             "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters).",
+             "schema": {"type": "string", "maxLength": 256}},
         ],
         body=request_body({"anyOf": [ref("WebhookBody"), ref("LSPS5Notification")]}),
         responses={

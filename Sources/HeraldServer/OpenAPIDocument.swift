@@ -50,11 +50,12 @@ enum OpenAPIDocument {
             "name": "token",
             "in": "query",
             "required": true,
-            "description": "A registered alias, or a raw push token when the operator allows them.",
+            "description": "A registered alias, or a raw push token when the operator allows them (printable ASCII, as aliases and APNs/FCM tokens are; at most 4096 bytes).",
             "schema": {
               "type": "string",
               "minLength": 1,
-              "maxLength": 4096
+              "maxLength": 4096,
+              "pattern": "^[!-~]+$"
             }
           },
           {
@@ -99,6 +100,7 @@ enum OpenAPIDocument {
             "description": "LSPS5: when the LSP made the notification (RFC 3339).",
             "schema": {
               "type": "string",
+              "maxLength": 64,
               "examples": [
                 "2023-05-04T10:14:23.853Z"
               ]
@@ -108,9 +110,10 @@ enum OpenAPIDocument {
             "name": "x-lsps5-signature",
             "in": "header",
             "required": false,
-            "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key.",
+            "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters).",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "maxLength": 256
             }
           }
         ],
@@ -6088,11 +6091,12 @@ enum OpenAPIDocument {
         - "name": "token"
           "in": "query"
           "required": true
-          "description": "A registered alias, or a raw push token when the operator allows them."
+          "description": "A registered alias, or a raw push token when the operator allows them (printable ASCII, as aliases and APNs/FCM tokens are; at most 4096 bytes)."
           "schema":
             "type": "string"
             "minLength": 1
             "maxLength": 4096
+            "pattern": "^[!-~]+$"
         - "name": "platform"
           "in": "query"
           "required": false
@@ -6124,14 +6128,16 @@ enum OpenAPIDocument {
           "description": "LSPS5: when the LSP made the notification (RFC 3339)."
           "schema":
             "type": "string"
+            "maxLength": 64
             "examples":
               - "2023-05-04T10:14:23.853Z"
         - "name": "x-lsps5-signature"
           "in": "header"
           "required": false
-          "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key."
+          "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters)."
           "schema":
             "type": "string"
+            "maxLength": 256
       "requestBody":
         "required": true
         "content":
