@@ -18,8 +18,8 @@ struct WebhookRoutes: Sendable {
     /// Pushes per device token.
     let targetLimiter: RateLimiter
     let now: @Sendable () -> Date
-    /// LSPS5 notifications, the third body shape; nil where the application offers none.
-    var lsps5: LSPS5Intake? = nil
+    /// LSPS5 notifications, the third body shape.
+    let lsps5: LSPS5Intake
 
     static let maxBodyBytes = 64 * 1024
     static let replayed = HTTPField.Name("Idempotent-Replayed")!
@@ -31,8 +31,8 @@ struct WebhookRoutes: Sendable {
     func notify(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
         let query = request.uri.queryParameters
-        if let lsps5, LSPS5Intake.isLSPS5(request.headers) {
-            return try await notifyLSPS5(&request, query: query, intake: lsps5)
+        if LSPS5Intake.isLSPS5(request.headers) {
+            return try await notifyLSPS5(&request, query: query)
         }
         let (target, sealKey) = try await resolveTarget(query)
         let webhook = try await decodeBody(&request)
@@ -62,7 +62,7 @@ struct WebhookRoutes: Sendable {
 
     /// An LSPS5 notification: only on a registered device's URL, since the checks need the
     /// device (its LSP node id, its presence) and not just a push token.
-    func notifyLSPS5(_ request: inout Request, query: Parameters, intake: LSPS5Intake) async throws -> Response {
+    func notifyLSPS5(_ request: inout Request, query: Parameters) async throws -> Response {
         guard let token = query.get("token"), !token.isEmpty else {
             throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
         }
@@ -73,7 +73,7 @@ struct WebhookRoutes: Sendable {
         }
         if resolution.isDead { throw Self.tokenUnregistered }
         let body = try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes)
-        return try await intake.receive(body: Array(buffer: body), headers: request.headers, device: device)
+        return try await lsps5.receive(body: Array(buffer: body), headers: request.headers, device: device)
     }
 
     /// Seals the push when the device registered a key, validates it for its provider and

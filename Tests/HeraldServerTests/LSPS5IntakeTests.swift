@@ -169,6 +169,41 @@ struct LSPS5IntakeTests {
         }
     }
 
+    @Test("on Android lsps5.expiry_soon is one high-priority data message carrying the notification, shown by the plugin")
+    func android() async throws {
+        let nds = try TestNDS()
+        let registration = try await nds.store.registerDevice(platform: .android, token: "fcm-lsps5-token", now: Date())
+        try await nds.store.setLSPNodeID(deviceID: registration.device.id, nodeID: Self.lspKey.nodeID.hex, now: Date())
+        let signed = Self.lsp.sign(.expirySoon(timeout: 900_000), at: Date())
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let response = try await Self.send(client, "/api/v1/notify?token=\(registration.device.alias)", signed)
+                #expect(response.status == .ok && (response.json["job_ids"] as? [String])?.count == 1)
+                let sent = try #require(try await servers.fcm.messages.waitFor(count: 1).first)
+                let message = try #require(sent.message)
+                #expect(message["notification"] == nil)
+                #expect((message["android"] as? [String: Any])?["priority"] as? String == "HIGH")
+                let data = try #require(message["data"] as? [String: String])
+                #expect(
+                    data == [
+                        "type": "expirySoon", LSPS5PushKey.method: "lsps5.expiry_soon", LSPS5PushKey.params: #"{"timeout":900000}"#,
+                        LSPS5PushKey.body: String(decoding: signed.body, as: UTF8.self), LSPS5PushKey.timestamp: signed.timestamp,
+                        LSPS5PushKey.signature: signed.signature, LSPS5PushKey.nodeID: Self.lspKey.nodeID.hex,
+                        LSPS5PushKey.verified: "true",
+                    ])
+                let plugin = DevicePlugin(wallet: DevelopmentWallet(folder: nds.folder), transport: URLSessionReplyTransport())
+                let push = try WireJSON.encode(["data": data])
+                guard case .wake(let event) = plugin.decode(json: push).notification else {
+                    Issue.record("the data message did not decode as a wake")
+                    return
+                }
+                #expect(event.kind == .expirySoon && event.lsps5?.timeout == 900_000)
+                let shown = await plugin.handle(json: push)
+                #expect(shown.content.title == "Action Needed" && shown.content.interruptionLevel == .timeSensitive)
+            }
+        }
+    }
+
     @Test("lsps5.webhook_registered is answered 200 and pushes nothing")
     func webhookRegistered() async throws {
         let nds = try TestNDS()
@@ -324,11 +359,14 @@ struct LSPS5IntakeTests {
         }
     }
 
-    @Test("without a registered node id a validly signed notification is taken and marked unverified; a bad signature is still 401")
+    @Test(
+        "without a registered node id a validly signed notification is taken and marked unverified; a bad signature is still 401; both are counted"
+    )
     func unverified() async throws {
         let nds = try TestNDS()
+        let metrics = HeraldMetrics()
         try await nds.withMockPush { servers, providers in
-            try await nds.app(providers: providers).test(.live) { client in
+            try await nds.app(providers: providers, metrics: metrics).test(.live) { client in
                 let phone = try await Self.register(client, token: String(repeating: "c9", count: 32), nodeID: nil)
                 var garbled = Self.lsp.sign(LSPS5Notification(method: .paymentIncoming), at: Date())
                 garbled.signature = "not-a-signature"
@@ -342,6 +380,11 @@ struct LSPS5IntakeTests {
                     #expect(request.json?[LSPS5PushKey.verified] as? String == "false")
                     #expect(request.json?[LSPS5PushKey.nodeID] as? String == Self.otherKey.nodeID.hex)
                 }
+                let text = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(text.contains(#"herald_lsps5_notifications_total{method="lsps5.payment_incoming",verified="false"} 1"#))
+                #expect(text.contains(#"herald_lsps5_refused_total{reason="invalid_signature"} 1"#))
+                #expect(text.contains(#"herald_wakes_requested_total{kind="incomingHtlc"} 1"#))
+                #expect(text.contains(#"herald_wake_pushes_total{push="alert"} 1"#))
             }
         }
     }
