@@ -94,24 +94,23 @@ SCHEMAS: dict[str, dict] = {
         "type": "object",
         "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names "
                        "(`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) "
-                       "must carry their fields (`422 invalid_data`); any other name passes through.",
+                       "must carry their fields (`422 invalid_data`); any other name passes through. Or, with the "
+                       "`x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a "
+                       "JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
         "properties": {
             "event": string(minLength=1, maxLength=128, examples=["swap.update"]),
             "template": string(minLength=1, maxLength=128),
             "data": {"type": "object", "description": "Passed to the device as `notification_payload`."},
+            "jsonrpc": {"const": "2.0"},
+            "method": string("LSPS5: `lsps5.webhook_registered`, `lsps5.payment_incoming`, "
+                             "`lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, "
+                             "`lsps5.expiry_soon`, or another method, passed through.",
+                             pattern="^[A-Za-z0-9_.-]{1,48}$", examples=["lsps5.payment_incoming"]),
+            "params": {"type": "object",
+                       "description": "LSPS5: by name; `lsps5.expiry_soon` needs `timeout` (a block height)."},
         },
-        "oneOf": [{"required": ["event"]}, {"required": ["template"]}],
+        "oneOf": [{"required": ["event"]}, {"required": ["template"]}, {"required": ["jsonrpc", "method"]}],
     },
-    "LSPS5Notification": obj(
-        {"jsonrpc": {"const": "2.0"},
-         "method": string("`lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, "
-                          "`lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed "
-                          "through.", pattern="^[A-Za-z0-9_.-]{1,48}$", examples=["lsps5.payment_incoming"])},
-        {"params": {"type": "object", "description": "By name; `lsps5.expiry_soon` needs `timeout` (a block height)."}},
-        closed=False,
-        description="An LSPS5 (bLIP-55) webhook notification: a JSON-RPC 2.0 notification (no `id`), sent with "
-                    "the `x-lsps5-timestamp` and `x-lsps5-signature` headers and signed by the LSP's node key.",
-    ),
     "DeviceRegistrationRequest": obj(
         {"platform": PLATFORM, "push_token": string("The APNs device token or FCM registration token.",
                                                     minLength=1, maxLength=4096)},
@@ -167,11 +166,13 @@ SCHEMAS: dict[str, dict] = {
                        "job_ids": {**JOB_IDS, "description": "Two on iOS (silent, alert), one on Android."}}),
     "WakeSkipped": obj({"pushed": {"const": False},
                         "reason": {"type": "string", "enum": ["present", "recently_woken"]}}),
-    "LSPS5Answer": {"oneOf": [
-        ref("WakePushed"), ref("WakeSkipped"),
-        obj({"pushed": {"const": False}, "reason": {"const": "acknowledged"}},
-            description="`lsps5.webhook_registered`: taken, nothing to push."),
-    ]},
+    "LSPS5Answer": obj(
+        {"pushed": BOOL},
+        {"job_ids": {**JOB_IDS, "description": "When pushed: two on iOS (silent, alert), one on Android."},
+         "reason": {"type": "string", "enum": ["present", "recently_woken", "acknowledged"],
+                    "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."}},
+        description="The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success.",
+    ),
     "ForwardingHint": obj(
         {"hint": {"type": "string", "enum": ["retry_now", "retry_later", "do_not_retry"]},
          "reason": {"type": "string", "enum": ["present", "waking", "disconnected", "unknown_device",
@@ -424,9 +425,9 @@ def paths() -> dict:
              "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters).",
              "schema": {"type": "string", "maxLength": 256}},
         ],
-        body=request_body({"anyOf": [ref("WebhookBody"), ref("LSPS5Notification")]}),
+        body=request_body(ref("WebhookBody")),
         responses={
-            "200": json_body({"anyOf": [ref("JobAccepted"), ref("RelayedAnswer"), ref("LSPS5Answer")]},
+            "200": json_body({"anyOf": [ref("JobAccepted"), ref("LSPS5Answer"), ref("RelayedAnswer")]},
                              "The job id, or for a held request the device's answer, or for an LSPS5 "
                              "notification the wake's answer.",
                              {**REPLAYED, "Cache-Control": {"schema": {"type": "string"}}}),

@@ -122,14 +122,7 @@ enum OpenAPIDocument {
           "content": {
             "application/json": {
               "schema": {
-                "anyOf": [
-                  {
-                    "$ref": "#/components/schemas/WebhookBody"
-                  },
-                  {
-                    "$ref": "#/components/schemas/LSPS5Notification"
-                  }
-                ]
+                "$ref": "#/components/schemas/WebhookBody"
               }
             }
           }
@@ -146,10 +139,10 @@ enum OpenAPIDocument {
                       "$ref": "#/components/schemas/JobAccepted"
                     },
                     {
-                      "$ref": "#/components/schemas/RelayedAnswer"
+                      "$ref": "#/components/schemas/LSPS5Answer"
                     },
                     {
-                      "$ref": "#/components/schemas/LSPS5Answer"
+                      "$ref": "#/components/schemas/RelayedAnswer"
                     }
                   ]
                 }
@@ -5186,7 +5179,7 @@ enum OpenAPIDocument {
       },
       "WebhookBody": {
         "type": "object",
-        "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through.",
+        "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through. Or, with the `x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
         "properties": {
           "event": {
             "type": "string",
@@ -5204,6 +5197,21 @@ enum OpenAPIDocument {
           "data": {
             "type": "object",
             "description": "Passed to the device as `notification_payload`."
+          },
+          "jsonrpc": {
+            "const": "2.0"
+          },
+          "method": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,48}$",
+            "examples": [
+              "lsps5.payment_incoming"
+            ],
+            "description": "LSPS5: `lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
+          },
+          "params": {
+            "type": "object",
+            "description": "LSPS5: by name; `lsps5.expiry_soon` needs `timeout` (a block height)."
           }
         },
         "oneOf": [
@@ -5216,33 +5224,14 @@ enum OpenAPIDocument {
             "required": [
               "template"
             ]
+          },
+          {
+            "required": [
+              "jsonrpc",
+              "method"
+            ]
           }
         ]
-      },
-      "LSPS5Notification": {
-        "type": "object",
-        "properties": {
-          "jsonrpc": {
-            "const": "2.0"
-          },
-          "method": {
-            "type": "string",
-            "pattern": "^[A-Za-z0-9_.-]{1,48}$",
-            "examples": [
-              "lsps5.payment_incoming"
-            ],
-            "description": "`lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
-          },
-          "params": {
-            "type": "object",
-            "description": "By name; `lsps5.expiry_soon` needs `timeout` (a block height)."
-          }
-        },
-        "required": [
-          "jsonrpc",
-          "method"
-        ],
-        "description": "An LSPS5 (bLIP-55) webhook notification: a JSON-RPC 2.0 notification (no `id`), sent with the `x-lsps5-timestamp` and `x-lsps5-signature` headers and signed by the LSP's node key."
       },
       "DeviceRegistrationRequest": {
         "type": "object",
@@ -5522,31 +5511,34 @@ enum OpenAPIDocument {
         "additionalProperties": false
       },
       "LSPS5Answer": {
-        "oneOf": [
-          {
-            "$ref": "#/components/schemas/WakePushed"
+        "type": "object",
+        "properties": {
+          "pushed": {
+            "type": "boolean"
           },
-          {
-            "$ref": "#/components/schemas/WakeSkipped"
-          },
-          {
-            "type": "object",
-            "properties": {
-              "pushed": {
-                "const": false
-              },
-              "reason": {
-                "const": "acknowledged"
-              }
+          "job_ids": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1
             },
-            "required": [
-              "pushed",
-              "reason"
+            "description": "When pushed: two on iOS (silent, alert), one on Android."
+          },
+          "reason": {
+            "type": "string",
+            "enum": [
+              "present",
+              "recently_woken",
+              "acknowledged"
             ],
-            "additionalProperties": false,
-            "description": "`lsps5.webhook_registered`: taken, nothing to push."
+            "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."
           }
-        ]
+        },
+        "required": [
+          "pushed"
+        ],
+        "additionalProperties": false,
+        "description": "The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success."
       },
       "ForwardingHint": {
         "type": "object",
@@ -6143,9 +6135,7 @@ enum OpenAPIDocument {
         "content":
           "application/json":
             "schema":
-              "anyOf":
-                - "$ref": "#/components/schemas/WebhookBody"
-                - "$ref": "#/components/schemas/LSPS5Notification"
+              "$ref": "#/components/schemas/WebhookBody"
       "security": []
       "responses":
         "200":
@@ -6155,8 +6145,8 @@ enum OpenAPIDocument {
               "schema":
                 "anyOf":
                   - "$ref": "#/components/schemas/JobAccepted"
-                  - "$ref": "#/components/schemas/RelayedAnswer"
                   - "$ref": "#/components/schemas/LSPS5Answer"
+                  - "$ref": "#/components/schemas/RelayedAnswer"
           "headers":
             "Idempotent-Replayed":
               "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed."
@@ -8930,7 +8920,7 @@ enum OpenAPIDocument {
       "description": "The device's answer on its reply URL, byte for byte (request/response events held for the device: `invoice.request`, `lnurlpay_*` without a `reply_url`)."
     "WebhookBody":
       "type": "object"
-      "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through."
+      "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through. Or, with the `x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key."
       "properties":
         "event":
           "type": "string"
@@ -8945,14 +8935,6 @@ enum OpenAPIDocument {
         "data":
           "type": "object"
           "description": "Passed to the device as `notification_payload`."
-      "oneOf":
-        - "required":
-            - "event"
-        - "required":
-            - "template"
-    "LSPS5Notification":
-      "type": "object"
-      "properties":
         "jsonrpc":
           "const": "2.0"
         "method":
@@ -8960,14 +8942,18 @@ enum OpenAPIDocument {
           "pattern": "^[A-Za-z0-9_.-]{1,48}$"
           "examples":
             - "lsps5.payment_incoming"
-          "description": "`lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
+          "description": "LSPS5: `lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
         "params":
           "type": "object"
-          "description": "By name; `lsps5.expiry_soon` needs `timeout` (a block height)."
-      "required":
-        - "jsonrpc"
-        - "method"
-      "description": "An LSPS5 (bLIP-55) webhook notification: a JSON-RPC 2.0 notification (no `id`), sent with the `x-lsps5-timestamp` and `x-lsps5-signature` headers and signed by the LSP's node key."
+          "description": "LSPS5: by name; `lsps5.expiry_soon` needs `timeout` (a block height)."
+      "oneOf":
+        - "required":
+            - "event"
+        - "required":
+            - "template"
+        - "required":
+            - "jsonrpc"
+            - "method"
     "DeviceRegistrationRequest":
       "type": "object"
       "properties":
@@ -9172,20 +9158,27 @@ enum OpenAPIDocument {
         - "reason"
       "additionalProperties": false
     "LSPS5Answer":
-      "oneOf":
-        - "$ref": "#/components/schemas/WakePushed"
-        - "$ref": "#/components/schemas/WakeSkipped"
-        - "type": "object"
-          "properties":
-            "pushed":
-              "const": false
-            "reason":
-              "const": "acknowledged"
-          "required":
-            - "pushed"
-            - "reason"
-          "additionalProperties": false
-          "description": "`lsps5.webhook_registered`: taken, nothing to push."
+      "type": "object"
+      "properties":
+        "pushed":
+          "type": "boolean"
+        "job_ids":
+          "type": "array"
+          "items":
+            "type": "string"
+            "minLength": 1
+          "description": "When pushed: two on iOS (silent, alert), one on Android."
+        "reason":
+          "type": "string"
+          "enum":
+            - "present"
+            - "recently_woken"
+            - "acknowledged"
+          "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."
+      "required":
+        - "pushed"
+      "additionalProperties": false
+      "description": "The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success."
     "ForwardingHint":
       "type": "object"
       "properties":
