@@ -117,7 +117,7 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldWire", "HeraldPush", "HeraldStore",
+                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -226,6 +226,8 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer", "HeraldTestSupport", "HeraldWire",
+                // The LSPS5 tests sign notifications as an LSP would.
+                "HeraldLSPS5",
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
                 "HeraldDevice",
                 // The development wallet's invoice issuer.

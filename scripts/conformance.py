@@ -260,6 +260,8 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
     call("register: missing push_token", "POST", "/api/v1/devices", 422, code="invalid_body", body={"platform": "ios"})
     call("register: empty push_token", "POST", "/api/v1/devices", 400, code="invalid_token",
          body={"platform": "ios", "push_token": ""})
+    call("register: bad lsp_node_id", "POST", "/api/v1/devices", 400, code="invalid_lsp_node_id",
+         body={"platform": "ios", "push_token": ios_token, "lsp_node_id": "04" + "ab" * 32})
     call("register: bad seal_key", "POST", "/api/v1/devices", 400, code="invalid_seal_key",
          body={"platform": "ios", "push_token": "t", "seal_key": "not a key"})
     call("register: body over 16 KiB", "POST", "/api/v1/devices", 413, code="body_too_large",
@@ -309,6 +311,19 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
          code="invalid_idempotency_key", body=swap, headers={"Idempotency-Key": "k" * 256})
     call("notify: body over 64 KiB", "POST", f"/api/v1/notify?token={ios['alias']}", 413, code="body_too_large",
          body={"event": "big", "data": {"blob": "x" * 70_000}})
+    # LSPS5 (bLIP-55): the refusals that need no LSP key (the Swift tests sign real ones).
+    lsps5 = {"jsonrpc": "2.0", "method": "lsps5.payment_incoming", "params": {}}
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    call("notify: LSPS5 body without its headers", "POST", f"/api/v1/notify?token={ios['alias']}", 400,
+         code="invalid_notification", body=lsps5)
+    call("notify: LSPS5 stale timestamp", "POST", f"/api/v1/notify?token={ios['alias']}", 400,
+         code="stale_timestamp", body=lsps5,
+         headers={"x-lsps5-timestamp": "2020-01-01T00:00:00.000Z", "x-lsps5-signature": "ybndrfg8"})
+    call("notify: LSPS5 signature that recovers no key", "POST", f"/api/v1/notify?token={ios['alias']}", 401,
+         code="invalid_signature", body=lsps5, headers={"x-lsps5-timestamp": now, "x-lsps5-signature": "ybndrfg8"})
+    call("notify: LSPS5 request with an id", "POST", f"/api/v1/notify?token={ios['alias']}", 400,
+         code="invalid_notification", body={**lsps5, "id": 1},
+         headers={"x-lsps5-timestamp": now, "x-lsps5-signature": "ybndrfg8"})
 
     # Request and response through the phone.
     phone = Phone(client, dev, secret)

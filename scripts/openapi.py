@@ -63,6 +63,9 @@ BOOL = {"type": "boolean"}
 PLATFORM = {"type": "string", "enum": ["ios", "android"],
             "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."}
 JOB_IDS = {"type": "array", "items": string(minLength=1)}
+LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
+               "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 "
+                              "notification must then be signed by it."}
 
 # ---------------------------------------------------------------------------------------------
 # Schemas
@@ -91,13 +94,22 @@ SCHEMAS: dict[str, dict] = {
         "type": "object",
         "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names "
                        "(`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) "
-                       "must carry their fields (`422 invalid_data`); any other name passes through.",
+                       "must carry their fields (`422 invalid_data`); any other name passes through. Or, with the "
+                       "`x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a "
+                       "JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
         "properties": {
             "event": string(minLength=1, maxLength=128, examples=["swap.update"]),
             "template": string(minLength=1, maxLength=128),
             "data": {"type": "object", "description": "Passed to the device as `notification_payload`."},
+            "jsonrpc": {"const": "2.0"},
+            "method": string("LSPS5: `lsps5.webhook_registered`, `lsps5.payment_incoming`, "
+                             "`lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, "
+                             "`lsps5.expiry_soon`, or another method, passed through.",
+                             pattern="^[A-Za-z0-9_.-]{1,48}$", examples=["lsps5.payment_incoming"]),
+            "params": {"type": "object",
+                       "description": "LSPS5: by name; `lsps5.expiry_soon` needs `timeout` (a block height)."},
         },
-        "oneOf": [{"required": ["event"]}, {"required": ["template"]}],
+        "oneOf": [{"required": ["event"]}, {"required": ["template"]}, {"required": ["jsonrpc", "method"]}],
     },
     "DeviceRegistrationRequest": obj(
         {"platform": PLATFORM, "push_token": string("The APNs device token or FCM registration token.",
@@ -105,25 +117,31 @@ SCHEMAS: dict[str, dict] = {
         {"seal_key": string("Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are "
                             "sealed to it."),
          "app": string("The configured app whose credentials push to the device; absent: `default`.",
-                       minLength=1)},
+                       minLength=1),
+         "lsp_node_id": LSP_NODE_ID},
         closed=False,
     ),
     "DeviceTokenUpdate": obj(
         {"push_token": string(minLength=1, maxLength=4096)},
         {"platform": PLATFORM,
-         "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it.")},
+         "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it."),
+         "lsp_node_id": string("Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it "
+                               "(66 hex digits).")},
         closed=False,
     ),
     "DeviceRegistration": obj(
         {"device_id": string(minLength=1), "device_secret": string("Shown once: the bearer of the device routes.",
                                                                     minLength=1),
-         "alias": string(minLength=1), "webhook_url": string("Give it to the wallet SDK (`register_webhook`).")},
+         "alias": string(minLength=1), "webhook_url": string("Give it to the wallet SDK (`register_webhook`), "
+                                                            "or to an LSP in `lsps5.set_webhook`.")},
         {"seal_kid": string("Hex id of the seal key; absent when pushes are not sealed."),
-         "app": string("The app the device belongs to.")},
+         "app": string("The app the device belongs to."),
+         "lsp_node_id": string("The LSP node id LSPS5 notifications are checked against, lower-case hex.",
+                               pattern="^0[23][0-9a-f]{64}$")},
     ),
     "Device": obj(
         {"device_id": string(minLength=1), "alias": string(minLength=1), "webhook_url": string()},
-        {"seal_kid": string(), "app": string()},
+        {"seal_kid": string(), "app": string(), "lsp_node_id": string(pattern="^0[23][0-9a-f]{64}$")},
     ),
     "LocalPushFeed": obj(
         {"pushes": {"type": "array", "items": obj(
@@ -138,7 +156,8 @@ SCHEMAS: dict[str, dict] = {
     "WakeRequest": obj(
         {"device": string("The device_id from registration.", minLength=1, maxLength=128,
                           pattern="^[A-Za-z0-9._~@+-]+$"),
-         "kind": string("`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose` or your own.",
+         "kind": string("`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose`, "
+                        "`liquidityManagementRequest`, `expirySoon` or your own.",
                         pattern="^[A-Za-z0-9_.-]{1,48}$", examples=["incomingHtlc"])},
         {"payment_hash": string("Hex; repeated wakes of one payment are recognised by it.",
                                 pattern="^[0-9A-Fa-f]{1,128}$"),
@@ -150,6 +169,13 @@ SCHEMAS: dict[str, dict] = {
                        "job_ids": {**JOB_IDS, "description": "Two on iOS (silent, alert), one on Android."}}),
     "WakeSkipped": obj({"pushed": {"const": False},
                         "reason": {"type": "string", "enum": ["present", "recently_woken"]}}),
+    "LSPS5Answer": obj(
+        {"pushed": BOOL},
+        {"job_ids": {**JOB_IDS, "description": "When pushed: two on iOS (silent, alert), one on Android."},
+         "reason": {"type": "string", "enum": ["present", "recently_woken", "acknowledged"],
+                    "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."}},
+        description="The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success.",
+    ),
     "ForwardingHint": obj(
         {"hint": {"type": "string", "enum": ["retry_now", "retry_later", "do_not_retry"]},
          "reason": {"type": "string", "enum": ["present", "waking", "disconnected", "unknown_device",
@@ -386,24 +412,37 @@ def paths() -> dict:
         "notify", "The webhook: turn an event into a push", tags=["Webhook"],
         description="Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the "
                     "`lnurlpay_*` templates without a `reply_url` are held until the device answers on the "
-                    "reply URL Herald adds, and answered with that answer (or 504).",
+                    "reply URL Herald adds, and answered with that answer (or 504). A call carrying either LSPS5 "
+                    "header is an LSPS5 (bLIP-55) notification for a registered device: checked (timestamp within "
+                    "10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a "
+                    "wake of the device.",
         parameters=[
-            query_param("token", "A registered alias, or a raw push token when the operator allows them.",
-                        {"type": "string", "minLength": 1, "maxLength": 4096}, required=True),
+            query_param("token", "A registered alias, or a raw push token when the operator allows them "
+                                 "(printable ASCII, as aliases and APNs/FCM tokens are; at most 4096 bytes).",
+                        {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^[!-~]+$"}, required=True),
             query_param("platform", "Needed with a raw token.", PLATFORM),
             query_param("app_data", "Passed to the device as `app_data`.", {"type": "string"}),
             query_param("app", "With a raw token: the configured app whose credentials send it (default "
                                "`default`). A registered alias brings its device's app.", {"type": "string"}),
             IDEMPOTENCY,
+            {"name": "x-lsps5-timestamp", "in": "header", "required": False,
+             "description": "LSPS5: when the LSP made the notification (RFC 3339).",
+             "schema": {"type": "string", "maxLength": 64, "examples": ["2023-05-04T10:14:23.853Z"]}},
+            {"name": "x-lsps5-signature", "in": "header", "required": False,
+             "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters).",
+             "schema": {"type": "string", "maxLength": 256}},
         ],
         body=request_body(ref("WebhookBody")),
         responses={
-            "200": json_body({"anyOf": [ref("JobAccepted"), ref("RelayedAnswer")]},
-                             "The job id, or for a held request the device's answer.",
+            "200": json_body({"anyOf": [ref("JobAccepted"), ref("LSPS5Answer"), ref("RelayedAnswer")]},
+                             "The job id, or for a held request the device's answer, or for an LSPS5 "
+                             "notification the wake's answer.",
                              {**REPLAYED, "Cache-Control": {"schema": {"type": "string"}}}),
             **errors({
                 400: ["invalid_json", "unknown_body_shape", "unknown_platform", "missing_platform", "missing_token",
-                      "invalid_token", "invalid_idempotency_key", "platform_not_configured", "unknown_app"],
+                      "invalid_token", "invalid_idempotency_key", "platform_not_configured", "unknown_app",
+                      "invalid_notification", "stale_timestamp"],
+                401: ["invalid_signature"], 409: ["replayed"],
                 404: ["unknown_token"], 410: ["token_unregistered"], 413: ["body_too_large"],
                 422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited"], 503: INTAKE,
                 504: ["reply_timeout"],
@@ -427,7 +466,8 @@ def paths() -> dict:
         body=request_body(ref("DeviceRegistrationRequest")),
         responses={
             "201": json_body(ref("DeviceRegistration"), "Registered."),
-            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key", "unknown_app"],
+            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key", "unknown_app",
+                           "invalid_lsp_node_id"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}
@@ -438,7 +478,8 @@ def paths() -> dict:
             parameters=[DEVICE_ID], body=request_body(ref("DeviceTokenUpdate")),
             responses={
                 "200": json_body(ref("Device"), "Updated."),
-                **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key"],
+                **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key",
+                               "invalid_lsp_node_id"],
                           401: ["unauthorized"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),

@@ -31,6 +31,10 @@ public struct ContentCatalogue: Sendable, Hashable {
         public static let cjitPaymentArrived: Key = "cjit_payment_arrived"
         public static let orderPaymentConfirmed: Key = "order_payment_confirmed"
         public static let mutualClose: Key = "mutual_close"
+        /// LSPS5 `lsps5.liquidity_management_request`: the LSP wants liquidity back.
+        public static let liquidityManagementRequest: Key = "liquidity_management_request"
+        /// LSPS5 `lsps5.expiry_soon`: a contract is about to force a channel closure.
+        public static let expirySoon: Key = "expiry_soon"
         public static let depositReceived: Key = "deposit_received"
         public static let depositConfirmed: Key = "deposit_confirmed"
         public static let withdrawalInitiated: Key = "withdrawal_initiated"
@@ -123,6 +127,9 @@ public struct ContentCatalogue: Sendable, Hashable {
         .cjitPaymentArrived: .init(title: "Payment Incoming", body: "Open now to receive via new channel", category: incomingPaymentCategory, threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
         .orderPaymentConfirmed: .init(title: "Channel Ready", body: "Open {app} to complete setup", threadIdentifier: Thread.wallet, relevanceScore: 0.7),
         .mutualClose: .init(title: "Channel Closed", body: "Funds moved to savings", threadIdentifier: Thread.wallet, relevanceScore: 0.5),
+        // LSPS5 (bLIP-55) notifications with no counterpart in seed 004.
+        .liquidityManagementRequest: .init(title: "Channel Update", body: "Open {app} so your Lightning service provider can adjust your channel", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
+        .expirySoon: .init(title: "Action Needed", body: "Open {app} now to keep your channel open", threadIdentifier: Thread.wallet, interruptionLevel: .timeSensitive, relevanceScore: 1),
         // Seed 002 (a wallet backend's events) when the backend sent no text of its own.
         .depositReceived: .init(title: "Deposit Received", body: "{amount} {asset} is pending", threadIdentifier: Thread.wallet, relevanceScore: 0.8),
         .depositConfirmed: .init(title: "Deposit Confirmed", body: "{amount} {asset} added to your balance", threadIdentifier: Thread.wallet, relevanceScore: 0.9),

@@ -69,12 +69,56 @@ public struct WakeEvent: Sendable, Hashable {
     public var amountMsat: UInt64?
     /// A background (content-available) push, which shows nothing by itself.
     public var silent: Bool
+    /// The LSPS5 notification behind the wake, when an LSP sent one through Herald.
+    public var lsps5: LSPS5Delivery?
 
-    public init(kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil, silent: Bool = false) {
+    public init(
+        kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil, silent: Bool = false,
+        lsps5: LSPS5Delivery? = nil
+    ) {
         self.kind = kind
         self.paymentHash = paymentHash
         self.amountMsat = amountMsat
         self.silent = silent
+        self.lsps5 = lsps5
+    }
+}
+
+/// An LSPS5 (bLIP-55) notification as Herald passed it on: enough for the wallet to check the
+/// LSP's signature again (over ``body`` and ``timestamp``) and to know which LSP to connect to.
+public struct LSPS5Delivery: Sendable, Hashable {
+    /// The JSON-RPC method, e.g. `lsps5.payment_incoming`.
+    public var method: String
+    /// `params` as compact JSON text.
+    public var params: String
+    /// The body exactly as the LSP signed it.
+    public var body: String?
+    public var timestamp: String?
+    public var signature: String?
+    /// The node id the signature recovers to.
+    public var nodeID: String?
+    /// Whether Herald checked that node id against the one the device registered.
+    public var verified: Bool
+
+    public init(
+        method: String, params: String = "{}", body: String? = nil, timestamp: String? = nil, signature: String? = nil,
+        nodeID: String? = nil, verified: Bool = false
+    ) {
+        self.method = method
+        self.params = params
+        self.body = body
+        self.timestamp = timestamp
+        self.signature = signature
+        self.nodeID = nodeID
+        self.verified = verified
+    }
+
+    /// `lsps5.expiry_soon`'s `timeout`: the block height at which the LSP must close the channel.
+    public var timeout: UInt32? {
+        guard let value = (try? WireJSON.decode(JSONValue.self, from: Data(params.utf8)))?.objectValue?["timeout"],
+            case .int(let height) = value
+        else { return nil }
+        return UInt32(exactly: height)
     }
 }
 

@@ -106,6 +106,10 @@ public struct IncomingPush: Sendable, Hashable {
         if let type = keys[PushKey.wakeType]?.stringValue, let kind = WakeKind(pushType: type) {
             return .wake(wakeEvent(kind: kind, fields: keys, silent: type == WakeKind.silentIncomingHtlcType || isSilent(keys)))
         }
+        // An LSPS5 method Herald does not know, passed through under its own name for the app.
+        if let lsps5 = lsps5Delivery(in: keys) {
+            return .custom(CustomPush(type: NotificationType(rawValue: lsps5.method), payload: lsps5.params, appData: appData))
+        }
         if keys[PushKey.notificationType] != nil {
             return .undecodable(type: nil, reason: "notification_type is not a string")
         }
@@ -168,7 +172,24 @@ public struct IncomingPush: Sendable, Hashable {
 
     static func wakeEvent(kind: WakeKind, fields: [String: JSONValue], silent: Bool) -> WakeEvent {
         let amount = fields["amount_msat"]?.int64Value.flatMap { $0 >= 0 ? UInt64($0) : nil }
-        return WakeEvent(kind: kind, paymentHash: fields["payment_hash"]?.stringValue, amountMsat: amount, silent: silent)
+        return WakeEvent(
+            kind: kind, paymentHash: fields["payment_hash"]?.stringValue, amountMsat: amount, silent: silent,
+            lsps5: lsps5Delivery(in: fields)
+        )
+    }
+
+    /// The LSPS5 notification a wake push carries (``LSPS5PushKey``), if any.
+    static func lsps5Delivery(in fields: [String: JSONValue]) -> LSPS5Delivery? {
+        guard let method = fields[LSPS5PushKey.method]?.stringValue else { return nil }
+        return LSPS5Delivery(
+            method: method,
+            params: fields[LSPS5PushKey.params]?.stringValue ?? "{}",
+            body: fields[LSPS5PushKey.body]?.stringValue,
+            timestamp: fields[LSPS5PushKey.timestamp]?.stringValue,
+            signature: fields[LSPS5PushKey.signature]?.stringValue,
+            nodeID: fields[LSPS5PushKey.nodeID]?.stringValue,
+            verified: fields[LSPS5PushKey.verified]?.stringValue == "true"
+        )
     }
 }
 

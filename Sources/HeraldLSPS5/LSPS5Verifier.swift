@@ -45,11 +45,9 @@ public struct LSPS5Verifier: Sendable {
         self.now = now
     }
 
-    /// Checks the call and returns its notification. `body` must be the request body exactly as
-    /// received: the signature covers those bytes, not a re-encoding of them.
-    public func verify(
-        body: [UInt8], timestamp: String, signature: String, nodeID: NodeID
-    ) throws(LSPS5VerificationError) -> LSPS5Notification {
+    /// Reads `x-lsps5-timestamp` and checks it is within ``tolerance`` of `now()`: the moment
+    /// the LSP signed at.
+    public func checkTimestamp(_ timestamp: String) throws(LSPS5VerificationError) -> Date {
         guard let signedAt = LSPS5Webhook.parseTimestamp(timestamp) else {
             throw LSPS5VerificationError(code: .malformedTimestamp, message: "not an RFC 3339 timestamp")
         }
@@ -59,6 +57,15 @@ public struct LSPS5Verifier: Sendable {
             throw LSPS5VerificationError(
                 code: .staleTimestamp, message: "timestamp is \(Int(skew.rounded())) s from the service's clock")
         }
+        return signedAt
+    }
+
+    /// Checks the call and returns its notification. `body` must be the request body exactly as
+    /// received: the signature covers those bytes, not a re-encoding of them.
+    public func verify(
+        body: [UInt8], timestamp: String, signature: String, nodeID: NodeID
+    ) throws(LSPS5VerificationError) -> LSPS5Notification {
+        _ = try checkTimestamp(timestamp)
         let message = LSPS5Webhook.signedMessage(timestamp: timestamp, body: body)
         guard let signer = LightningMessageSignature.recoverNodeID(message, signature: signature) else {
             throw LSPS5VerificationError(code: .malformedSignature, message: "not a recoverable signature")

@@ -152,6 +152,7 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        lsps5,
         apps,
     ]
 

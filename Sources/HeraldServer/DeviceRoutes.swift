@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldPush
+import HeraldLSPS5
 import HeraldStore
 import HeraldWire
 import Hummingbird
@@ -10,6 +11,8 @@ import Hummingbird
 struct DeviceRoutes: Sendable {
     let devices: any DeviceStore
     let localPushes: any LocalPushStore
+    /// The LSP node ids LSPS5 notifications are checked against.
+    let lsps5: any LSPS5Store
     let settings: ServerSettings
     /// Which apps are configured: a device names one of them.
     let providers: PushRouter
@@ -38,9 +41,13 @@ struct DeviceRoutes: Sendable {
         try Edge.checkPushToken(body.pushToken)
         let sealKey = try body.sealKey.map(PushSealing.parse)
         let app = try Edge.checkApp(body.app, providers: providers)
+        let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
         let registration = try await devices.registerDevice(
             platform: platform, token: body.pushToken, sealKey: sealKey, app: app, now: now()
         )
+        if let lspNodeID {
+            try await lsps5.setLSPNodeID(deviceID: registration.device.id, nodeID: lspNodeID.hex, now: now())
+        }
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: registration.device.id,
@@ -48,7 +55,8 @@ struct DeviceRoutes: Sendable {
                 alias: registration.device.alias,
                 webhookURL: webhookURL(registration.device),
                 sealKeyID: sealKey?.keyID,
-                app: app
+                app: app,
+                lspNodeID: lspNodeID?.hex
             ),
             status: .created
         )
@@ -62,16 +70,25 @@ struct DeviceRoutes: Sendable {
         try Edge.checkPushToken(body.pushToken)
         // Absent keeps the key; "" removes it.
         let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
+        // Absent keeps the node id; "" removes it.
+        let lspNodeID = try body.lspNodeID.map { $0.isEmpty ? Optional<NodeID>.none : try Self.parseNodeID($0) }
         try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
         if let sealKey {
             try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())
+        }
+        let nodeID: String?
+        if let lspNodeID {
+            try await lsps5.setLSPNodeID(deviceID: device.id, nodeID: lspNodeID?.hex, now: now())
+            nodeID = lspNodeID?.hex
+        } else {
+            nodeID = try await lsps5.lspNodeID(deviceID: device.id)
         }
         var updated = device
         updated.platform = platform
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
-                sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app
+                sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: nodeID
             )
         )
     }
@@ -108,6 +125,20 @@ struct DeviceRoutes: Sendable {
     }
 
     // MARK: Helpers
+
+    /// An LSP node id as bLIP-55 names one: a compressed secp256k1 public key, 33 bytes in hex.
+    static func parseNodeID(_ text: String) throws -> NodeID {
+        guard text.utf8.count == 66, text.utf8.allSatisfy(\.isHex) else {
+            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id must be 66 hex digits (a 33-byte compressed public key)")
+        }
+        guard text.hasPrefix("02") || text.hasPrefix("03") else {
+            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id must be a compressed key: it starts with 02 or 03")
+        }
+        guard let nodeID = NodeID(hex: text) else {
+            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id is not a point on the secp256k1 curve")
+        }
+        return nodeID
+    }
 
     func webhookURL(_ device: Device) -> String {
         "\(settings.publicURL)/api/v1/notify?platform=\(device.platform.rawValue)&token=\(device.alias)"

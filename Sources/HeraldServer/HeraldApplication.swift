@@ -102,6 +102,11 @@ public func buildApplication(
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
     let api = router.group("api/v1")
+    let wakes = WakeRoutes(
+        intake: intake, devices: store, keys: store, providers: providers, presence: presence, metrics: metrics,
+        targetLimiter: targets, settings: configuration.settings, now: now,
+        claims: store.isSingleProcess ? nil : store as? any WakeClaimStore
+    )
     let webhooks = WebhookRoutes(
         intake: intake,
         devices: store,
@@ -110,7 +115,8 @@ public func buildApplication(
         settings: configuration.settings,
         relay: relay,
         targetLimiter: targets,
-        now: now
+        now: now,
+        lsps5: LSPS5Intake(store: store, wakes: wakes, metrics: metrics, now: now)
     )
     webhooks.register(on: api)
     ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
@@ -122,17 +128,14 @@ public func buildApplication(
     DeviceRoutes(
         devices: store,
         localPushes: store,
+        lsps5: store,
         settings: configuration.settings,
         providers: providers,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now
     ).register(on: api)
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now).register(on: api)
-    WakeRoutes(
-        intake: intake, devices: store, keys: store, providers: providers, presence: presence, metrics: metrics,
-        targetLimiter: targets, settings: configuration.settings, now: now,
-        claims: store.isSingleProcess ? nil : store as? any WakeClaimStore
-    ).register(on: api)
+    wakes.register(on: api)
     BackendRoutes(
         intake: intake, store: store, providers: providers, metrics: metrics, targets: targets,
         settings: configuration.settings, now: now

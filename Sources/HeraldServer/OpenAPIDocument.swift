@@ -44,17 +44,18 @@ enum OpenAPIDocument {
         "tags": [
           "Webhook"
         ],
-        "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504).",
+        "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504). A call carrying either LSPS5 header is an LSPS5 (bLIP-55) notification for a registered device: checked (timestamp within 10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a wake of the device.",
         "parameters": [
           {
             "name": "token",
             "in": "query",
             "required": true,
-            "description": "A registered alias, or a raw push token when the operator allows them.",
+            "description": "A registered alias, or a raw push token when the operator allows them (printable ASCII, as aliases and APNs/FCM tokens are; at most 4096 bytes).",
             "schema": {
               "type": "string",
               "minLength": 1,
-              "maxLength": 4096
+              "maxLength": 4096,
+              "pattern": "^[!-~]+$"
             }
           },
           {
@@ -100,6 +101,29 @@ enum OpenAPIDocument {
               "maxLength": 255,
               "pattern": "^[!-~]+$"
             }
+          },
+          {
+            "name": "x-lsps5-timestamp",
+            "in": "header",
+            "required": false,
+            "description": "LSPS5: when the LSP made the notification (RFC 3339).",
+            "schema": {
+              "type": "string",
+              "maxLength": 64,
+              "examples": [
+                "2023-05-04T10:14:23.853Z"
+              ]
+            }
+          },
+          {
+            "name": "x-lsps5-signature",
+            "in": "header",
+            "required": false,
+            "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters).",
+            "schema": {
+              "type": "string",
+              "maxLength": 256
+            }
           }
         ],
         "requestBody": {
@@ -115,13 +139,16 @@ enum OpenAPIDocument {
         "security": [],
         "responses": {
           "200": {
-            "description": "The job id, or for a held request the device's answer.",
+            "description": "The job id, or for a held request the device's answer, or for an LSPS5 notification the wake's answer.",
             "content": {
               "application/json": {
                 "schema": {
                   "anyOf": [
                     {
                       "$ref": "#/components/schemas/JobAccepted"
+                    },
+                    {
+                      "$ref": "#/components/schemas/LSPS5Answer"
                     },
                     {
                       "$ref": "#/components/schemas/RelayedAnswer"
@@ -148,7 +175,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `invalid_notification`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -170,12 +197,45 @@ enum OpenAPIDocument {
                             "invalid_idempotency_key",
                             "platform_not_configured",
                             "unknown_app",
+                            "invalid_notification",
+                            "stale_timestamp",
                             "malformed_request"
                           ]
                         }
                       }
                     }
                   ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `invalid_signature`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_signature"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -219,6 +279,30 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Conflict: `replayed`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "replayed"
                           ]
                         }
                       }
@@ -651,7 +735,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -669,6 +753,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "invalid_seal_key",
                             "unknown_app",
+                            "invalid_lsp_node_id",
                             "malformed_request"
                           ]
                         }
@@ -865,7 +950,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -882,6 +967,7 @@ enum OpenAPIDocument {
                             "unknown_platform",
                             "invalid_token",
                             "invalid_seal_key",
+                            "invalid_lsp_node_id",
                             "malformed_request"
                           ]
                         }
@@ -5106,7 +5192,7 @@ enum OpenAPIDocument {
       },
       "WebhookBody": {
         "type": "object",
-        "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through.",
+        "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through. Or, with the `x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
         "properties": {
           "event": {
             "type": "string",
@@ -5124,6 +5210,21 @@ enum OpenAPIDocument {
           "data": {
             "type": "object",
             "description": "Passed to the device as `notification_payload`."
+          },
+          "jsonrpc": {
+            "const": "2.0"
+          },
+          "method": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_.-]{1,48}$",
+            "examples": [
+              "lsps5.payment_incoming"
+            ],
+            "description": "LSPS5: `lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
+          },
+          "params": {
+            "type": "object",
+            "description": "LSPS5: by name; `lsps5.expiry_soon` needs `timeout` (a block height)."
           }
         },
         "oneOf": [
@@ -5135,6 +5236,12 @@ enum OpenAPIDocument {
           {
             "required": [
               "template"
+            ]
+          },
+          {
+            "required": [
+              "jsonrpc",
+              "method"
             ]
           }
         ]
@@ -5164,6 +5271,11 @@ enum OpenAPIDocument {
             "type": "string",
             "minLength": 1,
             "description": "The configured app whose credentials push to the device; absent: `default`."
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "pattern": "^0[23][0-9A-Fa-f]{64}$",
+            "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 notification must then be signed by it."
           }
         },
         "required": [
@@ -5190,6 +5302,10 @@ enum OpenAPIDocument {
           "seal_key": {
             "type": "string",
             "description": "Absent keeps the key, `\"\"` removes it, anything else replaces it."
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "description": "Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it (66 hex digits)."
           }
         },
         "required": [
@@ -5214,7 +5330,7 @@ enum OpenAPIDocument {
           },
           "webhook_url": {
             "type": "string",
-            "description": "Give it to the wallet SDK (`register_webhook`)."
+            "description": "Give it to the wallet SDK (`register_webhook`), or to an LSP in `lsps5.set_webhook`."
           },
           "seal_kid": {
             "type": "string",
@@ -5223,6 +5339,11 @@ enum OpenAPIDocument {
           "app": {
             "type": "string",
             "description": "The app the device belongs to."
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "pattern": "^0[23][0-9a-f]{64}$",
+            "description": "The LSP node id LSPS5 notifications are checked against, lower-case hex."
           }
         },
         "required": [
@@ -5252,6 +5373,10 @@ enum OpenAPIDocument {
           },
           "app": {
             "type": "string"
+          },
+          "lsp_node_id": {
+            "type": "string",
+            "pattern": "^0[23][0-9a-f]{64}$"
           }
         },
         "required": [
@@ -5348,7 +5473,7 @@ enum OpenAPIDocument {
             "examples": [
               "incomingHtlc"
             ],
-            "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose` or your own."
+            "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose`, `liquidityManagementRequest`, `expirySoon` or your own."
           },
           "payment_hash": {
             "type": "string",
@@ -5409,6 +5534,36 @@ enum OpenAPIDocument {
           "reason"
         ],
         "additionalProperties": false
+      },
+      "LSPS5Answer": {
+        "type": "object",
+        "properties": {
+          "pushed": {
+            "type": "boolean"
+          },
+          "job_ids": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1
+            },
+            "description": "When pushed: two on iOS (silent, alert), one on Android."
+          },
+          "reason": {
+            "type": "string",
+            "enum": [
+              "present",
+              "recently_woken",
+              "acknowledged"
+            ],
+            "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."
+          }
+        },
+        "required": [
+          "pushed"
+        ],
+        "additionalProperties": false,
+        "description": "The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success."
       },
       "ForwardingHint": {
         "type": "object",
@@ -5960,16 +6115,17 @@ enum OpenAPIDocument {
       "summary": "The webhook: turn an event into a push"
       "tags":
         - "Webhook"
-      "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504)."
+      "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504). A call carrying either LSPS5 header is an LSPS5 (bLIP-55) notification for a registered device: checked (timestamp within 10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a wake of the device."
       "parameters":
         - "name": "token"
           "in": "query"
           "required": true
-          "description": "A registered alias, or a raw push token when the operator allows them."
+          "description": "A registered alias, or a raw push token when the operator allows them (printable ASCII, as aliases and APNs/FCM tokens are; at most 4096 bytes)."
           "schema":
             "type": "string"
             "minLength": 1
             "maxLength": 4096
+            "pattern": "^[!-~]+$"
         - "name": "platform"
           "in": "query"
           "required": false
@@ -6001,6 +6157,22 @@ enum OpenAPIDocument {
             "minLength": 1
             "maxLength": 255
             "pattern": "^[!-~]+$"
+        - "name": "x-lsps5-timestamp"
+          "in": "header"
+          "required": false
+          "description": "LSPS5: when the LSP made the notification (RFC 3339)."
+          "schema":
+            "type": "string"
+            "maxLength": 64
+            "examples":
+              - "2023-05-04T10:14:23.853Z"
+        - "name": "x-lsps5-signature"
+          "in": "header"
+          "required": false
+          "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters)."
+          "schema":
+            "type": "string"
+            "maxLength": 256
       "requestBody":
         "required": true
         "content":
@@ -6010,12 +6182,13 @@ enum OpenAPIDocument {
       "security": []
       "responses":
         "200":
-          "description": "The job id, or for a held request the device's answer."
+          "description": "The job id, or for a held request the device's answer, or for an LSPS5 notification the wake's answer."
           "content":
             "application/json":
               "schema":
                 "anyOf":
                   - "$ref": "#/components/schemas/JobAccepted"
+                  - "$ref": "#/components/schemas/LSPS5Answer"
                   - "$ref": "#/components/schemas/RelayedAnswer"
           "headers":
             "Idempotent-Replayed":
@@ -6028,7 +6201,7 @@ enum OpenAPIDocument {
               "schema":
                 "type": "string"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `invalid_notification`, `stale_timestamp`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6047,7 +6220,25 @@ enum OpenAPIDocument {
                           - "invalid_idempotency_key"
                           - "platform_not_configured"
                           - "unknown_app"
+                          - "invalid_notification"
+                          - "stale_timestamp"
                           - "malformed_request"
+        "401":
+          "description": "Unauthorized: `invalid_signature`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "invalid_signature"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
         "404":
           "description": "Not Found: `unknown_token`"
           "content":
@@ -6072,6 +6263,18 @@ enum OpenAPIDocument {
                         "type": "string"
                         "enum":
                           - "request_timeout"
+        "409":
+          "description": "Conflict: `replayed`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "replayed"
         "410":
           "description": "Gone: `token_unregistered`"
           "content":
@@ -6302,7 +6505,7 @@ enum OpenAPIDocument {
               "schema":
                 "$ref": "#/components/schemas/DeviceRegistration"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `unknown_app`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6317,6 +6520,7 @@ enum OpenAPIDocument {
                           - "invalid_token"
                           - "invalid_seal_key"
                           - "unknown_app"
+                          - "invalid_lsp_node_id"
                           - "malformed_request"
         "408":
           "description": "Request Timeout: `request_timeout`"
@@ -6419,7 +6623,7 @@ enum OpenAPIDocument {
               "schema":
                 "$ref": "#/components/schemas/Device"
         "400":
-          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `malformed_request`"
+          "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`"
           "content":
             "application/json":
               "schema":
@@ -6433,6 +6637,7 @@ enum OpenAPIDocument {
                           - "unknown_platform"
                           - "invalid_token"
                           - "invalid_seal_key"
+                          - "invalid_lsp_node_id"
                           - "malformed_request"
         "401":
           "description": "Unauthorized: `unauthorized`"
@@ -8762,7 +8967,7 @@ enum OpenAPIDocument {
       "description": "The device's answer on its reply URL, byte for byte (request/response events held for the device: `invoice.request`, `lnurlpay_*` without a `reply_url`)."
     "WebhookBody":
       "type": "object"
-      "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through."
+      "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through. Or, with the `x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key."
       "properties":
         "event":
           "type": "string"
@@ -8777,11 +8982,25 @@ enum OpenAPIDocument {
         "data":
           "type": "object"
           "description": "Passed to the device as `notification_payload`."
+        "jsonrpc":
+          "const": "2.0"
+        "method":
+          "type": "string"
+          "pattern": "^[A-Za-z0-9_.-]{1,48}$"
+          "examples":
+            - "lsps5.payment_incoming"
+          "description": "LSPS5: `lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
+        "params":
+          "type": "object"
+          "description": "LSPS5: by name; `lsps5.expiry_soon` needs `timeout` (a block height)."
       "oneOf":
         - "required":
             - "event"
         - "required":
             - "template"
+        - "required":
+            - "jsonrpc"
+            - "method"
     "DeviceRegistrationRequest":
       "type": "object"
       "properties":
@@ -8803,6 +9022,10 @@ enum OpenAPIDocument {
           "type": "string"
           "minLength": 1
           "description": "The configured app whose credentials push to the device; absent: `default`."
+        "lsp_node_id":
+          "type": "string"
+          "pattern": "^0[23][0-9A-Fa-f]{64}$"
+          "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 notification must then be signed by it."
       "required":
         - "platform"
         - "push_token"
@@ -8822,6 +9045,9 @@ enum OpenAPIDocument {
         "seal_key":
           "type": "string"
           "description": "Absent keeps the key, `\"\"` removes it, anything else replaces it."
+        "lsp_node_id":
+          "type": "string"
+          "description": "Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it (66 hex digits)."
       "required":
         - "push_token"
     "DeviceRegistration":
@@ -8839,13 +9065,17 @@ enum OpenAPIDocument {
           "minLength": 1
         "webhook_url":
           "type": "string"
-          "description": "Give it to the wallet SDK (`register_webhook`)."
+          "description": "Give it to the wallet SDK (`register_webhook`), or to an LSP in `lsps5.set_webhook`."
         "seal_kid":
           "type": "string"
           "description": "Hex id of the seal key; absent when pushes are not sealed."
         "app":
           "type": "string"
           "description": "The app the device belongs to."
+        "lsp_node_id":
+          "type": "string"
+          "pattern": "^0[23][0-9a-f]{64}$"
+          "description": "The LSP node id LSPS5 notifications are checked against, lower-case hex."
       "required":
         - "device_id"
         - "device_secret"
@@ -8867,6 +9097,9 @@ enum OpenAPIDocument {
           "type": "string"
         "app":
           "type": "string"
+        "lsp_node_id":
+          "type": "string"
+          "pattern": "^0[23][0-9a-f]{64}$"
       "required":
         - "device_id"
         - "alias"
@@ -8937,7 +9170,7 @@ enum OpenAPIDocument {
           "pattern": "^[A-Za-z0-9_.-]{1,48}$"
           "examples":
             - "incomingHtlc"
-          "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose` or your own."
+          "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose`, `liquidityManagementRequest`, `expirySoon` or your own."
         "payment_hash":
           "type": "string"
           "pattern": "^[0-9A-Fa-f]{1,128}$"
@@ -8980,6 +9213,28 @@ enum OpenAPIDocument {
         - "pushed"
         - "reason"
       "additionalProperties": false
+    "LSPS5Answer":
+      "type": "object"
+      "properties":
+        "pushed":
+          "type": "boolean"
+        "job_ids":
+          "type": "array"
+          "items":
+            "type": "string"
+            "minLength": 1
+          "description": "When pushed: two on iOS (silent, alert), one on Android."
+        "reason":
+          "type": "string"
+          "enum":
+            - "present"
+            - "recently_woken"
+            - "acknowledged"
+          "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."
+      "required":
+        - "pushed"
+      "additionalProperties": false
+      "description": "The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success."
     "ForwardingHint":
       "type": "object"
       "properties":

@@ -40,6 +40,21 @@ struct WakeRoutes: Sendable {
             throw APIError(.notFound, "unknown_device", "no device is registered under this id")
         }
         if resolution.isDead { throw WebhookRoutes.tokenUnregistered }
+        let idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "wake:\(device.id)")
+        return try await wake(body, device: device, idempotencyKey: idempotencyKey)
+    }
+
+    /// Wakes a known device: no push while it is present (its held streams hear of it), none for
+    /// a repeat within the window, otherwise its pushes committed in one transaction. `POST
+    /// /wake` and LSPS5 notifications both wake through here.
+    ///
+    /// - Parameters:
+    ///   - extraData: Data keys every push of the wake carries besides the wake's own.
+    ///   - pushedStatus: The status when pushed: `202` for `/wake`; LSPS5 LSPs count only `200`.
+    func wake(
+        _ body: WakeRequest, device: Device, idempotencyKey: String?, extraData: [String: String] = [:],
+        pushedStatus: HTTPResponse.Status = .accepted
+    ) async throws -> Response {
         metrics.wakeRequested(kind: body.kind)
         let event = PresenceWakeEvent(kind: body.kind, paymentHash: body.paymentHash, amountMsat: body.amountMsat)
         let moment = now()
@@ -49,7 +64,6 @@ struct WakeRoutes: Sendable {
             metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue)
             return try JSONResponse.make(WakeAnswer(pushed: false, reason: .present))
         }
-        let idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "wake:\(device.id)")
         let repeatKey = "\(device.id):" + (body.paymentHash.map { "hash:" + $0.lowercased() } ?? "kind:" + body.kind.rawValue)
         let claim = try await claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: moment)
         if claim == .recentlyWoken {
@@ -59,7 +73,7 @@ struct WakeRoutes: Sendable {
         do {
             let target = PushTarget(platform: device.platform, token: device.token, app: device.app)
             // Sealed to the device's key when it has one; checked by the provider in the form sent.
-            let messages = try messages(for: body, platform: device.platform, now: moment).map { push, message in
+            let messages = try messages(for: body, platform: device.platform, extraData: extraData, now: moment).map { push, message in
                 let typeHint = message.data[WakePushKey.type] ?? body.kind.rawValue
                 return (
                     push: push,
@@ -97,7 +111,7 @@ struct WakeRoutes: Sendable {
                 if device.sealKey != nil { metrics.sealed(count: messages.count) }
                 presence.woke(deviceID: device.id, now: moment)
             }
-            var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: results.map(\.id)), status: .accepted)
+            var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: results.map(\.id)), status: pushedStatus)
             if duplicate { response.headers[WebhookRoutes.replayed] = "true" }
             return response
         } catch {
@@ -133,8 +147,11 @@ struct WakeRoutes: Sendable {
     /// silent push (may let the app finish in the background) and an alert (the reliable path,
     /// seed 004 §1.6); on Android one high-priority data message, which always reaches the app's
     /// service.
-    func messages(for wake: WakeRequest, platform: Platform, now: Date) throws -> [(push: String, message: PushMessage)] {
-        var data: [String: String] = [WakePushKey.type: wake.kind.rawValue]
+    func messages(
+        for wake: WakeRequest, platform: Platform, extraData: [String: String] = [:], now: Date
+    ) throws -> [(push: String, message: PushMessage)] {
+        var data = extraData
+        data[WakePushKey.type] = wake.kind.rawValue
         if let hash = wake.paymentHash { data[WakePushKey.paymentHash] = hash }
         if let amount = wake.amountMsat { data[WakePushKey.amountMsat] = String(amount) }
         if let expiresAt = wake.expiresAt { data[WakePushKey.expiresAt] = String(Int64(expiresAt.timeIntervalSince1970.rounded(.down))) }
@@ -163,14 +180,17 @@ struct WakeRoutes: Sendable {
         return "wake:" + wake.kind.rawValue
     }
 
+    /// 1 to ``maxKindBytes`` letters, digits, `_`, `-` or `.`: safe in a collapse id and a log line.
+    static func isValidKind(_ kind: String) -> Bool {
+        !kind.isEmpty && kind.utf8.count <= maxKindBytes
+            && kind.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+    }
+
     static func validate(_ wake: WakeRequest, now: Date) throws {
         guard BackendIDRules.isValid(wake.device) else {
             throw APIError.badRequest("invalid_device", "device must be the device_id from registration")
         }
-        let kind = wake.kind.rawValue
-        guard !kind.isEmpty, kind.utf8.count <= maxKindBytes,
-            kind.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
-        else {
+        guard isValidKind(wake.kind.rawValue) else {
             throw APIError.badRequest("invalid_kind", "kind must be 1 to \(maxKindBytes) letters, digits, '_', '-' or '.'")
         }
         if let hash = wake.paymentHash {

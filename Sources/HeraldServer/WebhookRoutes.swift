@@ -18,6 +18,8 @@ struct WebhookRoutes: Sendable {
     /// Pushes per device token.
     let targetLimiter: TargetLimiter
     let now: @Sendable () -> Date
+    /// LSPS5 notifications, the third body shape.
+    let lsps5: LSPS5Intake
 
     static let maxBodyBytes = 64 * 1024
     static let replayed = HTTPField.Name("Idempotent-Replayed")!
@@ -29,6 +31,9 @@ struct WebhookRoutes: Sendable {
     func notify(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
         let query = request.uri.queryParameters
+        if LSPS5Intake.isLSPS5(request.headers) {
+            return try await notifyLSPS5(&request, query: query)
+        }
         let (target, sealKey) = try await resolveTarget(query)
         let webhook = try await decodeBody(&request)
         let appData = query.get("app_data")
@@ -53,6 +58,22 @@ struct WebhookRoutes: Sendable {
         )
         if result.duplicate { response.headers[Self.replayed] = "true" }
         return response
+    }
+
+    /// An LSPS5 notification: only on a registered device's URL, since the checks need the
+    /// device (its LSP node id, its presence) and not just a push token.
+    func notifyLSPS5(_ request: inout Request, query: Parameters) async throws -> Response {
+        guard let token = query.get("token"), !token.isEmpty else {
+            throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
+        }
+        try Edge.checkPushToken(token, field: "token")
+        let resolution = try await devices.resolveWebhookToken(token, rawPlatform: nil)
+        guard let device = resolution.device else {
+            throw APIError(.notFound, "unknown_token", "LSPS5 notifications are taken only on a registered device's webhook URL")
+        }
+        if resolution.isDead { throw Self.tokenUnregistered }
+        let body = try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes)
+        return try await lsps5.receive(body: Array(buffer: body), headers: request.headers, device: device)
     }
 
     /// Seals the push when the device registered a key, validates it for its provider and
@@ -136,6 +157,12 @@ struct WebhookRoutes: Sendable {
         case .failure(.notAnObject):
             throw APIError.invalidJSON("the body is not a JSON object")
         case .failure(.unknownShape(let reason)):
+            if (try? JSONParser.parse(Array(buffer: body)))?.objectValue?["jsonrpc"] != nil {
+                throw APIError.badRequest(
+                    "invalid_notification",
+                    "an LSPS5 notification needs the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
+                )
+            }
             throw APIError.badRequest(
                 "unknown_body_shape",
                 "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}: \(reason)"

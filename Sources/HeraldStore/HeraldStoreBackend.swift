@@ -4,7 +4,7 @@ import Foundation
 /// take, so SQLite (``SQLiteStore``) and PostgreSQL stand behind the same routes and services.
 public protocol HeraldStoreBackend:
     OutboxStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore, ReplyStore,
-    LightningAddressStore, ProviderTokenStore
+    LightningAddressStore, ProviderTokenStore, LSPS5Store
 {
     /// Runs a trivial query: the health check.
     func ping() async throws

@@ -22,8 +22,16 @@ public struct WakeKind: RawRepresentable, Codable, Hashable, Sendable, Expressib
     public static let cjitPaymentArrived: WakeKind = "cjitPaymentArrived"
     public static let orderPaymentConfirmed: WakeKind = "orderPaymentConfirmed"
     public static let mutualClose: WakeKind = "mutualClose"
+    /// LSPS5 `lsps5.liquidity_management_request`: the LSP wants liquidity back (a close or a
+    /// splice-out) and needs the wallet online to do it cooperatively.
+    public static let liquidityManagementRequest: WakeKind = "liquidityManagementRequest"
+    /// LSPS5 `lsps5.expiry_soon`: an HTLC or other contract is within blocks of forcing a
+    /// channel closure unless the wallet comes online.
+    public static let expirySoon: WakeKind = "expirySoon"
 
     /// The wake kinds Herald knows: the device routes a `type` or `notification_type` on them,
     /// and the server names only them in metric labels (callers choose kinds).
-    public static let known: [WakeKind] = [.incomingHtlc, .cjitPaymentArrived, .orderPaymentConfirmed, .mutualClose]
+    public static let known: [WakeKind] = [
+        .incomingHtlc, .cjitPaymentArrived, .orderPaymentConfirmed, .mutualClose, .liquidityManagementRequest, .expirySoon,
+    ]
 }

@@ -10,12 +10,18 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     /// The app the token belongs to (`com.example.wallet`), as named in Herald's configuration;
     /// absent means `default`, the app of a single-app deployment.
     public var app: String?
+    /// The node id of the LSP that wakes this device through LSPS5 (bLIP-55): 66 hex digits of a
+    /// compressed secp256k1 key. With one, every LSPS5 notification must be signed by that node.
+    public var lspNodeID: String?
 
-    public init(platform: String, pushToken: String, sealKey: String? = nil, app: String? = nil) {
+    public init(
+        platform: String, pushToken: String, sealKey: String? = nil, app: String? = nil, lspNodeID: String? = nil
+    ) {
         self.platform = platform
         self.pushToken = pushToken
         self.sealKey = sealKey
         self.app = app
+        self.lspNodeID = lspNodeID
     }
 
     enum CodingKeys: String, CodingKey {
@@ -23,6 +29,7 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
         case pushToken = "push_token"
         case sealKey = "seal_key"
         case app
+        case lspNodeID = "lsp_node_id"
     }
 }
 
@@ -34,17 +41,22 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     /// A new seal key; absent (or `null`) keeps the current one, `""` removes it and pushes go
     /// out in clear again.
     public var sealKey: String?
+    /// A new LSP node id; absent (or `null`) keeps the current one, `""` removes it and LSPS5
+    /// notifications are taken unverified again.
+    public var lspNodeID: String?
 
-    public init(platform: String? = nil, pushToken: String, sealKey: String? = nil) {
+    public init(platform: String? = nil, pushToken: String, sealKey: String? = nil, lspNodeID: String? = nil) {
         self.platform = platform
         self.pushToken = pushToken
         self.sealKey = sealKey
+        self.lspNodeID = lspNodeID
     }
 
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
         case sealKey = "seal_key"
+        case lspNodeID = "lsp_node_id"
     }
 }
 
@@ -59,10 +71,12 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
     public var sealKeyID: String?
     /// The app whose credentials push to the device.
     public var app: String?
+    /// The LSP node id LSPS5 notifications are checked against (lower-case hex); absent when none.
+    public var lspNodeID: String?
 
     public init(
         deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil,
-        app: String? = nil
+        app: String? = nil, lspNodeID: String? = nil
     ) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
@@ -70,6 +84,7 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
         self.webhookURL = webhookURL
         self.sealKeyID = sealKeyID
         self.app = app
+        self.lspNodeID = lspNodeID
     }
 
     enum CodingKeys: String, CodingKey {
@@ -79,6 +94,7 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
         case webhookURL = "webhook_url"
         case sealKeyID = "seal_kid"
         case app
+        case lspNodeID = "lsp_node_id"
     }
 }
 

@@ -190,6 +190,8 @@ extension WakeKind {
         case .cjitPaymentArrived: NotificationText(title: "Payment Incoming", body: "Open your wallet now to receive via a new channel")
         case .orderPaymentConfirmed: NotificationText(title: "Channel Ready", body: "Open your wallet to complete setup")
         case .mutualClose: NotificationText(title: "Channel Closed", body: "Funds moved to savings")
+        case .liquidityManagementRequest: NotificationText(title: "Channel Update", body: "Open your wallet so your LSP can rebalance your channel")
+        case .expirySoon: NotificationText(title: "Action Needed", body: "Open your wallet now to avoid a channel closure")
         default: NotificationText(title: "Wallet activity", body: "Open your wallet to continue.")
         }
     }

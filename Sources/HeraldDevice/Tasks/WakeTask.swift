@@ -37,6 +37,8 @@ struct WakeTask: Sendable {
         case .cjitPaymentArrived: (key, kind) = (.cjitPaymentArrived, .incomingPayment)
         case .orderPaymentConfirmed: (key, kind) = (.orderPaymentConfirmed, .channel)
         case .mutualClose: (key, kind) = (.mutualClose, .channel)
+        case .liquidityManagementRequest: (key, kind) = (.liquidityManagementRequest, .channel)
+        case .expirySoon: (key, kind) = (.expirySoon, .channel)
         default: (key, kind) = (.incomingHtlc, .incomingPayment)
         }
         var effects: [RecordEffect] = []
