@@ -152,6 +152,7 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        deadLetters,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

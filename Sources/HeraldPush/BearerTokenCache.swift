@@ -21,6 +21,8 @@ final class BearerTokenCache: Sendable {
     private let issuer: Issuer
     private let now: @Sendable () -> Date
     private let usable = NIOLockedValueBox<Token?>(nil)
+    /// When this cache first handed out the current token (about when it was issued).
+    private let firstUsed = NIOLockedValueBox<(value: String, at: Date)?>(nil)
 
     init(now: @escaping @Sendable () -> Date, issue: @escaping @Sendable () async throws -> Token) {
         self.now = now
@@ -35,8 +37,12 @@ final class BearerTokenCache: Sendable {
         }
         let token = try await issuer.token()
         usable.withLockedValue { $0 = token }
+        firstUsed.withLockedValue { if $0?.value != token.value { $0 = (token.value, now) } }
         return token.value
     }
+
+    /// When the token in use was first handed out; nil before the first send.
+    var issuedAt: Date? { firstUsed.withLockedValue { $0?.at } }
 
     /// Forgets `value` if it is still the current token, so the next send issues a new one.
     func invalidate(_ value: String) async {

@@ -3,7 +3,7 @@ import Foundation
 /// Everything the server keeps, on one database: what `buildApplication` and the command line
 /// take, so SQLite (``SQLiteStore``) and PostgreSQL stand behind the same routes and services.
 public protocol HeraldStoreBackend:
-    OutboxStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore, ReplyStore,
+    OutboxStore, DeadLetterStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore, ReplyStore,
     LightningAddressStore
 {
     /// Runs a trivial query: the health check.

@@ -60,6 +60,7 @@ enum Schema {
         migrator.registerMigration("v2-backend") { db in try createBackendTables(db) }
         migrator.registerMigration("v3-replies") { db in try createReplyTables(db) }
         migrator.registerMigration("v4-seal-keys") { db in try addSealKeys(db) }
+        migrator.registerMigration("v6-dead-letters") { db in try addDeadLetterColumns(db) }
         return migrator
     }
 }
