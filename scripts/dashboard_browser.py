@@ -226,7 +226,6 @@ def run(driver: webdriver.Chrome, server: HeraldServer, apns: APNsLookalike, key
 
     # APNs recovers; the Replay button sends it again, once.
     apns.down = False
-    driver.save_screenshot(str(screenshot.with_name("dashboard-dead-letter.png")))
     driver.find_element(By.CSS_SELECTOR, f'button.replay[data-id="{letter}"]').click()
     report.check("after the replay the letter has left the list",
                  bool(wait_for(lambda: letter not in letter_ids(driver), 10)))
@@ -237,20 +236,37 @@ def run(driver: webdriver.Chrome, server: HeraldServer, apns: APNsLookalike, key
                  bool(delivered) and apns.statuses(stalled)[len(refused):] == [200], str(apns.statuses(stalled)))
     report.check("no dead letters left", bool(wait_for(lambda: text(driver, "dead-letter-count") == "0", 12)))
 
-    # A few more webhooks so the chart has a shape, then the screenshot.
+    # The screenshot: more traffic for the chart, and two fresh dead letters (APNs down again)
+    # so the list shows its Replay buttons.
     for token in tokens[:6]:
         webhook(server, token)
-    wait_for(lambda: "19 in 6 min" in detail(driver, "webhooks-rate"), 12)
-    driver.execute_script("window.scrollTo(0, 0)")
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1280, max(900, min(int(height) + 40, 2400)))
-    time.sleep(0.5)
-    report.check("screenshot saved", driver.save_screenshot(str(screenshot)), str(screenshot))
-    driver.set_window_size(390, 844)  # a phone
-    time.sleep(0.5)
+    report.check("the figures keep moving", bool(wait_for(lambda: "19 in 6 min" in detail(driver, "webhooks-rate"), 12)))
+    apns.down = True
+    for token in ("cd" * 32, "ef" * 32):
+        webhook(server, token)
+    report.check("two new dead letters appear",
+                 bool(wait_for(lambda: len(letter_ids(driver)) == 2, JOB_TTL + 20)))
+    apns.down = False
+    shoot(driver, screenshot, width=1280, mobile=False)
+    report.check("screenshot saved", screenshot.is_file(), str(screenshot))
+    shoot(driver, screenshot.with_name("dashboard-phone.png"), width=390, mobile=True)
     wide = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
     report.check("readable on a phone: no sideways scrolling at 390 px", not wide)
-    driver.save_screenshot(str(screenshot.with_name("dashboard-phone.png")))
+    buttons = driver.execute_script(
+        "return [...document.querySelectorAll('button.replay')].every(b => {"
+        " const r = b.getBoundingClientRect(); return r.width > 0 && r.right <= window.innerWidth; })")
+    report.check("on a phone the Replay buttons are on screen", bool(buttons))
+
+
+def shoot(driver: webdriver.Chrome, path: Path, *, width: int, mobile: bool) -> None:
+    """A screenshot of the whole page at `width` CSS pixels (the viewport grown to the page's height)."""
+    metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": mobile}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    time.sleep(0.3)
+    height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**metrics, "height": min(height, 4000)})
+    time.sleep(0.3)
+    driver.save_screenshot(str(path))
 
 
 def main() -> int:

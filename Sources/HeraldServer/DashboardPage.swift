@@ -224,8 +224,8 @@ enum DashboardPage {
         .key::before{content:"";display:inline-block;width:.7rem;height:.7rem;border-radius:2px;margin-right:.3rem;background:var(--muted);vertical-align:-1px}
         .key.webhooks::before{background:var(--accent)}.key.pushes::before{background:var(--accent2)}
         .bar{display:flex;height:.8rem;border-radius:4px;overflow:hidden;background:var(--line);margin:.3rem 0}.seg{background:var(--muted)}
-        .delivered,.key.delivered::before{background:var(--ok)}.retry,.key.retry::before{background:#e6b422}
-        .token_dead,.key.token_dead::before{background:#8a63d2}.permanent,.key.permanent::before{background:var(--bad)}
+        .seg.delivered,.key.delivered::before{background:var(--ok)}.seg.retry,.key.retry::before{background:#e6b422}
+        .seg.token_dead,.key.token_dead::before{background:#8a63d2}.seg.permanent,.key.permanent::before{background:var(--bad)}
         .provider{margin-bottom:.7rem}
         table{width:100%;border-collapse:collapse;font-size:.9rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
         th{color:var(--muted);font-weight:500}tr.total td{font-weight:600}.scroll{overflow-x:auto}
@@ -235,7 +235,11 @@ enum DashboardPage {
         button.replay,button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
         .notice{background:#e8f5ec;color:#14532d;border-radius:8px;padding:.6rem .9rem}.notice.error{background:#fdecec;color:#7f1d1d}
         .login{max-width:360px;margin:12vh auto;padding:1.4rem}.login input{width:100%;font:inherit;padding:.5rem;margin:.4rem 0 .9rem;border:1px solid var(--line);border-radius:7px;background:var(--bg);color:var(--ink)}
-        @media (max-width:560px){main{padding:.6rem}.figure .value{font-size:1.5rem}th:nth-child(5),td:nth-child(5){display:none}}
+        @media (max-width:560px){main{padding:.6rem}.figure .value{font-size:1.5rem}
+        #dead-letters-table thead{display:none}#dead-letters-table td{border:0;padding:0}
+        #dead-letters-table tr{display:grid;grid-template-columns:1fr auto;gap:.15rem .7rem;padding:.6rem 0;border-bottom:1px solid var(--line)}
+        #dead-letters-table td:nth-child(-n+3){grid-column:1}#dead-letters-table td:nth-child(4),#dead-letters-table td:nth-child(5){display:none}
+        #dead-letters-table td:nth-child(6){grid-column:2;grid-row:1/span 3;align-self:center}#dead-letters-table code{word-break:break-all}}
         """
 
     static func login(error: String?) -> String {
