@@ -34,26 +34,29 @@ public final class ActivityRing: Sendable {
         Int((date.timeIntervalSince1970 / Double(slotSeconds)).rounded(.down))
     }
 
-    private func add(webhooks: Int, pushes: Int) {
+    /// Runs `update` on the current slot (emptied first when it last held an older one).
+    private func withCurrentSlot(_ update: (inout Slot, inout State) -> Void) {
         let index = Self.index(now())
         state.withLockedValue { state in
-            let position = ((index % Self.slotCount) + Self.slotCount) % Self.slotCount
+            let position = Self.position(index)
             if state.slots[position].index != index { state.slots[position] = Slot(index: index) }
-            state.slots[position].webhooks += webhooks
-            state.slots[position].pushes += pushes
+            var slot = state.slots[position]
+            update(&slot, &state)
+            state.slots[position] = slot
         }
     }
 
-    /// A webhook (or event, or wake) accepted.
-    public func webhookReceived() { add(webhooks: 1, pushes: 0) }
+    private static func position(_ index: Int) -> Int { ((index % slotCount) + slotCount) % slotCount }
+
+    /// A webhook (or backend event) accepted.
+    public func webhookReceived() {
+        withCurrentSlot { slot, _ in slot.webhooks += 1 }
+    }
 
     /// A send answered by `provider` with `outcome`.
     public func pushSent(provider: String, outcome: String) {
-        let index = Self.index(now())
-        state.withLockedValue { state in
-            let position = ((index % Self.slotCount) + Self.slotCount) % Self.slotCount
-            if state.slots[position].index != index { state.slots[position] = Slot(index: index) }
-            state.slots[position].pushes += 1
+        withCurrentSlot { slot, state in
+            slot.pushes += 1
             state.outcomes[provider, default: [:]][outcome, default: 0] += 1
         }
     }
@@ -85,7 +88,7 @@ public final class ActivityRing: Sendable {
         let current = Self.index(now())
         return state.withLockedValue { state in
             let points = (current - Self.slotCount + 1...current).map { index -> Point in
-                let slot = state.slots[((index % Self.slotCount) + Self.slotCount) % Self.slotCount]
+                let slot = state.slots[Self.position(index)]
                 let start = Date(timeIntervalSince1970: Double(index * Self.slotSeconds))
                 guard slot.index == index else { return Point(start: start, webhooks: 0, pushes: 0) }
                 return Point(start: start, webhooks: slot.webhooks, pushes: slot.pushes)

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
+import HeraldServer
 import HeraldStore
 import Hummingbird
 import HummingbirdTesting
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 
@@ -150,5 +152,31 @@ extension TestClientProtocol {
         }
         let body: String = pairs.joined(separator: "&")
         return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+    }
+}
+
+@Suite("Dashboard activity ring")
+struct ActivityRingTests {
+    @Test("counts land in 10-second slots, the rate is the last complete slot's, and slots older than six minutes are forgotten")
+    func slots() {
+        let clock = NIOLockedValueBox(Date(timeIntervalSince1970: 1_800_000_000))
+        let ring = ActivityRing(now: { clock.withLockedValue { $0 } })
+        for _ in 0..<30 { ring.webhookReceived() }
+        for _ in 0..<20 { ring.pushSent(provider: "apns", outcome: "delivered") }
+        ring.pushSent(provider: "apns", outcome: "retry")
+        clock.withLockedValue { $0 += 10 }
+        ring.webhookReceived()
+        var snapshot = ring.snapshot()
+        #expect(snapshot.slots.count == ActivityRing.slotCount)
+        #expect(snapshot.slots.suffix(2).map(\.webhooks) == [30, 1])
+        #expect(snapshot.webhooksPerSecond == 3.0)
+        #expect(snapshot.pushesPerSecond == 2.1)
+        #expect(snapshot.outcomes == ["apns": ["delivered": 20, "retry": 1]])
+        // Six minutes on, the first slot has left the ring; its place is reused from empty.
+        clock.withLockedValue { $0 += 350 }
+        ring.webhookReceived()
+        snapshot = ring.snapshot()
+        #expect(snapshot.slots.reduce(0) { $0 + $1.webhooks } == 2)
+        #expect(snapshot.slots.last?.webhooks == 1)
     }
 }

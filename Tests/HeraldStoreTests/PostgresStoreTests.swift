@@ -112,7 +112,7 @@ struct PostgresStoreTests {
             for store in stores { group.addTask { try await store.migrate() } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(applied.filter { !$0.isEmpty } == [[1, 2, 3]])
+        #expect(applied.filter { !$0.isEmpty } == [[1, 2, 3, 5]])  // 4 and 6 belong to other branches
         #expect(try await stores[0].migrate() == [])
     }
 
