@@ -13,6 +13,8 @@ reply timeout), creates an admin API key and a `sessions`-only one with `herald 
     operation, the Content-Type is a documented one, the body validates against the schema
     (jsonschema, Draft 2020-12, references resolved in the document). The served document must
     equal the committed `Sources/HeraldServer/Resources/openapi.json`.
+    The admin routes run over two dead letters written into the server's SQLite file (the local
+    provider never fails, so none arise on their own); the dashboard's over a real log-in.
 (b) runs schemathesis against `/openapi.json` (bounded examples per operation; checks
     not_a_server_error, status_code_conformance, response_schema_conformance,
     content_type_conformance), leaving out the held stream and the long-poll feed.
@@ -32,6 +34,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -505,6 +508,79 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
          headers=bearer(spare["device_secret"]))
 
 
+def plant_dead_letters(database: Path) -> list[str]:
+    """Two dead letters written into the server's SQLite file as the dispatcher leaves them (the
+    local provider never fails, so none arise on their own); one of them for a dead token."""
+    now = time.time()
+    payload = json.dumps({"data": {"notification_type": "swap_updated", "notification_payload": "{}"},
+                          "kind": "wake"}).encode()
+    rows = [("ios", uuid.uuid4().hex * 2, "ttl_expired: 503 ServiceUnavailable", "503 ServiceUnavailable"),
+            ("android", "fcm-" + uuid.uuid4().hex, "token_unregistered: UNREGISTERED", None)]
+    ids = []
+    with sqlite3.connect(database, timeout=10) as db:
+        for index, (platform, token, error, answer) in enumerate(rows):
+            job_id = f"conformance-dead-{index}-{uuid.uuid4().hex[:8]}"
+            db.execute(
+                "INSERT INTO job (id, platform, token, notification_type, payload, state, attempts, next_attempt_at,"
+                " created_at, expires_at, finished_at, last_error, last_answer, first_attempt_at, last_attempt_at)"
+                " VALUES (?, ?, ?, 'swap_updated', ?, 'dead', 3, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (job_id, platform, token, payload, now, now - 120, now - 60, now - 30 + index, error, answer,
+                 now - 119 if answer else None, now - 61 if answer else None))
+            ids.append(job_id)
+        db.execute("INSERT INTO dead_token (platform, token, reason, marked_at) VALUES (?, ?, 'UNREGISTERED', ?)",
+                   (rows[1][0], rows[1][1], now))
+    return ids
+
+
+def run_admin_cases(c: Conformance, client: Client, admin: str, sessions_key: str, database: Path) -> None:
+    """The admin API and the dashboard's routes, over real dead letters."""
+    call = c.call
+    admin_h = bearer(admin)
+    live, dead_token = plant_dead_letters(database)
+    letters = "/api/v1/admin/dead-letters"
+    call("dead letters: no key", "GET", letters, 401, code="unauthorized")
+    call("dead letters: a key without admin", "GET", letters, 403, code="forbidden", headers=bearer(sessions_key))
+    listed = call("dead letters: the list", "GET", letters, 200, headers=admin_h)
+    ids = [letter.get("id") for letter in listed.json().get("dead_letters", [])] if listed.status == 200 else []
+    c.report.check("dead letters: both planted letters listed", {live, dead_token} <= set(ids), str(ids))
+    page = call("dead letters: a page of one", "GET", letters + "?limit=1", 200, headers=admin_h)
+    cursor = page.json().get("next_cursor") if page.status == 200 else None
+    call("dead letters: the next page", "GET", f"{letters}?limit=1&cursor={cursor}", 200, headers=admin_h)
+    call("dead letters: by reason and platform", "GET", letters + "?reason=ttl_expired&platform=ios", 200,
+         headers=admin_h)
+    call("dead letters: bad limit", "GET", letters + "?limit=0", 400, code="invalid_limit", headers=admin_h)
+    call("dead letters: bad cursor", "GET", letters + "?cursor=%25%25", 400, code="invalid_cursor", headers=admin_h)
+    call("dead letters: bad reason", "GET", letters + "?reason=a-b", 400, code="invalid_reason", headers=admin_h)
+    call("dead letters: bad platform", "GET", letters + "?platform=windows", 400, code="unknown_platform",
+         headers=admin_h)
+    call("replay: a dead token", "POST", f"{letters}/{dead_token}/replay", 409, code="token_dead", headers=admin_h)
+    call("replay: no such letter", "POST", f"{letters}/nope/replay", 404, code="dead_letter_not_found",
+         headers=admin_h)
+    call("replay", "POST", f"{letters}/{live}/replay", 201, headers=admin_h)
+    call("replay again: nothing new", "POST", f"{letters}/{live}/replay", 200, headers=admin_h)
+    call("replay by filter", "POST", letters + "/replay?platform=android", 200, headers=admin_h)
+    call("outbox", "GET", "/api/v1/admin/outbox", 200, headers=admin_h)
+    call("purge one", "DELETE", f"{letters}/{dead_token}", 204, headers=admin_h)
+    call("purge one: gone", "DELETE", f"{letters}/{dead_token}", 404, code="dead_letter_not_found", headers=admin_h)
+    call("purge by filter", "DELETE", letters + "?reason=ttl_expired", 200, headers=admin_h)
+
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    call("dashboard: the log-in form", "GET", "/admin", 200)
+    call("dashboard: a wrong key", "POST", "/admin/login", 401, raw=b"key=hk_nope", headers=form)
+    call("dashboard: a key without admin", "POST", "/admin/login", 403, raw=f"key={sessions_key}".encode(),
+         headers=form)
+    login = call("dashboard: log in", "POST", "/admin/login", 303, raw=f"key={admin}".encode(), headers=form)
+    cookie = login.headers.get("set-cookie", "").split(";")[0]
+    page = call("dashboard: the page", "GET", "/admin", 200, headers={"Cookie": cookie})
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.body.decode(errors="replace"))
+    call("dashboard: replay without a session", "POST", "/admin/dead-letters/x/replay", 401, raw=b"csrf=x",
+         headers=form)
+    call("dashboard: replay without the CSRF token", "POST", "/admin/dead-letters/x/replay", 403, raw=b"",
+         headers={**form, "Cookie": cookie})
+    call("dashboard: log out", "POST", "/admin/logout", 303,
+         raw=f"csrf={csrf.group(1) if csrf else ''}".encode(), headers={**form, "Cookie": cookie})
+
+
 def check_stream(c: Conformance, port: int, device: str, secret: str) -> None:
     """The stream's head and first event, read off a raw socket and dropped."""
     path = f"/api/v1/devices/{device}/presence/stream"
@@ -624,6 +700,7 @@ def main() -> int:
         report.check("the served document is the committed one", served.body == COMMITTED.read_bytes())
         conformance = Conformance(client, Document(json.loads(served.body)), report)
         run_cases(conformance, client, admin, sessions_key)
+        run_admin_cases(conformance, client, admin, sessions_key, server.database)
         if not args.no_schemathesis:
             run_schemathesis_passes(server, client, admin, args.max_examples, workdir, report)
         report.check("server still alive", server.alive())

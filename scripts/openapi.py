@@ -254,6 +254,52 @@ SCHEMAS: dict[str, dict] = {
          "database": {"type": "string", "enum": ["ok", "unavailable"]},
          "providers": obj({"ios": string("apns, local or none"), "android": string("fcm, local or none")})},
     ),
+    "DeadLetter": obj(
+        {"id": string("The dead job's id."),
+         "reason": string("The reason code: ttl_expired, permanent, max_attempts, token_unregistered, "
+                          "undecodable_payload …"),
+         "platform": PLATFORM,
+         "token": string("The push token, redacted to its first characters."),
+         "notification_type": string(),
+         "attempts": integer(minimum=0),
+         "created_at": string(format="date-time"),
+         "dead_at": string("When it was given up on.", format="date-time"),
+         "token_dead": {"type": "boolean", "description": "The token is marked dead: a replay is refused."}},
+        {"last_error": string("The reason as recorded, e.g. `ttl_expired: 503 ServiceUnavailable`."),
+         "provider_answer": string("The push service's last answer; absent when it was never asked."),
+         "first_attempt_at": string(format="date-time"),
+         "last_attempt_at": string(format="date-time")},
+    ),
+    "DeadLetterList": obj(
+        {"dead_letters": {"type": "array", "items": ref("DeadLetter")}},
+        {"next_cursor": string("Pass as `cursor` for the next page; absent on the last.")},
+        description="Dead letters not yet replayed, newest first.",
+    ),
+    "Replay": obj(
+        {"id": string("The dead letter."), "job_id": string("The new job."),
+         "replayed": {"type": "boolean", "description": "False when an earlier replay made the job."}},
+    ),
+    "BulkReplay": obj(
+        {"replayed": integer(minimum=0), "job_ids": JOB_IDS,
+         "skipped_token_dead": integer("Letters left alone because their token is dead.", minimum=0)},
+    ),
+    "Purge": obj({"purged": integer(minimum=0)}),
+    "OutboxCounts": obj(
+        {"pending": integer("Never tried, not leased.", minimum=0),
+         "leased": integer("Held by a dispatcher now.", minimum=0),
+         "retrying": integer("Tried, waiting for the next attempt.", minimum=0),
+         "total": integer(minimum=0)},
+    ),
+    "Outbox": obj(
+        {"pending": integer(minimum=0), "leased": integer(minimum=0), "retrying": integer(minimum=0),
+         "total": integer(minimum=0),
+         "by_platform": {"type": "object", "additionalProperties": ref("OutboxCounts"),
+                         "description": "The same counts per platform (`ios`, `android`)."},
+         "dead_letters": integer("Dead letters not yet replayed.", minimum=0),
+         "dead_tokens": integer("Push tokens marked dead.", minimum=0)},
+        {"oldest_due_at": string("The earliest next attempt of a pending job.", format="date-time")},
+        description="The outbox now. Breakdowns (`by_platform`) are maps beside the totals.",
+    ),
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -640,6 +686,90 @@ def paths() -> dict:
         responses={"200": json_body(ref("WelcomeResult"), "Sent now, or why not."),
                    **errors(event_errors, body=True)})}
 
+    admin = ["Administration"]
+    admin_auth = {401: ["unauthorized"], 403: ["forbidden"]}
+    filter_params = [
+        query_param("reason", "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
+                    {"type": "string", "maxLength": 64, "pattern": "^[A-Za-z0-9_]*$"}),
+        query_param("platform", "Only letters for this platform.", {"type": "string"}),
+    ]
+    filter_400 = ["invalid_reason", "unknown_platform"]
+    letter_id = path_param("id", "The dead letter's id.")
+    p["/api/v1/admin/dead-letters"] = {
+        "get": op(
+            "listDeadLetters", "Dead letters not yet replayed, newest first", tags=admin, security=api_key("admin"),
+            parameters=[*filter_params,
+                        query_param("limit", "1 to 500, default 50.", {"type": "integer", "minimum": 1, "maximum": 500}),
+                        query_param("cursor", "The `next_cursor` of the previous page.", {"type": "string"})],
+            responses={"200": json_body(ref("DeadLetterList"), "A page of dead letters."),
+                       **errors({400: [*filter_400, "invalid_limit", "invalid_cursor"], **admin_auth, 503: STORE},
+                                body=False)}),
+        "delete": op(
+            "purgeDeadLetters", "Delete every dead letter matching the filters (all of them without)", tags=admin,
+            security=api_key("admin"), parameters=filter_params,
+            responses={"200": json_body(ref("Purge"), "How many were deleted (replayed ones included)."),
+                       **errors({400: filter_400, **admin_auth, 503: STORE}, body=False)}),
+    }
+    p["/api/v1/admin/dead-letters/replay"] = {"post": op(
+        "replayDeadLetters", "Enqueue every matching dead letter again as a new job", tags=admin,
+        security=api_key("admin"),
+        description="Letters replayed before are not replayed again; letters whose token is dead are skipped "
+                    "and counted.",
+        parameters=[*filter_params,
+                    query_param("limit", "1 to 10000, default 1000.", {"type": "integer", "minimum": 1, "maximum": 10000})],
+        responses={"200": json_body(ref("BulkReplay"), "The new jobs."),
+                   **errors({400: [*filter_400, "invalid_limit"], **admin_auth, 503: STORE}, body=False)})}
+    p["/api/v1/admin/dead-letters/{id}/replay"] = {"post": op(
+        "replayDeadLetter", "Enqueue one dead letter again as a new job, once", tags=admin, security=api_key("admin"),
+        parameters=[letter_id],
+        responses={"201": json_body(ref("Replay"), "Replayed now."),
+                   "200": json_body(ref("Replay"), "Replayed before: the job that replay made; nothing new."),
+                   **errors({**admin_auth, 404: ["dead_letter_not_found"], 409: ["token_dead"], 503: STORE},
+                            body=False)})}
+    p["/api/v1/admin/dead-letters/{id}"] = {"delete": op(
+        "purgeDeadLetter", "Delete one dead letter", tags=admin, security=api_key("admin"), parameters=[letter_id],
+        responses={"204": NO_CONTENT,
+                   **errors({**admin_auth, 404: ["dead_letter_not_found"], 503: STORE}, body=False)})}
+    p["/api/v1/admin/outbox"] = {"get": op(
+        "outbox", "The outbox: pending, leased and retrying jobs, by platform, and the oldest due time", tags=admin,
+        security=api_key("admin"),
+        responses={"200": json_body(ref("Outbox"), "The counts now."),
+                   **errors({**admin_auth, 503: STORE}, body=False)})}
+
+    html = {"description": "An HTML page.", "content": {"text/html": {"schema": {"type": "string"}}}}
+    see_other = {"description": "Done: back to the dashboard.",
+                 "headers": {"Location": {"schema": {"type": "string"}}}}
+    form = {"required": False, "content": {"application/x-www-form-urlencoded": {"schema": {
+        "type": "object", "properties": {"csrf": {"type": "string"}}}}}}
+    dashboard = ["Dashboard"]
+    p["/admin"] = {"get": op(
+        "dashboard", "The dashboard, or its log-in form without a session", tags=dashboard,
+        description="Server-rendered HTML. The session is the `herald_admin` cookie set by `/admin/login`.",
+        responses={"200": html, **errors({503: STORE}, body=False)})}
+    p["/admin/login"] = {"post": op(
+        "dashboardLogin", "Log in with an admin API key (form field `key`)", tags=dashboard,
+        body={"required": False, "content": {"application/x-www-form-urlencoded": {"schema": {
+            "type": "object", "properties": {"key": {"type": "string"}}}}}},
+        responses={"303": {**see_other, "headers": {**see_other["headers"], "Set-Cookie": {
+                       "description": "`herald_admin=…; Path=/admin; HttpOnly; SameSite=Strict` (and `Secure` "
+                                      "behind an https public URL).", "schema": {"type": "string"}}}},
+                   "401": {**html, "description": "Unknown or revoked key: the form again."},
+                   "403": {**html, "description": "The key lacks the admin scope: the form again."},
+                   **errors({413: ["body_too_large"], 503: STORE}, body=True)})}
+    p["/admin/logout"] = {"post": op(
+        "dashboardLogout", "End the session (form field `csrf`)", tags=dashboard, body=form,
+        responses={"303": see_other,
+                   "401": {**html, "description": "No live session."},
+                   "403": {**html, "description": "The CSRF token is missing or wrong."},
+                   **errors({413: ["body_too_large"], 503: STORE}, body=True)})}
+    p["/admin/dead-letters/{id}/replay"] = {"post": op(
+        "dashboardReplay", "The dashboard's Replay button (form field `csrf`)", tags=dashboard,
+        parameters=[letter_id], body=form,
+        responses={"303": see_other,
+                   "401": {**html, "description": "No live session."},
+                   "403": {**html, "description": "The CSRF token is missing or wrong."},
+                   **errors({413: ["body_too_large"], 503: STORE}, body=True)})}
+
     ops = ["Operations"]
     p["/health"] = {"get": op(
         "health", "Liveness and the database", tags=ops,
@@ -680,7 +810,7 @@ def document() -> dict:
             "license": {"name": "See the repository"},
         },
         "tags": [{"name": name} for name in ["Webhook", "Devices", "Presence", "Wake", "Lightning addresses",
-                                              "Wallet backends", "Operations"]],
+                                              "Wallet backends", "Administration", "Dashboard", "Operations"]],
         "paths": paths(),
         "components": {
             "schemas": SCHEMAS,

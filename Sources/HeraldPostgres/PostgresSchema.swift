@@ -153,6 +153,7 @@ enum PostgresSchema {
             ]
         ),
         lsps5,
+        deadLetters,
         apps,
     ]
 

@@ -128,6 +128,8 @@ extension PostgresStore: OutboxStore {
         var retryErrors: [String] = []
         var deadIDs: [String] = []
         var deadReasons: [String] = []
+        // The provider's last answer, "" when none was asked (arrays of optionals do not bind).
+        var deadAnswers: [String] = []
         var deadTokens: [(platform: Platform, token: String, reason: String)] = []
         for completion in completions {
             switch completion.resolution {
@@ -137,24 +139,27 @@ extension PostgresStore: OutboxStore {
                 retryIDs.append(completion.job.id)
                 retryAt.append(at.timeIntervalSince1970)
                 retryErrors.append(error)
-            case .deadLetter(let reason):
+            case .deadLetter(let reason, let answer):
                 deadIDs.append(completion.job.id)
                 deadReasons.append(reason)
+                deadAnswers.append(answer ?? "")
             case .tokenDead(let reason):
                 deadIDs.append(completion.job.id)
                 deadReasons.append(reason)
+                deadAnswers.append(reason)
                 deadTokens.append((completion.job.platform, completion.job.token, reason))
             }
         }
         // One statement per kind of outcome, whatever the batch's size.
         try await transaction {
-            [delivered, retryIDs, retryAt, retryErrors, deadIDs, deadReasons, deadTokens]
+            [delivered, retryIDs, retryAt, retryErrors, deadIDs, deadReasons, deadAnswers, deadTokens]
             connection, logger in
             if !delivered.isEmpty {
                 try await connection.query(
                     """
                     UPDATE job SET state = 'delivered', attempts = attempts + 1, lease_until = NULL,
-                                   finished_at = \(nowValue), last_error = NULL
+                                   finished_at = \(nowValue), last_error = NULL,
+                                   first_attempt_at = coalesce(first_attempt_at, \(nowValue)), last_attempt_at = \(nowValue)
                     WHERE id = ANY(\(delivered)) AND state = 'pending'
                     """,
                     logger: logger
@@ -163,7 +168,9 @@ extension PostgresStore: OutboxStore {
             if !retryIDs.isEmpty {
                 try await connection.query(
                     """
-                    UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = r.at, last_error = r.error
+                    UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = r.at, last_error = r.error,
+                                   last_answer = r.error, first_attempt_at = coalesce(first_attempt_at, \(nowValue)),
+                                   last_attempt_at = \(nowValue)
                     FROM unnest(\(retryIDs)::text[], \(retryAt)::float8[], \(retryErrors)::text[]) AS r(id, at, error)
                     WHERE job.id = r.id AND job.state = 'pending'
                     """,
@@ -174,8 +181,12 @@ extension PostgresStore: OutboxStore {
                 try await connection.query(
                     """
                     UPDATE job SET state = 'dead', attempts = attempts + 1, lease_until = NULL,
-                                   finished_at = \(nowValue), last_error = r.reason
-                    FROM unnest(\(deadIDs)::text[], \(deadReasons)::text[]) AS r(id, reason)
+                                   finished_at = \(nowValue), last_error = r.reason,
+                                   last_answer = coalesce(nullif(r.answer, ''), last_answer),
+                                   first_attempt_at = CASE WHEN r.answer = '' THEN first_attempt_at
+                                                           ELSE coalesce(first_attempt_at, \(nowValue)) END,
+                                   last_attempt_at = CASE WHEN r.answer = '' THEN last_attempt_at ELSE \(nowValue) END
+                    FROM unnest(\(deadIDs)::text[], \(deadReasons)::text[], \(deadAnswers)::text[]) AS r(id, reason, answer)
                     WHERE job.id = r.id AND job.state = 'pending'
                     """,
                     logger: logger

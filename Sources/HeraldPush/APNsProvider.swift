@@ -52,6 +52,11 @@ public struct APNsProvider: PushProvider {
         "apns:\(configuration.teamID):\(configuration.keyID)"
     }
 
+    /// Its connections to the push service and the age of its bearer token.
+    public var status: PushProviderStatus {
+        PushProviderStatus(name: name, openConnections: endpoint.openConnections, tokenIssuedAt: tokens.issuedAt, usesToken: true)
+    }
+
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
         _ = try checkedBody(message, for: target)
     }

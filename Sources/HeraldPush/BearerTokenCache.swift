@@ -22,6 +22,8 @@ final class BearerTokenCache: Sendable {
     private let now: @Sendable () -> Date
     private let usable = NIOLockedValueBox<Token?>(nil)
     private let shared: (sharing: TokenSharing, key: String)?
+    /// When this cache first handed out the current token (about when it was issued).
+    private let firstUsed = NIOLockedValueBox<(value: String, at: Date)?>(nil)
 
     /// - Parameter sharing: With several processes on one database, the token is shared
     ///   through it under `key` (see ``TokenSharing``); nil keeps it to this process.
@@ -49,8 +51,12 @@ final class BearerTokenCache: Sendable {
         }
         let token = try await issuer.token()
         usable.withLockedValue { $0 = token }
+        firstUsed.withLockedValue { if $0?.value != token.value { $0 = (token.value, now) } }
         return token.value
     }
+
+    /// When the token in use was first handed out; nil before the first send.
+    var issuedAt: Date? { firstUsed.withLockedValue { $0?.at } }
 
     /// Forgets `value` if it is still the current token, so the next send issues a new one.
     func invalidate(_ value: String) async {

@@ -47,6 +47,11 @@ public struct FCMProvider: PushProvider {
         "fcm:" + configuration.serviceAccount.clientEmail
     }
 
+    /// Its connections to the push service and the age of its bearer token.
+    public var status: PushProviderStatus {
+        PushProviderStatus(name: name, openConnections: endpoint.openConnections, tokenIssuedAt: tokens.issuedAt, usesToken: true)
+    }
+
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
         guard target.platform == .android else {
             throw PushValidationError(.invalidMessage, message: "Herald sends FCM pushes to Android devices only")

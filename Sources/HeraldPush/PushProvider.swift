@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// A push service: APNs, FCM, or the local development provider.
@@ -11,6 +12,34 @@ public protocol PushProvider: Sendable {
 
     /// Sends one message. Never throws: every failure is an outcome the outbox can act on.
     func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome
+
+    /// What an operator can see of the provider right now (the dashboard shows it).
+    var status: PushProviderStatus { get }
+}
+
+extension PushProvider {
+    /// A provider that keeps neither connections nor a bearer token reports nothing more than its name.
+    public var status: PushProviderStatus { PushProviderStatus(name: name) }
+}
+
+/// A provider's connection and bearer token, as far as it has them. Nil means it has no such
+/// thing (the local development provider), not that it is unknown.
+public struct PushProviderStatus: Sendable, Hashable {
+    public var name: String
+    /// HTTP/2 connections open (or opening) to the push service.
+    public var openConnections: Int?
+    /// When the bearer token now in use was issued (APNs provider token, Google access token);
+    /// nil when the provider has none yet, or uses none.
+    public var tokenIssuedAt: Date?
+    /// Whether the provider signs its requests with a bearer token at all.
+    public var usesToken: Bool
+
+    public init(name: String, openConnections: Int? = nil, tokenIssuedAt: Date? = nil, usesToken: Bool = false) {
+        self.name = name
+        self.openConnections = openConnections
+        self.tokenIssuedAt = tokenIssuedAt
+        self.usesToken = usesToken
+    }
 }
 
 /// Why a message cannot be sent through a provider.

@@ -119,6 +119,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
+        } catch let error as RefusedForm {
+            throw error  // the dashboard's HTML refusal
         } catch let error as WebhookRequestError {
             throw APIError(.unprocessableContent, error.code, error.message)
         } catch let error as NIOTooManyBytesError {

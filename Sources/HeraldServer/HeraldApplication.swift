@@ -140,6 +140,11 @@ public func buildApplication(
         intake: intake, store: store, providers: providers, metrics: metrics, targets: targets,
         settings: configuration.settings, now: now
     ).register(on: api)
+    AdminRoutes(store: store, keys: store, replayed: { dispatcher.deferred() }, now: now).register(on: api)
+    DashboardRoutes(
+        store: store, keys: store, metrics: metrics, providers: providers, relay: relay, settings: configuration.settings,
+        replayed: { dispatcher.deferred() }, now: now
+    ).register(on: router)
     OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
     OpenAPIRoutes().register(on: router)
 

@@ -5,8 +5,12 @@ import Prometheus
 public struct HeraldMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
 
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    /// The last minutes per 10 s, for the dashboard.
+    public let activity: ActivityRing
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), activity: ActivityRing = ActivityRing()) {
         self.registry = registry
+        self.activity = activity
         queueDepth = registry.makeGauge(
             descriptor: .init(
                 namespace: "herald", metricName: "outbox_pending", unitName: "",
@@ -68,6 +72,7 @@ public struct HeraldMetrics: Sendable {
     /// through), so past ``maxTypeLabels`` distinct ones the rest count as `other`: a caller
     /// inventing names cannot grow the registry without bound.
     public func received(type: String) {
+        activity.webhookReceived()
         counters.counter(for: ["webhooks_received", type], maxDistinct: Self.maxTypeLabels) { first in
             registry.makeCounter(
                 descriptor: .init(
@@ -85,6 +90,7 @@ public struct HeraldMetrics: Sendable {
     /// ``increment(_:help:labels:by:)``, so the label array is built once per counter, not per call.
     /// A send attempt's outcome. `app` is one of the configured apps (intake refuses others).
     public func sent(provider: String, outcome: String, app: String = "default") {
+        activity.pushSent(provider: provider, outcome: outcome)
         counters.counter(for: ["pushes_sent", provider, outcome, app]) { _ in
             registry.makeCounter(
                 descriptor: .init(

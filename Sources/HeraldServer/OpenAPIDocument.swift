@@ -33,6 +33,12 @@ enum OpenAPIDocument {
       "name": "Wallet backends"
     },
     {
+      "name": "Administration"
+    },
+    {
+      "name": "Dashboard"
+    },
+    {
       "name": "Operations"
     }
   ],
@@ -4891,6 +4897,1535 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/api/v1/admin/dead-letters": {
+      "get": {
+        "operationId": "listDeadLetters",
+        "summary": "Dead letters not yet replayed, newest first",
+        "tags": [
+          "Administration"
+        ],
+        "parameters": [
+          {
+            "name": "reason",
+            "in": "query",
+            "required": false,
+            "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
+            "schema": {
+              "type": "string",
+              "maxLength": 64,
+              "pattern": "^[A-Za-z0-9_]*$"
+            }
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "description": "Only letters for this platform.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "1 to 500, default 50.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 500
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "required": false,
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "security": [
+          {
+            "apiKey": [
+              "admin"
+            ]
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "A page of dead letters.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeadLetterList"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_reason`, `unknown_platform`, `invalid_limit`, `invalid_cursor`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_reason",
+                            "unknown_platform",
+                            "invalid_limit",
+                            "invalid_cursor"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "operationId": "purgeDeadLetters",
+        "summary": "Delete every dead letter matching the filters (all of them without)",
+        "tags": [
+          "Administration"
+        ],
+        "parameters": [
+          {
+            "name": "reason",
+            "in": "query",
+            "required": false,
+            "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
+            "schema": {
+              "type": "string",
+              "maxLength": 64,
+              "pattern": "^[A-Za-z0-9_]*$"
+            }
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "description": "Only letters for this platform.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "security": [
+          {
+            "apiKey": [
+              "admin"
+            ]
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "How many were deleted (replayed ones included).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Purge"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_reason`, `unknown_platform`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_reason",
+                            "unknown_platform"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/admin/dead-letters/replay": {
+      "post": {
+        "operationId": "replayDeadLetters",
+        "summary": "Enqueue every matching dead letter again as a new job",
+        "tags": [
+          "Administration"
+        ],
+        "description": "Letters replayed before are not replayed again; letters whose token is dead are skipped and counted.",
+        "parameters": [
+          {
+            "name": "reason",
+            "in": "query",
+            "required": false,
+            "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
+            "schema": {
+              "type": "string",
+              "maxLength": 64,
+              "pattern": "^[A-Za-z0-9_]*$"
+            }
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "description": "Only letters for this platform.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "1 to 10000, default 1000.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 10000
+            }
+          }
+        ],
+        "security": [
+          {
+            "apiKey": [
+              "admin"
+            ]
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The new jobs.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BulkReplay"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_reason`, `unknown_platform`, `invalid_limit`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_reason",
+                            "unknown_platform",
+                            "invalid_limit"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/admin/dead-letters/{id}/replay": {
+      "post": {
+        "operationId": "replayDeadLetter",
+        "summary": "Enqueue one dead letter again as a new job, once",
+        "tags": [
+          "Administration"
+        ],
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "The dead letter's id.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "security": [
+          {
+            "apiKey": [
+              "admin"
+            ]
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "Replayed now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Replay"
+                }
+              }
+            }
+          },
+          "200": {
+            "description": "Replayed before: the job that replay made; nothing new.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Replay"
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `dead_letter_not_found`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "dead_letter_not_found"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Conflict: `token_dead`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "token_dead"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/admin/dead-letters/{id}": {
+      "delete": {
+        "operationId": "purgeDeadLetter",
+        "summary": "Delete one dead letter",
+        "tags": [
+          "Administration"
+        ],
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "The dead letter's id.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "security": [
+          {
+            "apiKey": [
+              "admin"
+            ]
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; no body."
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `dead_letter_not_found`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "dead_letter_not_found"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/admin/outbox": {
+      "get": {
+        "operationId": "outbox",
+        "summary": "The outbox: pending, leased and retrying jobs, by platform, and the oldest due time",
+        "tags": [
+          "Administration"
+        ],
+        "security": [
+          {
+            "apiKey": [
+              "admin"
+            ]
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The counts now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Outbox"
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/admin": {
+      "get": {
+        "operationId": "dashboard",
+        "summary": "The dashboard, or its log-in form without a session",
+        "tags": [
+          "Dashboard"
+        ],
+        "description": "Server-rendered HTML. The session is the `herald_admin` cookie set by `/admin/login`.",
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "An HTML page.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/admin/login": {
+      "post": {
+        "operationId": "dashboardLogin",
+        "summary": "Log in with an admin API key (form field `key`)",
+        "tags": [
+          "Dashboard"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/x-www-form-urlencoded": {
+              "schema": {
+                "type": "object",
+                "properties": {
+                  "key": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "303": {
+            "description": "Done: back to the dashboard.",
+            "headers": {
+              "Location": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "Set-Cookie": {
+                "description": "`herald_admin=…; Path=/admin; HttpOnly; SameSite=Strict` (and `Secure` behind an https public URL).",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unknown or revoked key: the form again.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "The key lacks the admin scope: the form again.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/admin/logout": {
+      "post": {
+        "operationId": "dashboardLogout",
+        "summary": "End the session (form field `csrf`)",
+        "tags": [
+          "Dashboard"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/x-www-form-urlencoded": {
+              "schema": {
+                "type": "object",
+                "properties": {
+                  "csrf": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "303": {
+            "description": "Done: back to the dashboard.",
+            "headers": {
+              "Location": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "No live session.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "The CSRF token is missing or wrong.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/admin/dead-letters/{id}/replay": {
+      "post": {
+        "operationId": "dashboardReplay",
+        "summary": "The dashboard's Replay button (form field `csrf`)",
+        "tags": [
+          "Dashboard"
+        ],
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "The dead letter's id.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/x-www-form-urlencoded": {
+              "schema": {
+                "type": "object",
+                "properties": {
+                  "csrf": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "303": {
+            "description": "Done: back to the dashboard.",
+            "headers": {
+              "Location": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "No live session.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "The CSRF token is missing or wrong.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/health": {
       "get": {
         "operationId": "health",
@@ -6072,6 +7607,247 @@ enum OpenAPIDocument {
           "providers"
         ],
         "additionalProperties": false
+      },
+      "DeadLetter": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "The dead job's id."
+          },
+          "reason": {
+            "type": "string",
+            "description": "The reason code: ttl_expired, permanent, max_attempts, token_unregistered, undecodable_payload …"
+          },
+          "platform": {
+            "type": "string",
+            "enum": [
+              "ios",
+              "android"
+            ],
+            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+          },
+          "token": {
+            "type": "string",
+            "description": "The push token, redacted to its first characters."
+          },
+          "notification_type": {
+            "type": "string"
+          },
+          "attempts": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "dead_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When it was given up on."
+          },
+          "token_dead": {
+            "type": "boolean",
+            "description": "The token is marked dead: a replay is refused."
+          },
+          "last_error": {
+            "type": "string",
+            "description": "The reason as recorded, e.g. `ttl_expired: 503 ServiceUnavailable`."
+          },
+          "provider_answer": {
+            "type": "string",
+            "description": "The push service's last answer; absent when it was never asked."
+          },
+          "first_attempt_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_attempt_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        },
+        "required": [
+          "id",
+          "reason",
+          "platform",
+          "token",
+          "notification_type",
+          "attempts",
+          "created_at",
+          "dead_at",
+          "token_dead"
+        ],
+        "additionalProperties": false
+      },
+      "DeadLetterList": {
+        "type": "object",
+        "properties": {
+          "dead_letters": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/DeadLetter"
+            }
+          },
+          "next_cursor": {
+            "type": "string",
+            "description": "Pass as `cursor` for the next page; absent on the last."
+          }
+        },
+        "required": [
+          "dead_letters"
+        ],
+        "additionalProperties": false,
+        "description": "Dead letters not yet replayed, newest first."
+      },
+      "Replay": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "The dead letter."
+          },
+          "job_id": {
+            "type": "string",
+            "description": "The new job."
+          },
+          "replayed": {
+            "type": "boolean",
+            "description": "False when an earlier replay made the job."
+          }
+        },
+        "required": [
+          "id",
+          "job_id",
+          "replayed"
+        ],
+        "additionalProperties": false
+      },
+      "BulkReplay": {
+        "type": "object",
+        "properties": {
+          "replayed": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "job_ids": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1
+            }
+          },
+          "skipped_token_dead": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Letters left alone because their token is dead."
+          }
+        },
+        "required": [
+          "replayed",
+          "job_ids",
+          "skipped_token_dead"
+        ],
+        "additionalProperties": false
+      },
+      "Purge": {
+        "type": "object",
+        "properties": {
+          "purged": {
+            "type": "integer",
+            "minimum": 0
+          }
+        },
+        "required": [
+          "purged"
+        ],
+        "additionalProperties": false
+      },
+      "OutboxCounts": {
+        "type": "object",
+        "properties": {
+          "pending": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Never tried, not leased."
+          },
+          "leased": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Held by a dispatcher now."
+          },
+          "retrying": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Tried, waiting for the next attempt."
+          },
+          "total": {
+            "type": "integer",
+            "minimum": 0
+          }
+        },
+        "required": [
+          "pending",
+          "leased",
+          "retrying",
+          "total"
+        ],
+        "additionalProperties": false
+      },
+      "Outbox": {
+        "type": "object",
+        "properties": {
+          "pending": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "leased": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "retrying": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "total": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "by_platform": {
+            "type": "object",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/OutboxCounts"
+            },
+            "description": "The same counts per platform (`ios`, `android`)."
+          },
+          "dead_letters": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Dead letters not yet replayed."
+          },
+          "dead_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Push tokens marked dead."
+          },
+          "oldest_due_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "The earliest next attempt of a pending job."
+          }
+        },
+        "required": [
+          "pending",
+          "leased",
+          "retrying",
+          "total",
+          "by_platform",
+          "dead_letters",
+          "dead_tokens"
+        ],
+        "additionalProperties": false,
+        "description": "The outbox now. Breakdowns (`by_platform`) are maps beside the totals."
       }
     },
     "securitySchemes": {
@@ -6107,6 +7883,8 @@ enum OpenAPIDocument {
   - "name": "Wake"
   - "name": "Lightning addresses"
   - "name": "Wallet backends"
+  - "name": "Administration"
+  - "name": "Dashboard"
   - "name": "Operations"
 "paths":
   "/api/v1/notify":
@@ -8785,6 +10563,853 @@ enum OpenAPIDocument {
               "description": "Seconds to wait before retrying."
               "schema":
                 "type": "string"
+  "/api/v1/admin/dead-letters":
+    "get":
+      "operationId": "listDeadLetters"
+      "summary": "Dead letters not yet replayed, newest first"
+      "tags":
+        - "Administration"
+      "parameters":
+        - "name": "reason"
+          "in": "query"
+          "required": false
+          "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: \u2026`)."
+          "schema":
+            "type": "string"
+            "maxLength": 64
+            "pattern": "^[A-Za-z0-9_]*$"
+        - "name": "platform"
+          "in": "query"
+          "required": false
+          "description": "Only letters for this platform."
+          "schema":
+            "type": "string"
+        - "name": "limit"
+          "in": "query"
+          "required": false
+          "description": "1 to 500, default 50."
+          "schema":
+            "type": "integer"
+            "minimum": 1
+            "maximum": 500
+        - "name": "cursor"
+          "in": "query"
+          "required": false
+          "description": "The `next_cursor` of the previous page."
+          "schema":
+            "type": "string"
+      "security":
+        - "apiKey":
+            - "admin"
+      "responses":
+        "200":
+          "description": "A page of dead letters."
+          "content":
+            "application/json":
+              "schema":
+                "$ref": "#/components/schemas/DeadLetterList"
+        "400":
+          "description": "Bad Request: `invalid_reason`, `unknown_platform`, `invalid_limit`, `invalid_cursor`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "invalid_reason"
+                          - "unknown_platform"
+                          - "invalid_limit"
+                          - "invalid_cursor"
+        "401":
+          "description": "Unauthorized: `unauthorized`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "unauthorized"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "Forbidden: `forbidden`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "forbidden"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+    "delete":
+      "operationId": "purgeDeadLetters"
+      "summary": "Delete every dead letter matching the filters (all of them without)"
+      "tags":
+        - "Administration"
+      "parameters":
+        - "name": "reason"
+          "in": "query"
+          "required": false
+          "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: \u2026`)."
+          "schema":
+            "type": "string"
+            "maxLength": 64
+            "pattern": "^[A-Za-z0-9_]*$"
+        - "name": "platform"
+          "in": "query"
+          "required": false
+          "description": "Only letters for this platform."
+          "schema":
+            "type": "string"
+      "security":
+        - "apiKey":
+            - "admin"
+      "responses":
+        "200":
+          "description": "How many were deleted (replayed ones included)."
+          "content":
+            "application/json":
+              "schema":
+                "$ref": "#/components/schemas/Purge"
+        "400":
+          "description": "Bad Request: `invalid_reason`, `unknown_platform`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "invalid_reason"
+                          - "unknown_platform"
+        "401":
+          "description": "Unauthorized: `unauthorized`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "unauthorized"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "Forbidden: `forbidden`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "forbidden"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/api/v1/admin/dead-letters/replay":
+    "post":
+      "operationId": "replayDeadLetters"
+      "summary": "Enqueue every matching dead letter again as a new job"
+      "tags":
+        - "Administration"
+      "description": "Letters replayed before are not replayed again; letters whose token is dead are skipped and counted."
+      "parameters":
+        - "name": "reason"
+          "in": "query"
+          "required": false
+          "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: \u2026`)."
+          "schema":
+            "type": "string"
+            "maxLength": 64
+            "pattern": "^[A-Za-z0-9_]*$"
+        - "name": "platform"
+          "in": "query"
+          "required": false
+          "description": "Only letters for this platform."
+          "schema":
+            "type": "string"
+        - "name": "limit"
+          "in": "query"
+          "required": false
+          "description": "1 to 10000, default 1000."
+          "schema":
+            "type": "integer"
+            "minimum": 1
+            "maximum": 10000
+      "security":
+        - "apiKey":
+            - "admin"
+      "responses":
+        "200":
+          "description": "The new jobs."
+          "content":
+            "application/json":
+              "schema":
+                "$ref": "#/components/schemas/BulkReplay"
+        "400":
+          "description": "Bad Request: `invalid_reason`, `unknown_platform`, `invalid_limit`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "invalid_reason"
+                          - "unknown_platform"
+                          - "invalid_limit"
+        "401":
+          "description": "Unauthorized: `unauthorized`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "unauthorized"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "Forbidden: `forbidden`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "forbidden"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/api/v1/admin/dead-letters/{id}/replay":
+    "post":
+      "operationId": "replayDeadLetter"
+      "summary": "Enqueue one dead letter again as a new job, once"
+      "tags":
+        - "Administration"
+      "parameters":
+        - "name": "id"
+          "in": "path"
+          "required": true
+          "description": "The dead letter's id."
+          "schema":
+            "type": "string"
+            "minLength": 1
+      "security":
+        - "apiKey":
+            - "admin"
+      "responses":
+        "201":
+          "description": "Replayed now."
+          "content":
+            "application/json":
+              "schema":
+                "$ref": "#/components/schemas/Replay"
+        "200":
+          "description": "Replayed before: the job that replay made; nothing new."
+          "content":
+            "application/json":
+              "schema":
+                "$ref": "#/components/schemas/Replay"
+        "401":
+          "description": "Unauthorized: `unauthorized`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "unauthorized"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "Forbidden: `forbidden`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "forbidden"
+        "404":
+          "description": "Not Found: `dead_letter_not_found`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "dead_letter_not_found"
+        "409":
+          "description": "Conflict: `token_dead`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "token_dead"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/api/v1/admin/dead-letters/{id}":
+    "delete":
+      "operationId": "purgeDeadLetter"
+      "summary": "Delete one dead letter"
+      "tags":
+        - "Administration"
+      "parameters":
+        - "name": "id"
+          "in": "path"
+          "required": true
+          "description": "The dead letter's id."
+          "schema":
+            "type": "string"
+            "minLength": 1
+      "security":
+        - "apiKey":
+            - "admin"
+      "responses":
+        "204":
+          "description": "Done; no body."
+        "401":
+          "description": "Unauthorized: `unauthorized`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "unauthorized"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "Forbidden: `forbidden`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "forbidden"
+        "404":
+          "description": "Not Found: `dead_letter_not_found`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "dead_letter_not_found"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/api/v1/admin/outbox":
+    "get":
+      "operationId": "outbox"
+      "summary": "The outbox: pending, leased and retrying jobs, by platform, and the oldest due time"
+      "tags":
+        - "Administration"
+      "security":
+        - "apiKey":
+            - "admin"
+      "responses":
+        "200":
+          "description": "The counts now."
+          "content":
+            "application/json":
+              "schema":
+                "$ref": "#/components/schemas/Outbox"
+        "401":
+          "description": "Unauthorized: `unauthorized`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "unauthorized"
+          "headers":
+            "WWW-Authenticate":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "Forbidden: `forbidden`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "forbidden"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/admin":
+    "get":
+      "operationId": "dashboard"
+      "summary": "The dashboard, or its log-in form without a session"
+      "tags":
+        - "Dashboard"
+      "description": "Server-rendered HTML. The session is the `herald_admin` cookie set by `/admin/login`."
+      "security": []
+      "responses":
+        "200":
+          "description": "An HTML page."
+          "content":
+            "text/html":
+              "schema":
+                "type": "string"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/admin/login":
+    "post":
+      "operationId": "dashboardLogin"
+      "summary": "Log in with an admin API key (form field `key`)"
+      "tags":
+        - "Dashboard"
+      "requestBody":
+        "required": false
+        "content":
+          "application/x-www-form-urlencoded":
+            "schema":
+              "type": "object"
+              "properties":
+                "key":
+                  "type": "string"
+      "security": []
+      "responses":
+        "303":
+          "description": "Done: back to the dashboard."
+          "headers":
+            "Location":
+              "schema":
+                "type": "string"
+            "Set-Cookie":
+              "description": "`herald_admin=\u2026; Path=/admin; HttpOnly; SameSite=Strict` (and `Secure` behind an https public URL)."
+              "schema":
+                "type": "string"
+        "401":
+          "description": "Unknown or revoked key: the form again."
+          "content":
+            "text/html":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "The key lacks the admin scope: the form again."
+          "content":
+            "text/html":
+              "schema":
+                "type": "string"
+        "400":
+          "description": "Bad Request: `malformed_request`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "malformed_request"
+        "408":
+          "description": "Request Timeout: `request_timeout`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "request_timeout"
+        "413":
+          "description": "Content Too Large: `body_too_large`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "body_too_large"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/admin/logout":
+    "post":
+      "operationId": "dashboardLogout"
+      "summary": "End the session (form field `csrf`)"
+      "tags":
+        - "Dashboard"
+      "requestBody":
+        "required": false
+        "content":
+          "application/x-www-form-urlencoded":
+            "schema":
+              "type": "object"
+              "properties":
+                "csrf":
+                  "type": "string"
+      "security": []
+      "responses":
+        "303":
+          "description": "Done: back to the dashboard."
+          "headers":
+            "Location":
+              "schema":
+                "type": "string"
+        "401":
+          "description": "No live session."
+          "content":
+            "text/html":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "The CSRF token is missing or wrong."
+          "content":
+            "text/html":
+              "schema":
+                "type": "string"
+        "400":
+          "description": "Bad Request: `malformed_request`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "malformed_request"
+        "408":
+          "description": "Request Timeout: `request_timeout`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "request_timeout"
+        "413":
+          "description": "Content Too Large: `body_too_large`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "body_too_large"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
+  "/admin/dead-letters/{id}/replay":
+    "post":
+      "operationId": "dashboardReplay"
+      "summary": "The dashboard's Replay button (form field `csrf`)"
+      "tags":
+        - "Dashboard"
+      "parameters":
+        - "name": "id"
+          "in": "path"
+          "required": true
+          "description": "The dead letter's id."
+          "schema":
+            "type": "string"
+            "minLength": 1
+      "requestBody":
+        "required": false
+        "content":
+          "application/x-www-form-urlencoded":
+            "schema":
+              "type": "object"
+              "properties":
+                "csrf":
+                  "type": "string"
+      "security": []
+      "responses":
+        "303":
+          "description": "Done: back to the dashboard."
+          "headers":
+            "Location":
+              "schema":
+                "type": "string"
+        "401":
+          "description": "No live session."
+          "content":
+            "text/html":
+              "schema":
+                "type": "string"
+        "403":
+          "description": "The CSRF token is missing or wrong."
+          "content":
+            "text/html":
+              "schema":
+                "type": "string"
+        "400":
+          "description": "Bad Request: `malformed_request`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "malformed_request"
+        "408":
+          "description": "Request Timeout: `request_timeout`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "request_timeout"
+        "413":
+          "description": "Content Too Large: `body_too_large`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "body_too_large"
+        "503":
+          "description": "Service Unavailable: `store_unavailable`, `too_many_connections`"
+          "content":
+            "application/json":
+              "schema":
+                "allOf":
+                  - "$ref": "#/components/schemas/Error"
+                  - "properties":
+                      "error":
+                        "type": "string"
+                        "enum":
+                          - "store_unavailable"
+                          - "too_many_connections"
+          "headers":
+            "Retry-After":
+              "description": "Seconds to wait before retrying."
+              "schema":
+                "type": "string"
   "/health":
     "get":
       "operationId": "health"
@@ -9599,6 +12224,188 @@ enum OpenAPIDocument {
         - "database"
         - "providers"
       "additionalProperties": false
+    "DeadLetter":
+      "type": "object"
+      "properties":
+        "id":
+          "type": "string"
+          "description": "The dead job's id."
+        "reason":
+          "type": "string"
+          "description": "The reason code: ttl_expired, permanent, max_attempts, token_unregistered, undecodable_payload \u2026"
+        "platform":
+          "type": "string"
+          "enum":
+            - "ios"
+            - "android"
+          "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+        "token":
+          "type": "string"
+          "description": "The push token, redacted to its first characters."
+        "notification_type":
+          "type": "string"
+        "attempts":
+          "type": "integer"
+          "minimum": 0
+        "created_at":
+          "type": "string"
+          "format": "date-time"
+        "dead_at":
+          "type": "string"
+          "format": "date-time"
+          "description": "When it was given up on."
+        "token_dead":
+          "type": "boolean"
+          "description": "The token is marked dead: a replay is refused."
+        "last_error":
+          "type": "string"
+          "description": "The reason as recorded, e.g. `ttl_expired: 503 ServiceUnavailable`."
+        "provider_answer":
+          "type": "string"
+          "description": "The push service's last answer; absent when it was never asked."
+        "first_attempt_at":
+          "type": "string"
+          "format": "date-time"
+        "last_attempt_at":
+          "type": "string"
+          "format": "date-time"
+      "required":
+        - "id"
+        - "reason"
+        - "platform"
+        - "token"
+        - "notification_type"
+        - "attempts"
+        - "created_at"
+        - "dead_at"
+        - "token_dead"
+      "additionalProperties": false
+    "DeadLetterList":
+      "type": "object"
+      "properties":
+        "dead_letters":
+          "type": "array"
+          "items":
+            "$ref": "#/components/schemas/DeadLetter"
+        "next_cursor":
+          "type": "string"
+          "description": "Pass as `cursor` for the next page; absent on the last."
+      "required":
+        - "dead_letters"
+      "additionalProperties": false
+      "description": "Dead letters not yet replayed, newest first."
+    "Replay":
+      "type": "object"
+      "properties":
+        "id":
+          "type": "string"
+          "description": "The dead letter."
+        "job_id":
+          "type": "string"
+          "description": "The new job."
+        "replayed":
+          "type": "boolean"
+          "description": "False when an earlier replay made the job."
+      "required":
+        - "id"
+        - "job_id"
+        - "replayed"
+      "additionalProperties": false
+    "BulkReplay":
+      "type": "object"
+      "properties":
+        "replayed":
+          "type": "integer"
+          "minimum": 0
+        "job_ids":
+          "type": "array"
+          "items":
+            "type": "string"
+            "minLength": 1
+        "skipped_token_dead":
+          "type": "integer"
+          "minimum": 0
+          "description": "Letters left alone because their token is dead."
+      "required":
+        - "replayed"
+        - "job_ids"
+        - "skipped_token_dead"
+      "additionalProperties": false
+    "Purge":
+      "type": "object"
+      "properties":
+        "purged":
+          "type": "integer"
+          "minimum": 0
+      "required":
+        - "purged"
+      "additionalProperties": false
+    "OutboxCounts":
+      "type": "object"
+      "properties":
+        "pending":
+          "type": "integer"
+          "minimum": 0
+          "description": "Never tried, not leased."
+        "leased":
+          "type": "integer"
+          "minimum": 0
+          "description": "Held by a dispatcher now."
+        "retrying":
+          "type": "integer"
+          "minimum": 0
+          "description": "Tried, waiting for the next attempt."
+        "total":
+          "type": "integer"
+          "minimum": 0
+      "required":
+        - "pending"
+        - "leased"
+        - "retrying"
+        - "total"
+      "additionalProperties": false
+    "Outbox":
+      "type": "object"
+      "properties":
+        "pending":
+          "type": "integer"
+          "minimum": 0
+        "leased":
+          "type": "integer"
+          "minimum": 0
+        "retrying":
+          "type": "integer"
+          "minimum": 0
+        "total":
+          "type": "integer"
+          "minimum": 0
+        "by_platform":
+          "type": "object"
+          "additionalProperties":
+            "$ref": "#/components/schemas/OutboxCounts"
+          "description": "The same counts per platform (`ios`, `android`)."
+        "dead_letters":
+          "type": "integer"
+          "minimum": 0
+          "description": "Dead letters not yet replayed."
+        "dead_tokens":
+          "type": "integer"
+          "minimum": 0
+          "description": "Push tokens marked dead."
+        "oldest_due_at":
+          "type": "string"
+          "format": "date-time"
+          "description": "The earliest next attempt of a pending job."
+      "required":
+        - "pending"
+        - "leased"
+        - "retrying"
+        - "total"
+        - "by_platform"
+        - "dead_letters"
+        - "dead_tokens"
+      "additionalProperties": false
+      "description": "The outbox now. Breakdowns (`by_platform`) are maps beside the totals."
   "securitySchemes":
     "apiKey":
       "type": "http"

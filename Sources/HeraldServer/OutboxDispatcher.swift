@@ -249,18 +249,18 @@ public final class OutboxDispatcher: Service, Sendable {
             logger.info("push token is dead", metadata: ["reason": "\(outcome.reason ?? "-")"])
             return .tokenDead(reason: "token_unregistered: \(outcome.reason ?? "unregistered")")
         case .permanent:
-            return deadLetter("permanent: \(outcome)", metricReason: "permanent", logger: logger)
+            return deadLetter("permanent: \(outcome)", metricReason: "permanent", answer: outcome.description, logger: logger)
         case .retry:
             let attempts = job.attempts + 1
             if attempts >= configuration.maxAttempts {
-                return deadLetter("max_attempts: \(outcome)", metricReason: "max_attempts", logger: logger)
+                return deadLetter("max_attempts: \(outcome)", metricReason: "max_attempts", answer: outcome.description, logger: logger)
             }
             let delay = random.withLockedValue { generator in
                 configuration.backoff.delay(afterAttempts: attempts, retryAfter: outcome.retryAfter, using: &generator)
             }
             let next = now().addingTimeInterval(delay.timeInterval)
             if next >= job.expiresAt {
-                return deadLetter("ttl_expired: \(outcome)", metricReason: "ttl_expired", logger: logger)
+                return deadLetter("ttl_expired: \(outcome)", metricReason: "ttl_expired", answer: outcome.description, logger: logger)
             }
             metrics.retries.increment()
             if verbose { logger.debug("push will be retried", metadata: ["outcome": "\(outcome)", "delay": "\(delay)"]) }
@@ -268,10 +268,13 @@ public final class OutboxDispatcher: Service, Sendable {
         }
     }
 
-    private func deadLetter(_ reason: String, metricReason: String? = nil, logger: Logger) -> JobResolution {
+    /// - Parameter answer: The provider's answer to this attempt; nil when none was sent.
+    private func deadLetter(
+        _ reason: String, metricReason: String? = nil, answer: String? = nil, logger: Logger
+    ) -> JobResolution {
         metrics.deadLettered(reason: metricReason ?? reason)
         logger.notice("push dead-lettered", metadata: ["reason": "\(reason)"])
-        return .deadLetter(reason: reason)
+        return .deadLetter(reason: reason, answer: answer)
     }
 
     static func key(_ target: PushTarget) -> String { "\(target.platform.rawValue):\(target.token)" }

@@ -40,6 +40,9 @@ public final class ReplyRelay: Service, Sendable {
         waiters = ReplyWaiters(capacity: settings.maxHeldReplies)
     }
 
+    /// Requests held open for a reply right now (the dashboard shows it).
+    public var heldCount: Int { waiters.count }
+
     /// ``ServerSettings/maxHeldReplies`` requests are held already.
     struct Full: Error {}
 

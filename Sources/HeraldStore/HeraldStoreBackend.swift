@@ -3,8 +3,8 @@ import Foundation
 /// Everything the server keeps, on one database: what `buildApplication` and the command line
 /// take, so SQLite (``SQLiteStore``) and PostgreSQL stand behind the same routes and services.
 public protocol HeraldStoreBackend:
-    OutboxStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore, ReplyStore,
-    LightningAddressStore, ProviderTokenStore, LSPS5Store
+    OutboxStore, DeadLetterStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore,
+    ReplyStore, LightningAddressStore, ProviderTokenStore, LSPS5Store
 {
     /// Runs a trivial query: the health check.
     func ping() async throws

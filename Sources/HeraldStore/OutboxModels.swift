@@ -101,8 +101,9 @@ public enum JobResolution: Sendable, Hashable {
     case delivered
     /// Try again at the given time.
     case retry(at: Date, error: String)
-    /// Never deliverable: dead letter with the reason.
-    case deadLetter(reason: String)
+    /// Never deliverable: dead letter with the reason, and the push service's last answer when
+    /// it was asked (nil when the job died before a send, e.g. its TTL ran out while it waited).
+    case deadLetter(reason: String, answer: String? = nil)
     /// The token is gone: the job is dead-lettered, the token is marked dead and every other
     /// pending job for it is dead-lettered too.
     case tokenDead(reason: String)

@@ -244,24 +244,31 @@ extension SQLiteStore: OutboxStore {
     }
 
     private static func record(_ completions: [JobCompletion], now nowValue: Double, in db: Database) throws {
+        // Every send stamps the attempt times and the provider's answer, for the dead-letter view.
         let delivered = try db.cachedStatement(
             sql: """
                 UPDATE job SET state = 'delivered', attempts = attempts + 1, lease_until = NULL,
-                               finished_at = ?, last_error = NULL
-                WHERE id = ? AND state = 'pending'
+                               finished_at = ?1, last_error = NULL,
+                               first_attempt_at = coalesce(first_attempt_at, ?1), last_attempt_at = ?1
+                WHERE id = ?2 AND state = 'pending'
                 """
         )
         let retry = try db.cachedStatement(
             sql: """
-                UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ?, last_error = ?
-                WHERE id = ? AND state = 'pending'
+                UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ?1, last_error = ?2,
+                               last_answer = ?2, first_attempt_at = coalesce(first_attempt_at, ?3), last_attempt_at = ?3
+                WHERE id = ?4 AND state = 'pending'
                 """
         )
+        // ?3 is the provider's answer: nil when no send was made, which keeps the earlier answer and times.
         let dead = try db.cachedStatement(
             sql: """
                 UPDATE job SET state = 'dead', attempts = attempts + 1, lease_until = NULL,
-                               finished_at = ?, last_error = ?
-                WHERE id = ? AND state = 'pending'
+                               finished_at = ?1, last_error = ?2, last_answer = coalesce(?3, last_answer),
+                               first_attempt_at = CASE WHEN ?3 IS NULL THEN first_attempt_at
+                                                       ELSE coalesce(first_attempt_at, ?1) END,
+                               last_attempt_at = CASE WHEN ?3 IS NULL THEN last_attempt_at ELSE ?1 END
+                WHERE id = ?4 AND state = 'pending'
                 """
         )
         for completion in completions {
@@ -270,11 +277,11 @@ extension SQLiteStore: OutboxStore {
             case .delivered:
                 try delivered.execute(arguments: [nowValue, id])
             case .retry(let at, let error):
-                try retry.execute(arguments: [at.timeIntervalSince1970, error, id])
-            case .deadLetter(let reason):
-                try dead.execute(arguments: [nowValue, reason, id])
+                try retry.execute(arguments: [at.timeIntervalSince1970, error, nowValue, id])
+            case .deadLetter(let reason, let answer):
+                try dead.execute(arguments: [nowValue, reason, answer, id])
             case .tokenDead(let reason):
-                try dead.execute(arguments: [nowValue, reason, id])
+                try dead.execute(arguments: [nowValue, reason, reason, id])
                 try Self.markDead(
                     db,
                     platform: completion.job.platform,

@@ -61,6 +61,7 @@ enum Schema {
         migrator.registerMigration("v3-replies") { db in try createReplyTables(db) }
         migrator.registerMigration("v4-seal-keys") { db in try addSealKeys(db) }
         migrator.registerMigration("v5-lsps5") { db in try addLSPS5(db) }
+        migrator.registerMigration("v6-dead-letters") { db in try addDeadLetterColumns(db) }
         migrator.registerMigration("v7-apps") { db in try addApps(db) }
         return migrator
     }

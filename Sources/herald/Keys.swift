@@ -10,26 +10,6 @@ struct Keys: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Revoke.self]
     )
 
-    /// The database every `keys` subcommand opens: the one `herald serve` uses.
-    struct DatabaseOptions: ParsableArguments {
-        @Option(help: "SQLite file or postgres:// URL [HERALD_DATABASE, default ./herald.sqlite].")
-        var database: String?
-
-        /// Runs `body` on the store; a PostgreSQL store's connection pool runs meanwhile.
-        func withStore<Result: Sendable>(
-            _ body: @Sendable (any APIKeyStore) async throws -> Result
-        ) async throws -> Result {
-            let choice = try DatabaseChoice.from(flag: database, environment: ProcessInfo.processInfo.environment)
-            let opened = try await choice.open(logger: Logger(label: "herald.keys"))
-            guard let client = opened.postgresClient else { return try await body(opened.store) }
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await client.run() }
-                defer { group.cancelAll() }
-                return try await body(opened.store)
-            }
-        }
-    }
-
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a key and print its secret (shown once; only its hash is stored)."

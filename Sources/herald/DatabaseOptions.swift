@@ -1,0 +1,25 @@
+import ArgumentParser
+import Foundation
+import HeraldStore
+import Logging
+
+/// `--database` for the commands that work on the database directly (`herald keys`,
+/// `herald dead-letters`): the one `herald serve` uses.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "SQLite file or postgres:// URL [HERALD_DATABASE, default ./herald.sqlite].")
+    var database: String?
+
+    /// Runs `body` on the store; a PostgreSQL store's connection pool runs meanwhile.
+    func withStore<Result: Sendable>(
+        _ body: @Sendable (any HeraldStoreBackend) async throws -> Result
+    ) async throws -> Result {
+        let choice = try DatabaseChoice.from(flag: database, environment: ProcessInfo.processInfo.environment)
+        let opened = try await choice.open(logger: Logger(label: "herald.cli"))
+        guard let client = opened.postgresClient else { return try await body(opened.store) }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            defer { group.cancelAll() }
+            return try await body(opened.store)
+        }
+    }
+}
