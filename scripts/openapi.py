@@ -295,10 +295,12 @@ SCHEMAS: dict[str, dict] = {
          "total": integer(minimum=0),
          "by_platform": {"type": "object", "additionalProperties": ref("OutboxCounts"),
                          "description": "The same counts per platform (`ios`, `android`)."},
+         "by_app": {"type": "object", "additionalProperties": ref("OutboxCounts"),
+                    "description": "The same counts per configured app (`default` for a single-app deployment)."},
          "dead_letters": integer("Dead letters not yet replayed.", minimum=0),
          "dead_tokens": integer("Push tokens marked dead.", minimum=0)},
         {"oldest_due_at": string("The earliest next attempt of a pending job.", format="date-time")},
-        description="The outbox now. Breakdowns (`by_platform`) are maps beside the totals.",
+        description="The outbox now. Breakdowns (`by_platform`, `by_app`) are maps beside the totals.",
     ),
 }
 

@@ -152,13 +152,13 @@ extension PostgresStore: DeadLetterStore {
         var summary = OutboxSummary(total: OutboxCounts(), byPlatform: [:], oldestDueAt: nil, deadLetters: 0, deadTokens: 0)
         for row in try await rows(
             """
-            SELECT platform, coalesce(lease_until >= \(now.timeIntervalSince1970), false), attempts > 0, count(*)
-            FROM job WHERE state = 'pending' GROUP BY 1, 2, 3
+            SELECT platform, app, coalesce(lease_until >= \(now.timeIntervalSince1970), false), attempts > 0, count(*)
+            FROM job WHERE state = 'pending' GROUP BY 1, 2, 3, 4
             """
         ) {
-            let (platform, leased, tried, count) = try row.decode((String, Bool, Bool, Int).self)
+            let (platform, app, leased, tried, count) = try row.decode((String, String, Bool, Bool, Int).self)
             guard let platform = Platform(rawValue: platform) else { continue }
-            summary.add(platform: platform, leased: leased, tried: tried, count: count)
+            summary.add(platform: platform, app: app, leased: leased, tried: tried, count: count)
         }
         let totals = try await rows(
             """

@@ -102,14 +102,14 @@ struct OutboxCountsView: Codable, Sendable {
     }
 }
 
-/// `GET /api/v1/admin/outbox`. Breakdowns are maps beside `by_platform`, so others (by app) can
-/// join without changing the shape.
+/// `GET /api/v1/admin/outbox`: totals, and the same counts by platform and by app.
 struct OutboxView: Codable, Sendable {
     var pending: Int
     var leased: Int
     var retrying: Int
     var total: Int
     var byPlatform: [String: OutboxCountsView]
+    var byApp: [String: OutboxCountsView]
     var oldestDueAt: String?
     var deadLetters: Int
     var deadTokens: Int
@@ -120,6 +120,7 @@ struct OutboxView: Codable, Sendable {
         retrying = summary.total.retrying
         total = summary.total.total
         byPlatform = Dictionary(uniqueKeysWithValues: summary.byPlatform.map { ($0.key.rawValue, OutboxCountsView($0.value)) })
+        byApp = summary.byApp.mapValues(OutboxCountsView.init)
         oldestDueAt = summary.oldestDueAt?.formatted(.iso8601)
         deadLetters = summary.deadLetters
         deadTokens = summary.deadTokens
@@ -128,6 +129,7 @@ struct OutboxView: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case pending, leased, retrying, total
         case byPlatform = "by_platform"
+        case byApp = "by_app"
         case oldestDueAt = "oldest_due_at"
         case deadLetters = "dead_letters"
         case deadTokens = "dead_tokens"

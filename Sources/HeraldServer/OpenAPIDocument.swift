@@ -7821,6 +7821,13 @@ enum OpenAPIDocument {
             },
             "description": "The same counts per platform (`ios`, `android`)."
           },
+          "by_app": {
+            "type": "object",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/OutboxCounts"
+            },
+            "description": "The same counts per configured app (`default` for a single-app deployment)."
+          },
           "dead_letters": {
             "type": "integer",
             "minimum": 0,
@@ -7843,11 +7850,12 @@ enum OpenAPIDocument {
           "retrying",
           "total",
           "by_platform",
+          "by_app",
           "dead_letters",
           "dead_tokens"
         ],
         "additionalProperties": false,
-        "description": "The outbox now. Breakdowns (`by_platform`) are maps beside the totals."
+        "description": "The outbox now. Breakdowns (`by_platform`, `by_app`) are maps beside the totals."
       }
     },
     "securitySchemes": {
@@ -12384,6 +12392,11 @@ enum OpenAPIDocument {
           "additionalProperties":
             "$ref": "#/components/schemas/OutboxCounts"
           "description": "The same counts per platform (`ios`, `android`)."
+        "by_app":
+          "type": "object"
+          "additionalProperties":
+            "$ref": "#/components/schemas/OutboxCounts"
+          "description": "The same counts per configured app (`default` for a single-app deployment)."
         "dead_letters":
           "type": "integer"
           "minimum": 0
@@ -12402,10 +12415,11 @@ enum OpenAPIDocument {
         - "retrying"
         - "total"
         - "by_platform"
+        - "by_app"
         - "dead_letters"
         - "dead_tokens"
       "additionalProperties": false
-      "description": "The outbox now. Breakdowns (`by_platform`) are maps beside the totals."
+      "description": "The outbox now. Breakdowns (`by_platform`, `by_app`) are maps beside the totals."
   "securitySchemes":
     "apiKey":
       "type": "http"

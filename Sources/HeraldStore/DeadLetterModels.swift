@@ -198,6 +198,8 @@ public struct OutboxCounts: Sendable, Hashable {
 public struct OutboxSummary: Sendable, Hashable {
     public var total: OutboxCounts
     public var byPlatform: [Platform: OutboxCounts]
+    /// The same counts by the app whose credentials send the jobs.
+    public var byApp: [String: OutboxCounts] = [:]
     /// The earliest next attempt of any pending job.
     public var oldestDueAt: Date?
     /// Dead letters not yet replayed.
@@ -214,19 +216,19 @@ public struct OutboxSummary: Sendable, Hashable {
         self.deadTokens = deadTokens
     }
 
-    /// Adds one group's count (the stores read them grouped by platform, lease and attempts).
-    public mutating func add(platform: Platform, leased: Bool, tried: Bool, count: Int) {
-        var counts = byPlatform[platform] ?? OutboxCounts()
-        if leased {
-            counts.leased += count
-            total.leased += count
-        } else if tried {
-            counts.retrying += count
-            total.retrying += count
-        } else {
-            counts.pending += count
-            total.pending += count
+    /// Adds one group's count (the stores read them grouped by platform, app, lease and attempts).
+    public mutating func add(platform: Platform, app: String, leased: Bool, tried: Bool, count: Int) {
+        func add(_ counts: inout OutboxCounts) {
+            if leased {
+                counts.leased += count
+            } else if tried {
+                counts.retrying += count
+            } else {
+                counts.pending += count
+            }
         }
-        byPlatform[platform] = counts
+        add(&total)
+        add(&byPlatform[platform, default: OutboxCounts()])
+        add(&byApp[app, default: OutboxCounts()])
     }
 }

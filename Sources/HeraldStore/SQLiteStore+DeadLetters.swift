@@ -148,15 +148,15 @@ extension SQLiteStore: DeadLetterStore {
             let groups = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT platform, lease_until IS NOT NULL AND lease_until >= ? AS leased, attempts > 0 AS tried,
+                    SELECT platform, app, lease_until IS NOT NULL AND lease_until >= ? AS leased, attempts > 0 AS tried,
                            count(*) AS n
-                    FROM job WHERE state = 'pending' GROUP BY 1, 2, 3
+                    FROM job WHERE state = 'pending' GROUP BY 1, 2, 3, 4
                     """,
                 arguments: [now.timeIntervalSince1970]
             )
             for row in groups {
                 guard let platform = Platform(rawValue: row["platform"]) else { continue }
-                summary.add(platform: platform, leased: row["leased"], tried: row["tried"], count: row["n"])
+                summary.add(platform: platform, app: row["app"], leased: row["leased"], tried: row["tried"], count: row["n"])
             }
             summary.oldestDueAt = try Double.fetchOne(
                 db, sql: "SELECT min(next_attempt_at) FROM job WHERE state = 'pending'"

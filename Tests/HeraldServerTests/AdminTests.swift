@@ -137,6 +137,7 @@ struct AdminTests {
             let total = outbox.json["total"] as? Int ?? -1
             #expect(total >= 0 && total <= 3)  // the dispatcher may have sent some already
             #expect(outbox.json["by_platform"] is [String: Any])
+            #expect(outbox.json["by_app"] is [String: Any])
 
             let purged = try await client.call(.delete, "/api/v1/admin/dead-letters?reason=permanent", key: admin)
             #expect(purged.json["purged"] as? Int == 1)

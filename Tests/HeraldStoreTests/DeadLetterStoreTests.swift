@@ -162,14 +162,14 @@ struct DeadLetterStoreTests {
         }
     }
 
-    @Test("the outbox summary counts pending, leased and retrying jobs by platform, the oldest due time and dead letters", arguments: Backend.allCases)
+    @Test("the outbox summary counts pending, leased and retrying jobs by platform and app, the oldest due time and dead letters", arguments: Backend.allCases)
     func summary(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             let leased = job("tok-a")
             _ = try await store.enqueue([leased], now: t0, leaseUntil: t0.addingTimeInterval(60))
             let waiting = NewJob(
                 platform: .android, token: "fcm-b", notificationType: "x", payload: Data(), idempotencyKey: nil,
-                expiresAt: t0.addingTimeInterval(600)
+                expiresAt: t0.addingTimeInterval(600), app: "com.example.beta"
             )
             _ = try await store.enqueue([waiting], now: t0.addingTimeInterval(1), leaseUntil: t0, leasing: 0)
             let retrying = job("tok-c")
@@ -185,6 +185,8 @@ struct DeadLetterStoreTests {
             #expect(summary.total == OutboxCounts(pending: 1, leased: 1, retrying: 1))
             #expect(summary.byPlatform[.ios] == OutboxCounts(pending: 0, leased: 1, retrying: 1))
             #expect(summary.byPlatform[.android] == OutboxCounts(pending: 1, leased: 0, retrying: 0))
+            #expect(summary.byApp == ["default": OutboxCounts(pending: 0, leased: 1, retrying: 1),
+                                      "com.example.beta": OutboxCounts(pending: 1, leased: 0, retrying: 0)])
             #expect(summary.oldestDueAt == t0)
             #expect(summary.deadLetters == 1)
             #expect(summary.deadTokens == 1)
