@@ -175,6 +175,9 @@ public struct MockAPNsServer: Sendable {
         if let responseDelay {
             try await Task.sleep(for: responseDelay)
         }
+        if let stall = final.stall {
+            try await Task.sleep(for: stall)
+        }
         return Self.response(for: final, now: now())
     }
 

@@ -7,11 +7,19 @@ public struct MockAPNsAnswer: Sendable, Hashable {
     public var reason: String?
     /// A `retry-after` header, in seconds.
     public var retryAfter: Int?
+    /// Held this long before it is sent: a stalled service, which a sender sees as a timeout.
+    public var stall: Duration?
 
-    public init(status: Int, reason: String?, retryAfter: Int? = nil) {
+    public init(status: Int, reason: String?, retryAfter: Int? = nil, stall: Duration? = nil) {
         self.status = status
         self.reason = reason
         self.retryAfter = retryAfter
+        self.stall = stall
+    }
+
+    /// APNs stalls: nothing for `duration`, then a 503 (if the sender is still waiting).
+    public static func stalled(for duration: Duration) -> MockAPNsAnswer {
+        MockAPNsAnswer(status: 503, reason: "ServiceUnavailable", stall: duration)
     }
 
     public static let success = MockAPNsAnswer(status: 200, reason: nil)

@@ -21,10 +21,10 @@ struct APNsDeliveryTests {
         caFile = try certificate.writeCAToTemporaryFile()
     }
 
-    func router(baseURL: String, httpClient: PushHTTPClient) throws -> PushRouter {
+    func router(baseURL: String, httpClient: PushHTTPClient, requestTimeout: Duration = .seconds(30)) throws -> PushRouter {
         let configuration = APNsConfiguration(
             signingKeyPEM: key.privateKeyPEM, keyID: key.keyID, teamID: key.teamID,
-            topic: Self.topic, environment: .custom(baseURL)
+            topic: Self.topic, environment: .custom(baseURL), requestTimeout: requestTimeout
         )
         return PushRouter(ios: try APNsProvider(configuration: configuration, httpClient: httpClient), android: nil)
     }
@@ -32,13 +32,14 @@ struct APNsDeliveryTests {
     /// Runs `body` with a mock APNs, an HTTP client trusting its CA, and providers pointing at it.
     func withAPNs(
         responseDelay: Duration? = nil,
+        requestTimeout: Duration = .seconds(30),
         _ body: (MockAPNsServer, PushRouter) async throws -> Void
     ) async throws {
         let mock = MockAPNsServer(key: key, topic: Self.topic, certificate: certificate, responseDelay: responseDelay)
         let httpClient = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: caFile))
         do {
             try await mock.withRunning { running in
-                try await body(mock, try router(baseURL: running.baseURL, httpClient: httpClient))
+                try await body(mock, try router(baseURL: running.baseURL, httpClient: httpClient, requestTimeout: requestTimeout))
             }
         } catch {
             await httpClient.shutdown()

@@ -65,6 +65,38 @@ struct AdminTests {
         }
     }
 
+    @Test("a job that expires while APNs stalls (no answer within the send timeout) is a dead letter; replayed after APNs recovers, it is delivered exactly once")
+    func stalledThenReplayedOnce() async throws {
+        let nds = try TestNDS(jobTTL: .seconds(2))
+        let admin = try await nds.apiKey([.admin])
+        let token = String(repeating: "6b", count: 32)
+        try await APNsDeliveryTests().withAPNs(requestTimeout: .milliseconds(400)) { mock, providers in
+            await mock.script.always(.stalled(for: .seconds(3)), for: token)
+            try await nds.app(providers: providers).test(.live) { client in
+                let sent = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
+                let id = try #require(sent.json["id"] as? String)
+                #expect(try await nds.eventually(timeout: .seconds(15)) { try await nds.store.status(jobID: id)?.state == .dead })
+                let stalled = await mock.requests.all.filter { $0.deviceToken == token }.count
+                let list = try await client.call(.get, "/api/v1/admin/dead-letters?reason=ttl_expired", key: admin)
+                let letter = try #require((list.json["dead_letters"] as? [[String: Any]])?.first)
+                #expect(letter["id"] as? String == id)
+                #expect(letter["reason"] as? String == "ttl_expired")
+                #expect((letter["attempts"] as? Int ?? 0) >= 1)
+
+                await mock.script.clear(token)
+                let replay = try await client.call(.post, "/api/v1/admin/dead-letters/\(id)/replay", key: admin)
+                #expect(replay.status == .created)
+                let newJob = try #require(replay.json["job_id"] as? String)
+                #expect(try await nds.eventually { try await nds.store.status(jobID: newJob)?.state == .delivered })
+                // Stalled requests still being answered late must not count: only the replay is accepted.
+                try await Task.sleep(for: .seconds(3))
+                let toToken = await mock.requests.all.filter { $0.deviceToken == token }
+                #expect(toToken.filter { $0.accepted && $0.answer.stall == nil }.count == 1)
+                #expect(toToken.filter { $0.answer.stall == nil }.count == 1, "\(stalled) stalled before")
+            }
+        }
+    }
+
     @Test("the admin routes need a key with the admin scope")
     func auth() async throws {
         let nds = try TestNDS()
