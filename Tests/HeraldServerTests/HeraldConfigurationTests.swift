@@ -53,6 +53,67 @@ struct HeraldConfigurationTests {
         #expect(!configuration.summary.contains { $0.1.contains("PRIVATE KEY") })
     }
 
+    @Test("the file's apps section: each app with its own credentials beside the environment's default app")
+    func apps() async throws {
+        let wallet = TestKeys.apnsP8(keyID: "WALLETKEY1", teamID: "TEAMWALLET")
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("key-\(UUID().uuidString).p8")
+        try wallet.privateKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
+        let file = try Self.yaml(
+            """
+            port: 9000
+            apps:
+              com.example.wallet:
+                apns: { key_file: \(keyFile.path), key_id: WALLETKEY1, team_id: TEAMWALLET, topic: com.example.wallet }
+              com.example.wallet.beta:
+                apns: { key_file: \(keyFile.path), key_id: WALLETKEY1, team_id: TEAMWALLET, topic: com.example.wallet.beta, environment: sandbox }
+            """
+        )
+        let environment = [
+            "HERALD_APNS_KEY_FILE": keyFile.path, "HERALD_APNS_KEY_ID": "WALLETKEY1", "HERALD_APNS_TEAM_ID": "TEAMWALLET",
+            "HERALD_APNS_TOPIC": "com.example.legacy",
+        ]
+        let configuration = try await HeraldConfiguration.load(flags: [:], environment: environment, file: file)
+        #expect(configuration.server.port == 9000)
+        #expect(Set(configuration.providers.apps.keys) == ["default", "com.example.wallet", "com.example.wallet.beta"])
+        #expect(configuration.providers.apps["com.example.wallet.beta"]?.apns?.topic == "com.example.wallet.beta")
+        #expect(configuration.providers.apps["com.example.wallet.beta"]?.apns?.environment == .sandbox)
+        #expect(configuration.providers.apns?.topic == "com.example.legacy")
+        #expect(!configuration.server.settings.localProvider)
+        #expect(configuration.summary.contains { $0.0 == "app com.example.wallet" && $0.1.contains("topic com.example.wallet,") })
+        #expect(!configuration.summary.contains { $0.1.contains("PRIVATE KEY") })
+
+        // `default` declared in the file while the environment configures it too: refused.
+        let twice = try Self.yaml(
+            """
+            apps:
+              default:
+                apns: { key_file: \(keyFile.path), key_id: WALLETKEY1, team_id: TEAMWALLET, topic: com.example.wallet }
+            """
+        )
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: environment, file: twice)
+            Issue.record("accepted default twice")
+        } catch {
+            #expect("\(error)".contains("app 'default' is configured twice"), "\(error)")
+        }
+    }
+
+    @Test("a bad apps section is refused, naming the app", arguments: [
+        ("apps:\n  'bad name!':\n    fcm: { service_account_file: /x }\n", "app name 'bad name!'"),
+        ("apps:\n  com.example.wallet: {}\n", "app 'com.example.wallet' has neither apns nor fcm"),
+        ("apps:\n  com.example.wallet:\n    apns: { key_id: K }\n", "missing apps.com.example.wallet.apns.key_file"),
+        ("apps:\n  com.example.wallet:\n    fcm: { service_account_file: /nonexistent.json }\n", "app 'com.example.wallet'"),
+    ])
+    func badApps(yaml: String, message: String) async throws {
+        let file = try Self.yaml(yaml)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: [:], file: file)
+            Issue.record("accepted \(yaml)")
+        } catch {
+            #expect("\(error)".contains(message), "\(error)")
+        }
+    }
+
     @Test("bad values are refused with their name, whichever layer they came from", arguments: [
         ("port: eighty\n", [String: String](), "HERALD_PORT must be a positive integer"),
         ("", ["HERALD_ACCEPT_RAW_TOKENS": "maybe"], "HERALD_ACCEPT_RAW_TOKENS must be true or false"),
