@@ -87,6 +87,55 @@ def sink_lines(log):
     return rows
 
 
+def start_sink(work):
+    """The nginx APNs sink in `work` and the environment that points `herald serve` at it (a fresh
+    P-256 key, the sink's CA); returns (nginx master pid, sink access log, environment)."""
+    shared = os.environ.get("BENCH_DIR", os.path.join(ROOT, "..", "shared", "bench"))
+    sink_port = free_port()
+    subprocess.run([os.path.join(shared, "apns_sink.sh"), work, str(sink_port)], check=True, stdout=subprocess.DEVNULL)
+    master = int(open(os.path.join(work, "nginx.pid")).read())
+    key = os.path.join(work, "apns_key.p8")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key],
+                   check=True, stderr=subprocess.DEVNULL)
+    env = dict(os.environ,
+               HERALD_APNS_KEY_FILE=key, HERALD_APNS_KEY_ID="BENCHKEY01", HERALD_APNS_TEAM_ID="BENCHTEAM1",
+               HERALD_APNS_TOPIC="org.herald.bench", HERALD_APNS_URL="https://127.0.0.1:%d" % sink_port,
+               HERALD_TLS_CA_FILE=os.path.join(work, "cert.pem"), HERALD_LOG_LEVEL="warning")
+    return master, os.path.join(work, "sink-access.log"), env
+
+
+def stop_sink(master, work):
+    try:
+        os.kill(master, signal.SIGTERM)
+    except OSError:
+        pass
+    time.sleep(0.5)
+    if os.environ.get("KEEP") is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def start_herald(binary, database, env, log):
+    """`herald serve` on a free port, once /health answers; returns (process, port)."""
+    port = free_port()
+    process = subprocess.Popen([binary, "serve", "--port", str(port), "--database", database],
+                               env=env, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+    for _ in range(300):
+        try:
+            urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=1).read()
+            return process, port
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("herald serve did not start; see " + log)
+
+
+def stop_herald(process):
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def wrk_output_numbers(text):
     total = int(re.search(r"(\d+) requests in ([\d.]+)s", text).group(1))
     seconds = float(re.search(r"(\d+) requests in ([\d.]+)s", text).group(2))
@@ -105,18 +154,9 @@ def main():
     args = parser.parse_args()
     shared = os.environ.get("BENCH_DIR", os.path.join(ROOT, "..", "shared", "bench"))
     work = tempfile.mkdtemp(prefix="herald-fastpath-")
-    sink_port = free_port()
-    subprocess.run([os.path.join(shared, "apns_sink.sh"), work, str(sink_port)], check=True, stdout=subprocess.DEVNULL)
-    master = int(open(os.path.join(work, "nginx.pid")).read())
+    master, log, env = start_sink(work)
     sink = nginx_pids(master)
-    log = os.path.join(work, "sink-access.log")
-    key = os.path.join(work, "apns_key.p8")
-    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key],
-                   check=True, stderr=subprocess.DEVNULL)
-    env = dict(os.environ,
-               HERALD_APNS_KEY_FILE=key, HERALD_APNS_KEY_ID="BENCHKEY01", HERALD_APNS_TEAM_ID="BENCHTEAM1",
-               HERALD_APNS_TOPIC="org.herald.bench", HERALD_APNS_URL="https://127.0.0.1:%d" % sink_port,
-               HERALD_TLS_CA_FILE=os.path.join(work, "cert.pem"), HERALD_LOG_LEVEL="warning")
+    sink_port = int(env["HERALD_APNS_URL"].rsplit(":", 1)[1])
     server = None
     try:
         # 1. Raw sends: the peer, then Herald's provider, same sink.
@@ -144,16 +184,7 @@ def main():
         print("2. bare Hummingbird POST route, wrk -c%d 10 s: %.0f requests/s" % (args.connections, floor_rate))
 
         # 3. herald serve under wrk, fresh token per request.
-        port = free_port()
-        database = os.path.join(work, "herald.sqlite")
-        server = subprocess.Popen([args.herald, "serve", "--port", str(port), "--database", database],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "herald.log"), "w"))
-        for _ in range(300):
-            try:
-                urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
+        server, port = start_herald(args.herald, os.path.join(work, "herald.sqlite"), env, os.path.join(work, "herald.log"))
         time.sleep(2)
         rss_idle = status_kb(server.pid, "VmRSS")
         script = os.path.join(work, "webhook.lua")
@@ -221,18 +252,8 @@ end
         print("   CPU per webhook: Herald %.0f µs" % ((h1 - h0) / max(len(rows), 1) * 1e6))
     finally:
         if server:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        try:
-            os.kill(master, signal.SIGTERM)
-        except OSError:
-            pass
-        time.sleep(0.5)
-        if os.environ.get("KEEP") is None:
-            shutil.rmtree(work, ignore_errors=True)
+            stop_herald(server)
+        stop_sink(master, work)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,12 @@ webhook of Herald (all instances) and of PostgreSQL.
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
-import urllib.request
 
-from fastpath import cpu_seconds, free_port, nginx_pids, sink_lines, wrk_output_numbers
+from fastpath import (cpu_seconds, free_port, nginx_pids, sink_lines, start_herald, start_sink, stop_herald, stop_sink,
+                      wrk_output_numbers)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,27 +65,6 @@ def create_database(port, name):
     subprocess.run(["psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "postgres",
                     "-c", "CREATE DATABASE %s" % name], check=True)
     return "postgres://postgres@127.0.0.1:%d/%s" % (port, name)
-
-
-def start_herald(binary, database, env, log):
-    port = free_port()
-    process = subprocess.Popen([binary, "serve", "--port", str(port), "--database", database],
-                               env=env, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
-    for _ in range(300):
-        try:
-            urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=1).read()
-            return process, port
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("herald serve did not start; see " + log)
-
-
-def stop(process):
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 def run_setup(name, args, env, work, database, instances, sink_log, marker, pg_data):
@@ -142,7 +120,7 @@ end
                   len(rows) - len(tokens), drained, (h1 - h0) / max(acked, 1) * 1e6, (p1 - p0) / max(acked, 1) * 1e6))
     finally:
         for process, _ in servers:
-            stop(process)
+            stop_herald(process)
 
 
 def main():
@@ -151,20 +129,9 @@ def main():
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--herald", default=os.path.join(ROOT, ".build/release/herald"))
     args = parser.parse_args()
-    shared = os.environ.get("BENCH_DIR", os.path.join(ROOT, "..", "shared", "bench"))
     work = tempfile.mkdtemp(prefix="herald-scaleout-")
     os.chmod(work, 0o755)
-    sink_port = free_port()
-    subprocess.run([os.path.join(shared, "apns_sink.sh"), work, str(sink_port)], check=True, stdout=subprocess.DEVNULL)
-    master = int(open(os.path.join(work, "nginx.pid")).read())
-    sink_log = os.path.join(work, "sink-access.log")
-    key = os.path.join(work, "apns_key.p8")
-    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key],
-                   check=True, stderr=subprocess.DEVNULL)
-    env = dict(os.environ,
-               HERALD_APNS_KEY_FILE=key, HERALD_APNS_KEY_ID="BENCHKEY01", HERALD_APNS_TEAM_ID="BENCHTEAM1",
-               HERALD_APNS_TOPIC="org.herald.bench", HERALD_APNS_URL="https://127.0.0.1:%d" % sink_port,
-               HERALD_TLS_CA_FILE=os.path.join(work, "cert.pem"), HERALD_LOG_LEVEL="warning")
+    master, sink_log, env = start_sink(work)
     pg_port, pg_data = start_postgres(work)
     try:
         print("wrk -c%d for %d s per setup; sink: nginx (../shared/bench/apns_sink.sh)" % (args.connections, args.seconds))
@@ -174,13 +141,7 @@ def main():
         run_setup("PostgreSQL, 2 instances", args, env, work, create_database(pg_port, "two"), 2, sink_log, "c3", pg_data)
     finally:
         subprocess.run(as_postgres([PG_BIN + "/pg_ctl", "-D", pg_data, "-m", "fast", "stop"]), stdout=subprocess.DEVNULL)
-        try:
-            os.kill(master, signal.SIGTERM)
-        except OSError:
-            pass
-        time.sleep(0.5)
-        if os.environ.get("KEEP") is None:
-            shutil.rmtree(work, ignore_errors=True)
+        stop_sink(master, work)
 
 
 if __name__ == "__main__":

@@ -41,9 +41,9 @@ extension PostgresStore: ReplyStore {
                     logger: logger
                 )
                 // Sent at commit, to every process listening: the one holding the request
-                // completes it at once (``watchAnsweredReplies``).
+                // completes it at once.
                 try await connection.query(
-                    "SELECT pg_notify(\(PostgresStore.answeredRepliesChannel), \(id))", logger: logger
+                    "SELECT pg_notify(\(StoreChannel.answeredReplies), \(id))", logger: logger
                 )
                 return .accepted
             default: return .expired
@@ -229,25 +229,5 @@ extension PostgresStore: LightningAddressStore {
         }
         return LightningAddress(
             username: try columns[6].decode(String.self), device: device, payInfo: info)
-    }
-}
-
-extension PostgresStore: ReplyAnswerFeed {
-    /// The `LISTEN/NOTIFY` channel of answered replies; the payload is the reply id.
-    static let answeredRepliesChannel = "herald_reply_answered"
-
-    public func watchAnsweredReplies(
-        onListening: @Sendable () -> Void, _ answered: @Sendable (String) async -> Void
-    ) async throws {
-        // One pool connection held for as long as this listens: a notification reaches only
-        // the session that asked for it.
-        try await client.withConnection { connection in
-            try await connection.listen(on: Self.answeredRepliesChannel) { notifications in
-                onListening()
-                for try await notification in notifications {
-                    await answered(notification.payload)
-                }
-            }
-        }
     }
 }

@@ -156,7 +156,7 @@ enum DashboardPage {
         var rows = ""
         for (platform, status) in data.providers {
             guard let status else {
-                rows += "<tr><td>\(platform)</td><td colspan=\"3\" class=\"muted\">no provider configured</td></tr>"
+                rows += "<tr><td>\(HTML.escape(platform))</td><td colspan=\"3\" class=\"muted\">no provider configured</td></tr>"
                 continue
             }
             let connection = status.openConnections.map { $0 > 0 ? "<span class=\"ok\">connected (\($0))</span>" : "<span class=\"idle\">not connected</span>" }
@@ -165,7 +165,7 @@ enum DashboardPage {
             if status.usesToken {
                 token = status.tokenIssuedAt.map { "issued \(HTML.age(data.now.timeIntervalSince($0))) ago" } ?? "<span class=\"muted\">not issued yet</span>"
             }
-            rows += "<tr><td>\(platform)</td><td>\(HTML.escape(status.name))</td><td>\(connection)</td><td>\(token)</td></tr>"
+            rows += "<tr><td>\(HTML.escape(platform))</td><td>\(HTML.escape(status.name))</td><td>\(connection)</td><td>\(token)</td></tr>"
         }
         return """
             <section class="card"><h2>Providers</h2>

@@ -86,15 +86,17 @@ public func buildApplication(
 
     let relay = ReplyRelay(store: store, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
 
+    // What several processes on one database must agree on goes through it; nil for SQLite.
+    let sharedStore: (any HeraldStoreBackend)? = store.isSingleProcess ? nil : store
     let targets = TargetLimiter(
         local: RateLimiter(
             perMinute: configuration.settings.targetPushesPerMinute, burst: configuration.settings.targetPushBurst, now: now
         ),
-        shared: store.isSingleProcess ? nil : store as? any TargetRateStore
+        shared: sharedStore as? any TargetRateStore
     )
 
     // With several instances on the database, presence is mirrored between them.
-    let presenceChannel = store.isSingleProcess ? nil : store as? any StoreNotifications
+    let presenceChannel = sharedStore as? any StoreNotifications
     let presence = PresenceRegistry(configuration: configuration.presence, shared: presenceChannel != nil) { took in
         metrics.wakeToPresence.record(.milliseconds(Int64((took * 1000).rounded())))
     }
@@ -105,7 +107,7 @@ public func buildApplication(
     let wakes = WakeRoutes(
         intake: intake, devices: store, keys: store, providers: providers, presence: presence, metrics: metrics,
         targetLimiter: targets, settings: configuration.settings, now: now,
-        claims: store.isSingleProcess ? nil : store as? any WakeClaimStore
+        claims: sharedStore as? any WakeClaimStore
     )
     let webhooks = WebhookRoutes(
         intake: intake,

@@ -12,8 +12,6 @@ import ServiceLifecycle
 /// only makes a hint less precise. What must hold exactly across instances, the claim to push a
 /// wake, lives in the database instead (``WakeClaimStore``).
 final class PresenceMirror: Service, Sendable {
-    static let channel = "herald_presence"
-
     let registry: PresenceRegistry
     let store: any StoreNotifications
     let now: @Sendable () -> Date
@@ -40,7 +38,7 @@ final class PresenceMirror: Service, Sendable {
     private func send() async {
         for await change in registry.changes {
             do {
-                try await store.publish(channel: Self.channel, payload: try WireJSON.encodeString(change))
+                try await store.publish(channel: StoreChannel.presence, payload: try WireJSON.encodeString(change))
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("could not tell other instances of a presence change", metadata: ["error": "\(error)"])
@@ -52,21 +50,12 @@ final class PresenceMirror: Service, Sendable {
         let registry = self.registry
         let now = self.now
         let logger = self.logger
-        while !Task.isCancelled {
-            do {
-                try await store.listen(channel: Self.channel, onListening: { logger.debug("listening for presence changes") }) {
-                    payload in
-                    guard let change = try? WireJSON.decode(PresenceChange.self, from: Data(payload.utf8)) else {
-                        logger.warning("ignored an unreadable presence change")
-                        return
-                    }
-                    registry.apply(change, now: now())
-                }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("lost the presence channel; listening again", metadata: ["error": "\(error)"])
+        await store.listenUntilCancelled(channel: StoreChannel.presence, logger: logger) { payload in
+            guard let change = try? WireJSON.decode(PresenceChange.self, from: Data(payload.utf8)) else {
+                logger.warning("ignored an unreadable presence change")
+                return
             }
-            try? await Task.sleep(for: .seconds(1))
+            registry.apply(change, now: now())
         }
     }
 }

@@ -151,15 +151,17 @@ public final class PresenceRegistry: Sendable {
     /// instances; false when it holds none anywhere.
     @discardableResult
     public func deliver(_ event: PresenceWakeEvent, to deviceID: String, now: Date = Date()) -> Bool {
-        let (continuations, remote) = state.withLockedValue { state in
-            (
-                state.streams[deviceID].map { Array($0.values) } ?? [],
-                state.remoteStreams[deviceID]?.values.contains { $0 > now } ?? false
-            )
-        }
+        let remote = state.withLockedValue { $0.remoteStreams[deviceID]?.values.contains { $0 > now } ?? false }
+        let local = deliverHere(event, to: deviceID)
+        if !local, remote { tell(.deliver, deviceID, event: event) }
+        return local || remote
+    }
+
+    /// Tells the device's streams held by this instance; false when it holds none.
+    private func deliverHere(_ event: PresenceWakeEvent, to deviceID: String) -> Bool {
+        let continuations = state.withLockedValue { state in state.streams[deviceID].map { Array($0.values) } ?? [] }
         for continuation in continuations { continuation.yield(event) }
-        if continuations.isEmpty, remote { tell(.deliver, deviceID, event: event) }
-        return !continuations.isEmpty || remote
+        return !continuations.isEmpty
     }
 
     /// Applies another instance's change (its own are skipped).
@@ -195,8 +197,7 @@ public final class PresenceRegistry: Sendable {
             }
         case .deliver:
             guard let event = change.event else { return }
-            let continuations = state.withLockedValue { state in state.streams[change.device].map { Array($0.values) } ?? [] }
-            for continuation in continuations { continuation.yield(event) }
+            _ = deliverHere(event, to: change.device)
         }
     }
 

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// Each reply id has one waiter in the process that holds the request. An answer that reaches
 /// this process completes the waiter as soon as it is committed, with no store round trip; one
 /// that reaches another process on the same database is announced by the store when it can
-/// (``ReplyAnswerFeed``: PostgreSQL's `LISTEN/NOTIFY`) and otherwise found by a slow poll
+/// (``StoreNotifications``: PostgreSQL's `LISTEN/NOTIFY`) and otherwise found by a slow poll
 /// (``ServerSettings/replyPollInterval``, 1 s), which also covers notifications missed while
 /// the channel was down. `run()` listens, polls and sweeps expired reply URLs.
 public final class ReplyRelay: Service, Sendable {
@@ -123,8 +123,8 @@ public final class ReplyRelay: Service, Sendable {
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                if let feed = self.store as? any ReplyAnswerFeed {
-                    group.addTask { await self.listen(to: feed) }
+                if let notifications = self.store as? any StoreNotifications {
+                    group.addTask { await self.listen(to: notifications) }
                 }
                 group.addTask { try? await self.loop() }
                 await group.next()
@@ -133,29 +133,20 @@ public final class ReplyRelay: Service, Sendable {
         }
     }
 
-    /// Completes held requests as other processes announce their answers; listens again a
-    /// second after the channel is lost.
-    private func listen(to feed: any ReplyAnswerFeed) async {
+    /// Completes held requests as other processes announce their answers.
+    private func listen(to notifications: any StoreNotifications) async {
         let waiters = self.waiters
         let store = self.store
         let logger = self.logger
-        while !Task.isCancelled {
+        await notifications.listenUntilCancelled(channel: StoreChannel.answeredReplies, logger: logger) { id in
+            guard waiters.isWaiting(id) else { return }
             do {
-                try await feed.watchAnsweredReplies(onListening: { logger.debug("listening for answered replies") }) { id in
-                    guard waiters.isWaiting(id) else { return }
-                    do {
-                        if let answer = try await store.answeredReplies(ids: [id])[id] {
-                            waiters.resolve(id, with: answer)
-                        }
-                    } catch {
-                        logger.warning("could not read an announced reply", metadata: ["error": "\(error)"])
-                    }
+                if let answer = try await store.answeredReplies(ids: [id])[id] {
+                    waiters.resolve(id, with: answer)
                 }
             } catch {
-                if Task.isCancelled { return }
-                logger.warning("lost the answered-replies channel; polling until it is back", metadata: ["error": "\(error)"])
+                logger.warning("could not read an announced reply", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: .seconds(1))
         }
     }
 

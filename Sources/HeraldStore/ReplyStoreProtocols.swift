@@ -25,16 +25,6 @@ public protocol ReplyStore: Sendable {
     func purgeCachedReplies(now: Date) async throws -> Int
 }
 
-/// A store shared by several processes that can tell each of them, as it happens, that a reply
-/// was answered (PostgreSQL's `LISTEN/NOTIFY`), so a request held by one process completes when
-/// its answer reaches another without waiting for a poll.
-public protocol ReplyAnswerFeed: Sendable {
-    /// Calls `answered` with the id of every reply answered by any process, from the moment it
-    /// is listening until the task is cancelled. Throws when the channel is lost; the caller
-    /// listens again (answers meanwhile are found by its poll).
-    func watchAnsweredReplies(onListening: @Sendable () -> Void, _ answered: @Sendable (String) async -> Void) async throws
-}
-
 /// A device's answer as it came: the JSON bytes and its `Cache-Control: max-age`, if any.
 public struct ReplyAnswer: Sendable, Hashable {
     public var body: Data

@@ -24,6 +24,12 @@ struct DeadLetters: AsyncParsableCommand {
 
         var isEmpty: Bool { reason == nil && platform == nil }
 
+        /// Replay and purge take one letter by id or every match with --all, never both.
+        func checkTarget(id: String?, all: Bool) throws {
+            if (id == nil) == !all { throw ValidationError("give a dead letter id, or --all (with --reason/--platform to narrow it)") }
+            if id != nil && !isEmpty { throw ValidationError("--reason and --platform go with --all") }
+        }
+
         func parsed() throws -> DeadLetterFilter {
             var filter = DeadLetterFilter(reason: reason)
             if let platform {
@@ -93,8 +99,7 @@ struct DeadLetters: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func validate() throws {
-            if (id == nil) == !all { throw ValidationError("give a dead letter id, or --all (with --reason/--platform to narrow it)") }
-            if id != nil && !filter.isEmpty { throw ValidationError("--reason and --platform go with --all") }
+            try filter.checkTarget(id: id, all: all)
         }
 
         func run() async throws {
@@ -136,8 +141,7 @@ struct DeadLetters: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func validate() throws {
-            if (id == nil) == !all { throw ValidationError("give a dead letter id, or --all (with --reason/--platform to narrow it)") }
-            if id != nil && !filter.isEmpty { throw ValidationError("--reason and --platform go with --all") }
+            try filter.checkTarget(id: id, all: all)
         }
 
         func run() async throws {
