@@ -1,4 +1,5 @@
 import Crypto
+import HeraldWire
 import Foundation
 
 /// A wallet for development and demos, kept as a JSON file in a folder: it issues invoices,
@@ -78,11 +79,11 @@ public actor DevelopmentWallet: WalletService {
                 descriptionHash: request.descriptionHash, createdAt: createdAt, expirySeconds: Self.invoiceExpirySeconds
             )
         )
-        let hash = hexString(paymentHash)
+        let hash = paymentHash.lowercaseHex
         let invoice = Invoice(
             bolt11: bolt11,
             paymentHash: hash,
-            preimage: hexString(preimage),
+            preimage: preimage.lowercaseHex,
             amountMsat: request.amountMsat,
             description: request.description,
             descriptionHash: request.descriptionHash,

@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// `count` random bytes from the system's secure generator.
 func randomBytes(_ count: Int) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()
@@ -6,16 +8,5 @@ func randomBytes(_ count: Int) -> [UInt8] {
 
 /// `bytes` random bytes from the system's secure generator, as lowercase hex.
 func randomHex(bytes: Int) -> String {
-    hexString(randomBytes(bytes))
-}
-
-/// `bytes` as lowercase hex.
-func hexString(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var text: [UInt8] = []
-    for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0f)])
-    }
-    return String(decoding: text, as: UTF8.self)
+    randomBytes(bytes).lowercaseHex
 }

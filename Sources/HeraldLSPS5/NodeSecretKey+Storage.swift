@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// Making and keeping a node's own key: a development wallet signs its invoices with a key it
 /// generated once and kept in its folder.
 extension NodeSecretKey {
@@ -14,8 +16,5 @@ extension NodeSecretKey {
 
     /// The key as 64 lower-case hex digits, to store where only its owner can read it; the
     /// inverse of ``init(hex:)``. Never log it (``description`` shows the node id instead).
-    public var secretHex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] }, as: UTF8.self)
-    }
+    public var secretHex: String { bytes.lowercaseHex }
 }

@@ -1,4 +1,5 @@
 import CSecp256k1
+import HeraldWire
 
 /// The one libsecp256k1 context of the process, randomized once against side channels.
 ///
@@ -42,16 +43,7 @@ public struct NodeID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Lower-case hex, as node ids are usually written.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(66)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public var hex: String { bytes.lowercaseHex }
 
     public var description: String { hex }
 

@@ -81,6 +81,7 @@ final class RateLimiter: Sendable {
 
 import HeraldPush
 import HeraldStore
+import HeraldWire
 
 /// Each device token's push allowance (``ServerSettings/targetPushesPerMinute``, burst
 /// ``ServerSettings/targetPushBurst``): in this process's memory, and with a database shared by
@@ -105,7 +106,7 @@ struct TargetLimiter: Sendable {
         let wait: TimeInterval?
         do {
             wait = try await shared.takeTargetPushes(
-                keys: keys.map { Secrets.hash($0).prefix(16).map { String(format: "%02x", $0) }.joined() },
+                keys: keys.map { Secrets.hash($0).prefix(16).lowercaseHex },
                 capacity: local.capacity, refillPerSecond: local.refillPerSecond, now: local.now())
         } catch {
             throw APIError(intakeFailure: error)

@@ -79,7 +79,7 @@ public enum SealedPush {
         let mac = HMAC<SHA256>.authenticationCode(
             for: Data(collapseID.utf8), using: SymmetricKey(data: key.key.rawRepresentation)
         )
-        return "sealed:" + mac.prefix(16).map { String(format: "%02x", $0) }.joined()
+        return "sealed:" + mac.prefix(16).lowercaseHex
     }
 
     /// Whether a push's data is a sealed envelope.
@@ -101,7 +101,7 @@ public struct SealPublicKey: Sendable, Hashable {
 
     public init(_ key: Curve25519.KeyAgreement.PublicKey) {
         self.key = key
-        self.keyID = SHA256.hash(data: key.rawRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined()
+        self.keyID = SHA256.hash(data: key.rawRepresentation).prefix(8).lowercaseHex
     }
 
     /// Parses the registration form; base64url and missing padding are accepted too.
