@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,7 @@ final class ServerProcess: @unchecked Sendable {
         let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("herald-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.folder = folder
-        self.port = try Self.freePort()
+        self.port = try LoopbackPort.free()
         self.extraArguments = arguments
         self.database = database ?? folder.appendingPathComponent("herald.sqlite").path
         _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("server.log").path, contents: nil)
@@ -133,25 +134,5 @@ final class ServerProcess: @unchecked Sendable {
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: folder)
-    }
-
-    /// A port the kernel just handed out and took back: free unless someone races for it.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
