@@ -71,14 +71,26 @@ public struct APNsProvider: PushProvider {
     }
 
     public func send(_ message: PushMessage, to target: PushTarget, logger baseLogger: Logger) async -> PushOutcome {
+        await send(inOrder: [message], to: target, logger: baseLogger)[0]
+    }
+
+    /// All of `messages` on one connection, each request's stream opened after the one before
+    /// (``PushEndpoint/executeInOrder(_:timeout:)``): APNs sees a wake's silent push before its
+    /// alert without the alert waiting for the silent push's answer.
+    public func send(inOrder messages: [PushMessage], to target: PushTarget, logger baseLogger: Logger) async -> [PushOutcome] {
         var logger: Logger { baseLogger.forPush(service: "apns", to: target) }
 
-        let body: Data
-        do {
-            body = try checkedBody(message, for: target)
-        } catch {
-            return .refused(error, service: "apns", logger: logger)
+        // A message that cannot be rendered is refused on its own; the others still go.
+        var outcomes = [PushOutcome?](repeating: nil, count: messages.count)
+        var bodies: [(index: Int, body: Data)] = []
+        for (index, message) in messages.enumerated() {
+            do {
+                bodies.append((index, try checkedBody(message, for: target)))
+            } catch {
+                outcomes[index] = .refused(error, service: "apns", logger: logger)
+            }
         }
+        guard !bodies.isEmpty else { return outcomes.map { $0! } }
 
         let token: String
         do {
@@ -86,32 +98,50 @@ public struct APNsProvider: PushProvider {
         } catch {
             // Signing with a key that parsed cannot fail for a reason a retry would fix.
             logger.error("apns provider token could not be signed", metadata: ["error.type": "\(type(of: error))"])
-            return PushOutcome(kind: .permanent, reason: "provider_token_signing_failed")
+            return outcomes.map { $0 ?? PushOutcome(kind: .permanent, reason: "provider_token_signing_failed") }
         }
 
-        let request = makeRequest(message, token: target.token, providerToken: token, body: body)
-        let outcome: PushOutcome
-        do {
-            let response = try await endpoint.execute(request, timeout: configuration.requestTimeout)
-            // A success has no body: skip the decoder (a failed decode throws, which costs).
-            let reason =
-                response.body.readableBytes == 0
-                ? nil : try? WireJSON.decode(APNsErrorBody.self, from: Data(response.body.readableBytesView)).reason
-            outcome = APNsResponse.outcome(
-                status: response.status,
-                reason: reason,
-                retryAfter: response.status == 200 ? nil : RetryAfter.parse(response.headers.first(name: "retry-after"), now: now()),
-                apnsID: response.headers.first(name: "apns-id")
-            )
-            if response.status == 403, let reason, APNsResponse.providerTokenReasons.contains(reason) {
-                await tokens.invalidate(token)
+        let requests = bodies.map { makeRequest(messages[$0.index], token: target.token, providerToken: token, body: $0.body) }
+        let answers: [Result<PushHTTPResponse, any Error>]
+        if requests.count == 1 {
+            do {
+                answers = [.success(try await endpoint.execute(requests[0], timeout: configuration.requestTimeout))]
+            } catch {
+                answers = [.failure(error)]
             }
-        } catch {
+        } else {
+            answers = await endpoint.executeInOrder(requests, timeout: configuration.requestTimeout)
+        }
+        for ((index, _), answer) in zip(bodies, answers) {
+            outcomes[index] = await outcome(of: answer, providerToken: token, logger: logger, verbose: baseLogger.logLevel <= .debug)
+        }
+        return outcomes.map { $0! }
+    }
+
+    private func outcome(
+        of answer: Result<PushHTTPResponse, any Error>, providerToken token: String, logger: Logger, verbose: Bool
+    ) async -> PushOutcome {
+        let response: PushHTTPResponse
+        switch answer {
+        case .success(let value): response = value
+        case .failure(let error):
             TransportFailure.log(error, service: name, logger: logger)
             return TransportFailure.outcome(for: error)
         }
-
-        if outcome.kind != .delivered || baseLogger.logLevel <= .debug {
+        // A success has no body: skip the decoder (a failed decode throws, which costs).
+        let reason =
+            response.body.readableBytes == 0
+            ? nil : try? WireJSON.decode(APNsErrorBody.self, from: Data(response.body.readableBytesView)).reason
+        let outcome = APNsResponse.outcome(
+            status: response.status,
+            reason: reason,
+            retryAfter: response.status == 200 ? nil : RetryAfter.parse(response.headers.first(name: "retry-after"), now: now()),
+            apnsID: response.headers.first(name: "apns-id")
+        )
+        if response.status == 403, let reason, APNsResponse.providerTokenReasons.contains(reason) {
+            await tokens.invalidate(token)
+        }
+        if outcome.kind != .delivered || verbose {
             outcome.log(logger: logger)
         }
         return outcome

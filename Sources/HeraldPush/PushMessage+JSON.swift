@@ -5,9 +5,14 @@ extension PushMessage {
     /// The message as stored with its job: the bytes `WireJSON.encode(self)` gives, written
     /// without `JSONEncoder` because every webhook stores one (see ``JSONWriter``).
     public func storedJSON() -> Data {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.data
+    }
+
+    private func write(to writer: inout JSONWriter) {
         // The synthesized coding keys in sorted order; nil members are left out, as
         // `encodeIfPresent` does.
-        var writer = JSONWriter()
         writer.beginObject()
         if let alert {
             writer.key("alert")
@@ -29,9 +34,17 @@ extension PushMessage {
         }
         writer.member("interruptionLevel", interruptionLevel)
         writer.member("kind", kind.rawValue)
+        if let prelude {
+            writer.key("prelude")
+            writer.raw("[")
+            for (index, push) in prelude.enumerated() {
+                if index > 0 { writer.raw(",") }
+                push.write(to: &writer)
+            }
+            writer.raw("]")
+        }
         writer.member("sound", sound)
         writer.endObject()
-        return writer.data
     }
 }
 

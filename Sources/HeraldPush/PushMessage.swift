@@ -56,6 +56,10 @@ public struct PushMessage: Codable, Hashable, Sendable {
     /// After this moment the push service should stop trying to deliver.
     public var expiresAt: Date?
     public var android: AndroidNotification?
+    /// Pushes to the same device written to the push service before this one, on the same
+    /// connection, in order: a wake's silent push ahead of its alert. Best effort: their outcome
+    /// never holds up or stops this push, and this push's outcome is the job's.
+    public var prelude: [PushMessage]?
 
     public init(
         kind: Kind,
@@ -67,7 +71,8 @@ public struct PushMessage: Codable, Hashable, Sendable {
         interruptionLevel: String? = nil,
         collapseID: String? = nil,
         expiresAt: Date? = nil,
-        android: AndroidNotification? = nil
+        android: AndroidNotification? = nil,
+        prelude: [PushMessage]? = nil
     ) {
         self.kind = kind
         self.data = data
@@ -79,6 +84,7 @@ public struct PushMessage: Codable, Hashable, Sendable {
         self.collapseID = collapseID
         self.expiresAt = expiresAt
         self.android = android
+        self.prelude = prelude
     }
 
     /// The generic text a wake push shows when no extension rewrites it (an old app version,

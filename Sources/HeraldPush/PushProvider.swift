@@ -13,11 +13,25 @@ public protocol PushProvider: Sendable {
     /// Sends one message. Never throws: every failure is an outcome the outbox can act on.
     func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome
 
+    /// Sends several messages to one device in the order given, as ``PushMessage/prelude``
+    /// asks: each is written to the service after the one before it, and none waits for an
+    /// earlier one's answer. One outcome per message, in order.
+    func send(inOrder messages: [PushMessage], to target: PushTarget, logger: Logger) async -> [PushOutcome]
+
     /// What an operator can see of the provider right now (the dashboard shows it).
     var status: PushProviderStatus { get }
 }
 
 extension PushProvider {
+    /// One after the other: right for a provider with nothing in flight between a send and its
+    /// answer (the local development provider), and for FCM, which promises no order anyway.
+    public func send(inOrder messages: [PushMessage], to target: PushTarget, logger: Logger) async -> [PushOutcome] {
+        var outcomes: [PushOutcome] = []
+        outcomes.reserveCapacity(messages.count)
+        for message in messages { outcomes.append(await send(message, to: target, logger: logger)) }
+        return outcomes
+    }
+
     /// A provider that keeps neither connections nor a bearer token reports nothing more than its name.
     public var status: PushProviderStatus { PushProviderStatus(name: name) }
 }

@@ -65,6 +65,14 @@ public struct PushRouter: PushProvider {
         guard let provider = provider(for: target.platform, app: target.app) else {
             return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.platformNotConfigured.rawValue)
         }
-        return await provider.send(message, to: target, logger: logger)
+        guard let prelude = message.prelude, !prelude.isEmpty else {
+            return await provider.send(message, to: target, logger: logger)
+        }
+        var main = message
+        main.prelude = nil
+        let outcomes = await provider.send(inOrder: prelude + [main], to: target, logger: logger)
+        // The prelude is best effort (a silent push APNs may throttle): its failures are logged
+        // by the provider, and only the message's own outcome decides the job.
+        return outcomes.last ?? PushOutcome(kind: .retry, reason: "not_sent")
     }
 }

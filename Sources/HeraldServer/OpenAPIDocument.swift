@@ -7041,7 +7041,7 @@ enum OpenAPIDocument {
               "type": "string",
               "minLength": 1
             },
-            "description": "Two on iOS (silent, alert), one on Android."
+            "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."
           }
         },
         "required": [
@@ -7082,7 +7082,7 @@ enum OpenAPIDocument {
               "type": "string",
               "minLength": 1
             },
-            "description": "When pushed: two on iOS (silent, alert), one on Android."
+            "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."
           },
           "reason": {
             "type": "string",
@@ -11827,7 +11827,7 @@ enum OpenAPIDocument {
           "items":
             "type": "string"
             "minLength": 1
-          "description": "Two on iOS (silent, alert), one on Android."
+          "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."
       "required":
         - "pushed"
         - "job_ids"
@@ -11856,7 +11856,7 @@ enum OpenAPIDocument {
           "items":
             "type": "string"
             "minLength": 1
-          "description": "When pushed: two on iOS (silent, alert), one on Android."
+          "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."
         "reason":
           "type": "string"
           "enum":

@@ -73,14 +73,18 @@ struct WakeRoutes: Sendable {
         do {
             let target = PushTarget(platform: device.platform, token: device.token, app: device.app)
             // Sealed to the device's key when it has one; checked by the provider in the form sent.
-            let messages = try messages(for: body, platform: device.platform, extraData: extraData, now: moment).map { push, message in
-                let typeHint = message.data[WakePushKey.type] ?? body.kind.rawValue
-                return (
-                    push: push,
-                    message: try PushSealing.prepare(
-                        message, sealKey: device.sealKey, typeHint: typeHint, for: target, providers: providers
-                    )
+            // A prelude (the silent push) is sealed and checked on its own, as it is sent on its own.
+            func prepared(_ message: PushMessage) throws -> PushMessage {
+                try PushSealing.prepare(
+                    message, sealKey: device.sealKey, typeHint: message.data[WakePushKey.type] ?? body.kind.rawValue,
+                    for: target, providers: providers
                 )
+            }
+            let messages = try messages(for: body, platform: device.platform, extraData: extraData, now: moment).map { push, message in
+                var main = message
+                main.prelude = try message.prelude?.map(prepared)
+                main = try prepared(main)
+                return (push: push, message: main)
             }
             // A wake counts against its phone's allowance like any push; an idempotent retry is free.
             if claim != .replay { try await targetLimiter.takePushes(for: [target], metrics: metrics) }
@@ -107,8 +111,9 @@ struct WakeRoutes: Sendable {
             }
             let duplicate = results.allSatisfy(\.duplicate)
             if !duplicate {
-                for (push, _) in messages { metrics.wakePushed(push) }
-                if device.sealKey != nil { metrics.sealed(count: messages.count) }
+                let pushes = messages.flatMap { push, message in (message.prelude ?? []).map { _ in "silent" } + [push] }
+                for push in pushes { metrics.wakePushed(push) }
+                if device.sealKey != nil { metrics.sealed(count: pushes.count) }
                 presence.woke(deviceID: device.id, now: moment)
             }
             var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: results.map(\.id)), status: pushedStatus)
@@ -143,10 +148,15 @@ struct WakeRoutes: Sendable {
         try? await claims.releaseWake(repeatKey: repeatKey, at: claimedAt)
     }
 
-    /// The pushes of a wake, each with its name for metrics and idempotency keys: on iOS a
-    /// silent push (may let the app finish in the background) and an alert (the reliable path,
-    /// seed 004 §1.6); on Android one high-priority data message, which always reaches the app's
-    /// service.
+    /// The jobs of a wake, each with its push's name for metrics and idempotency keys.
+    ///
+    /// On iOS one job: the alert (the reliable path, seed 004 §1.6), preceded on the wire by a
+    /// silent push that may let the app finish in the background. Apple's delivery rules shape
+    /// them: APNs stores one push per app for an offline phone and may reorder pushes, so the
+    /// silent push is never stored (`apns-expiration: 0`) and collapses nothing, and the alert
+    /// alone carries the expiry and the collapse id; sent as one job, the silent push is written
+    /// first on the same connection by whichever instance sends it. On Android one
+    /// high-priority data message, which always reaches the app's service.
     func messages(
         for wake: WakeRequest, platform: Platform, extraData: [String: String] = [:], now: Date
     ) throws -> [(push: String, message: PushMessage)] {
@@ -161,12 +171,13 @@ struct WakeRoutes: Sendable {
         case .ios:
             var silentData = data
             silentData[WakePushKey.type] = wake.kind.silentPushType
-            let silent = PushMessage(kind: .background, data: silentData, collapseID: collapseID, expiresAt: expiresAt)
+            // No expiry: "deliver now or never". No collapse id: it must never replace the alert.
+            let silent = PushMessage(kind: .background, data: silentData)
             let alert = PushMessage(
                 kind: .wake, data: data, alert: wake.kind.defaultAlert, sound: "default",
-                interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt
+                interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
             )
-            return [("silent", silent), ("alert", alert)]
+            return [("alert", alert)]
         case .android:
             return [("data", PushMessage(kind: .wake, data: data, collapseID: collapseID, expiresAt: expiresAt))]
         }

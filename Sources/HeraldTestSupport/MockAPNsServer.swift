@@ -18,10 +18,13 @@ import NIOCore
 public struct MockAPNsServer: Sendable {
     /// What the mock received, in order.
     public let requests = RequestLog<MockAPNsRequest>()
-    /// Answers scripted per device token.
+    /// Answers scripted per device token, or per token and push type (`"<token>/background"`,
+    /// checked first): how a test throttles only a wake's silent push.
     public let script = AnswerScript<MockAPNsAnswer>()
     /// Connections and concurrent streams the client used.
     public let connections = ConnectionStats()
+    /// The devices the accepted pushes go to; a test can take one offline.
+    public let devices: MockAPNsDevices
 
     /// The signing keys it trusts, each with the topics (bundle ids) its team may push to.
     let credentials: [Credential]
@@ -87,6 +90,7 @@ public struct MockAPNsServer: Sendable {
         self.certificate = certificate
         self.now = now
         self.responseDelay = responseDelay
+        self.devices = MockAPNsDevices(now: now)
     }
 
     /// Starts listening on 127.0.0.1 (a free port). Stop it with ``RunningMockServer/stop(timeout:)``.
@@ -149,6 +153,9 @@ public struct MockAPNsServer: Sendable {
         if answer == nil, let providerToken, let claims {
             answer = await tokenUpdates.use(providerToken, keyID: claims.keyID, at: now())
         }
+        if answer == nil, let pushType = headers["apns-push-type"] {
+            answer = await script.next(for: deviceToken + "/" + pushType)
+        }
         if answer == nil {
             answer = await script.next(for: deviceToken)
         }
@@ -167,10 +174,14 @@ public struct MockAPNsServer: Sendable {
                 providerToken: providerToken,
                 claims: claims,
                 connection: connection,
+                stream: await context.streamNumber(),
                 answer: final
             )
             observer?(received)
-            if recordsRequests { await requests.append(received) }
+            if recordsRequests {
+                await requests.append(received)
+                if received.accepted { await devices.accepted(received) }
+            }
         }
         if let responseDelay {
             try await Task.sleep(for: responseDelay)

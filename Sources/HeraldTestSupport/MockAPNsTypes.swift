@@ -58,6 +58,8 @@ public struct MockAPNsRequest: Sendable, Hashable {
     /// A number per TLS connection, in order of first use: requests on one HTTP/2 connection
     /// share it.
     public var connection: Int
+    /// The HTTP/2 stream id: on one connection, a lower id was opened (written) first.
+    public var stream: Int?
     public var answer: MockAPNsAnswer
 
     /// The claims of a provider token that verified with the key's public half.

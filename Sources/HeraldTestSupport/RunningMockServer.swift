@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP2
 import ServiceLifecycle
 
 /// A mock server that is listening: its port, and the way to stop it.
@@ -106,12 +107,22 @@ struct MockRequestContext: RequestContext {
     /// The connection's channel (for a HTTP/2 stream, its parent).
     let connection: any Channel
 
+    /// The HTTP/2 stream's channel; nil on HTTP/1.
+    let stream: (any Channel)?
+
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         connection = source.channel.parent ?? source.channel
+        stream = source.channel.parent == nil ? nil : source.channel
     }
 
     var connectionID: ObjectIdentifier { ObjectIdentifier(connection) }
+
+    /// The HTTP/2 stream id of the request; nil on HTTP/1.
+    func streamNumber() async -> Int? {
+        guard let stream, let id = try? await stream.getOption(HTTP2StreamChannelOptions.streamID).get() else { return nil }
+        return Int(id)
+    }
 }
 
 extension Request {

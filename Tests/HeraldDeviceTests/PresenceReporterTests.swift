@@ -44,7 +44,7 @@ struct PresenceReporterTests {
         let (after, pushed) = try await server.wake(device.deviceID, paymentHash: "aa02")
         #expect(after == 202)
         #expect(pushed?.pushed == true)
-        #expect(pushed?.jobIDs?.count == 2)
+        #expect(pushed?.jobIDs?.count == 1)
     }
 
     @Test("heartbeats repeat at half the TTL, so the app stays present past one TTL")

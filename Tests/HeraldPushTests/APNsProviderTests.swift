@@ -43,6 +43,57 @@ struct APNsProviderTests {
         #expect(claims.issuedAt == 1_750_000_000)
     }
 
+    @Test("pushes sent in order share one connection, each stream after the one before, also with four connections and many senders")
+    func inOrder() async throws {
+        let fixture = try APNsFixture()
+        let pairs = 40
+        let outcomes = try await fixture.run(connections: 4) { provider in
+            await withTaskGroup(of: [PushOutcome].self) { group in
+                for n in 0..<pairs {
+                    group.addTask {
+                        let silent = PushMessage(kind: .background, data: ["n": String(n)])
+                        let alert = PushMessage(kind: .wake, data: ["n": String(n)], alert: .init(title: "t", body: "b"))
+                        return await provider.send(inOrder: [silent, alert], to: PushTarget(platform: .ios, token: deviceToken(n)), logger: testLogger)
+                    }
+                }
+                return await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+        #expect(outcomes.count == 2 * pairs && outcomes.allSatisfy { $0.kind == .delivered })
+        let requests = await fixture.server.requests.all
+        #expect(Set(requests.map(\.connection)).count > 1)
+        for n in 0..<pairs {
+            let pair = requests.filter { $0.deviceToken == deviceToken(n) }
+            let silent = try #require(pair.first { $0.headers["apns-push-type"] == "background" })
+            let alert = try #require(pair.first { $0.headers["apns-push-type"] == "alert" })
+            #expect(silent.connection == alert.connection)
+            #expect(try #require(silent.stream) < (try #require(alert.stream)))
+        }
+    }
+
+    @Test("a throttled or refused first push neither stops nor delays the one after it")
+    func throttledPrelude() async throws {
+        let fixture = try APNsFixture()
+        let token = deviceToken(7)
+        await fixture.server.script.enqueue([.tooManyRequests(retryAfter: 30)], for: token + "/background")
+        let silent = PushMessage(kind: .background, data: ["type": "incoming_htlc_wake"])
+        let tooLarge = PushMessage(kind: .background, data: ["x": String(repeating: "y", count: 5000)])
+        let alert = PushMessage(kind: .wake, data: ["type": "incomingHtlc"], alert: .init(title: "t", body: "b"), prelude: [silent])
+        let router = try await fixture.run { provider in
+            let router = PushRouter(ios: provider, android: nil)
+            let throttled = await router.send(alert, to: PushTarget(platform: .ios, token: token), logger: testLogger)
+            var refusedPrelude = alert
+            refusedPrelude.prelude = [tooLarge]
+            let refused = await router.send(refusedPrelude, to: PushTarget(platform: .ios, token: token), logger: testLogger)
+            return [throttled, refused]
+        }
+        #expect(router.map(\.kind) == [.delivered, .delivered])
+        let requests = await fixture.server.requests.all
+        // The throttled silent push and its alert, then (the oversized silent push never sent) the alert.
+        let answered = requests.map { "\($0.headers["apns-push-type"] ?? "") \($0.answer.status)" }
+        #expect(answered.sorted() == ["alert 200", "alert 200", "background 429"])
+    }
+
     @Test("a background push is push type background, priority 5, content-available only")
     func backgroundPush() async throws {
         let fixture = try APNsFixture()

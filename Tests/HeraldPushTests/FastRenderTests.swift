@@ -18,6 +18,11 @@ struct FastRenderTests {
             android: .init(channelID: "payments", sound: "chime", color: "#ff0000", icon: "ic")
         ),
         PushMessage(kind: .alert, data: [:], alert: NotificationText(title: "", body: ""), android: .init(icon: "only")),
+        PushMessage(
+            kind: .wake, data: ["type": "incomingHtlc"], alert: NotificationText(title: "t", body: "b"), collapseID: "wake:ab",
+            expiresAt: Date(timeIntervalSince1970: 1_795_000_000),
+            prelude: [PushMessage(kind: .background, data: ["type": "incoming_htlc_wake"]), PushMessage(kind: .background, data: [:])]
+        ),
     ]
 
     @Test("the stored message is WireJSON's bytes and decodes back", arguments: messages)

@@ -20,9 +20,11 @@ func deviceToken(_ n: Int) -> String {
 func withPushHTTPClient<T: Sendable>(
     trusting caFile: String?,
     connectTimeout: Duration = .seconds(10),
+    connections: Int = 1,
     _ body: (PushHTTPClient) async throws -> T
 ) async throws -> T {
-    let client = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: caFile, connectTimeout: connectTimeout))
+    let client = try PushHTTPClient(
+        configuration: .init(extraTrustRootsPEMFile: caFile, connectionsPerOrigin: connections, connectTimeout: connectTimeout))
     do {
         let value = try await body(client)
         await client.shutdown()
@@ -59,13 +61,14 @@ struct APNsFixture {
         trustCA: Bool = true,
         connectTimeout: Duration = .seconds(10),
         signingKey: APNsTestKey? = nil,
+        connections: Int = 1,
         _ body: (APNsProvider) async throws -> T
     ) async throws -> T {
         let signingKey = signingKey ?? key
         return try await server.withRunning { running in
             let caFile = trustCA ? try certificate.writeCAToTemporaryFile() : nil
             defer { caFile.map { try? FileManager.default.removeItem(atPath: $0) } }
-            return try await withPushHTTPClient(trusting: caFile, connectTimeout: connectTimeout) { client in
+            return try await withPushHTTPClient(trusting: caFile, connectTimeout: connectTimeout, connections: connections) { client in
                 let configuration = APNsConfiguration(
                     signingKeyPEM: signingKey.privateKeyPEM,
                     keyID: signingKey.keyID,

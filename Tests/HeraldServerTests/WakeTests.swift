@@ -43,19 +43,15 @@ struct WakeTests {
                 )
                 #expect(response.status == .accepted)
                 #expect(response.json["pushed"] as? Bool == true)
+                // One job: the silent push travels ahead of the alert inside it.
                 let ids = try #require(response.json["job_ids"] as? [String])
-                #expect(ids.count == 2)
+                #expect(ids.count == 1)
 
                 let requests = try await servers.apns.requests.waitFor(count: 2)
                 let silent = try #require(requests.first { $0.headers["apns-push-type"] == "background" })
                 let alert = try #require(requests.first { $0.headers["apns-push-type"] == "alert" })
-                for request in [silent, alert] {
-                    #expect(request.deviceToken == token)
-                    #expect(request.headers["apns-collapse-id"] == "wake:" + Self.hash.prefix(59))
-                    #expect(request.headers["apns-expiration"] == String(expiry))
-                }
-                #expect(silent.headers["apns-priority"] == "5")
-                #expect(alert.headers["apns-priority"] == "10")
+                for request in [silent, alert] { #expect(request.deviceToken == token) }
+                try Self.expectAppleRules(silent: silent, alert: alert, expiry: expiry)
 
                 let silentJSON = try #require(silent.json)
                 #expect(NSDictionary(dictionary: silentJSON["aps"] as? [String: Any] ?? [:]) == ["content-available": 1])
@@ -92,6 +88,62 @@ struct WakeTests {
                 #expect(shown.content.title == "Payment Incoming")
                 #expect(shown.content.body == "Open now to receive - funds are being held")
                 #expect(shown.content.interruptionLevel == .timeSensitive)
+            }
+        }
+    }
+
+    /// Apple's delivery rules, header by header: the silent push is never stored and collapses
+    /// nothing, the alert carries the expiry and the collapse id, and the silent push's stream
+    /// was opened first on the same connection.
+    static func expectAppleRules(
+        silent: MockAPNsRequest, alert: MockAPNsRequest, expiry: Int, collapseID: String = "wake:" + WakeTests.hash.prefix(59)
+    ) throws {
+        #expect(silent.headers["apns-push-type"] == "background")
+        #expect(silent.headers["apns-priority"] == "5")
+        #expect(silent.headers["apns-expiration"] == "0")
+        #expect(silent.headers["apns-collapse-id"] == nil)
+        #expect(alert.headers["apns-push-type"] == "alert")
+        #expect(alert.headers["apns-priority"] == "10")
+        #expect(alert.headers["apns-expiration"] == String(expiry))
+        #expect(alert.headers["apns-collapse-id"] == collapseID)
+        #expect(silent.connection == alert.connection)
+        let silentStream = try #require(silent.stream)
+        let alertStream = try #require(alert.stream)
+        #expect(silentStream < alertStream)
+    }
+
+    @Test("a phone offline during a wake gets the alert when it is back, whichever push reached APNs last")
+    func offlinePhoneGetsTheAlert() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let token = String(repeating: "c4", count: 32)
+        let device = try await register(nds, token: token)
+        let expiry = Int(Date().timeIntervalSince1970) + 120
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                await servers.apns.devices.goOffline(token)
+                let response = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, extra: #","expires_at":\#(expiry)"#)
+                )
+                #expect(response.status == .accepted)
+                let requests = try await servers.apns.requests.waitFor(count: 2)
+                #expect(requests.allSatisfy { $0.accepted })
+                let silent = try #require(requests.first { $0.headers["apns-push-type"] == "background" })
+                let alert = try #require(requests.first { $0.headers["apns-push-type"] == "alert" })
+                try Self.expectAppleRules(silent: silent, alert: alert, expiry: expiry)
+
+                // Back two seconds later (the look-alike's clock): APNs hands over what it held.
+                let back = Date().addingTimeInterval(2)
+                let received = await servers.apns.devices.comeOnline(token)
+                #expect(received?.headers["apns-push-type"] == "alert")
+                #expect(await servers.apns.devices.received(by: token).map { $0.headers["apns-push-type"] } == ["alert"])
+
+                // APNs may reorder: with these headers the phone gets the alert in either order.
+                for order in [[silent, alert], [alert, silent]] {
+                    var slot = APNsOfflineSlot<MockAPNsRequest>()
+                    for push in order { slot.arrive(push, expiration: push.headers["apns-expiration"], now: back.addingTimeInterval(-2)) }
+                    #expect(slot.handOver(now: back)?.headers["apns-push-type"] == "alert")
+                }
             }
         }
     }

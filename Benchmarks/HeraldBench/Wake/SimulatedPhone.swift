@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import HeraldWire
 
 /// One phone of the fleet: it receives the pushes the APNs look-alike accepted for its token and
@@ -12,6 +13,7 @@ actor SimulatedPhone {
     enum PushKind: Sendable { case silent, alert }
 
     let strategy: WakeStrategy
+    let rules: WakePushRules
     let device: DeviceRegistrationAnswer
     let http: FleetHTTP
     let options: WakeBenchOptions
@@ -19,19 +21,29 @@ actor SimulatedPhone {
     /// payment i has the same luck under every strategy (a fair comparison).
     private var silentLuck: SplitMix64
     private var alertLuck: SplitMix64
+    /// Whether and how long the phone is out of reach, and the order APNs sees its pushes in.
+    private var reachLuck: SplitMix64
+    /// While out of reach: until when, and the pushes APNs accepted meanwhile, in arrival order.
+    private var backAt: ContinuousClock.Instant?
+    private var arrivedWhileAway: [(kind: PushKind, expiration: String?)] = []
 
     /// When the app can take the payment; nil while it is not running.
     private(set) var payableAt: ContinuousClock.Instant?
     private(set) var counts = PhoneCounts()
     private var reportedPresence = false
 
-    init(strategy: WakeStrategy, device: DeviceRegistrationAnswer, payment: Int, http: FleetHTTP, options: WakeBenchOptions) {
+    init(
+        strategy: WakeStrategy, rules: WakePushRules, device: DeviceRegistrationAnswer, payment: Int, http: FleetHTTP,
+        options: WakeBenchOptions
+    ) {
         self.strategy = strategy
+        self.rules = rules
         self.device = device
         self.http = http
         self.options = options
         silentLuck = SplitMix64(seed: options.seed, payment: payment, purpose: 1)
         alertLuck = SplitMix64(seed: options.seed, payment: payment, purpose: 2)
+        reachLuck = SplitMix64(seed: options.seed, payment: payment, purpose: 5)
     }
 
     /// Whether a payment attempt now would reach the app.
@@ -42,12 +54,55 @@ actor SimulatedPhone {
     /// When the first push reached the APNs look-alike.
     private(set) var firstPushAt: ContinuousClock.Instant?
 
-    /// A push APNs accepted for this phone's token.
-    func receive(_ kind: PushKind) async {
-        if firstPushAt == nil { firstPushAt = ContinuousClock.now }
+    /// A push APNs accepted for this phone's token, with its `apns-expiration`.
+    func receive(_ kind: PushKind, expiration: String?) async {
+        let now = ContinuousClock.now
+        if firstPushAt == nil {
+            firstPushAt = now
+            if reachLuck.chance(options.offline) {
+                backAt = now + .seconds(reachLuck.uniform(options.offlineFor))
+                counts.outOfReach += 1
+            }
+        }
+        switch kind {
+        case .silent: counts.silentSent += 1
+        case .alert: counts.alertSent += 1
+        }
+        guard let backAt, now < backAt else {
+            await deliver(kind)
+            return
+        }
+        arrivedWhileAway.append((kind, expiration))
+        // The first push held waits for the phone's return; later ones only join the queue.
+        guard arrivedWhileAway.count == 1, (try? await Task.sleep(until: backAt)) != nil else { return }
+        var arrived = arrivedWhileAway
+        arrivedWhileAway = []
+        // Herald writes the silent push first; APNs may still swap the two. Before, the two
+        // were sent concurrently: either could reach APNs last.
+        let swapChance = rules == .today ? 0.5 : options.reorder
+        if arrived.count == 2, reachLuck.chance(swapChance) { arrived.reverse() }
+        var slot = APNsOfflineSlot<PushKind>()
+        let arrivalTime = Date()
+        for push in arrived {
+            // Before, both pushes carried the wake's expiry: both storable.
+            let expiration = rules == .today ? String(Int64(arrivalTime.timeIntervalSince1970) + 3600) : push.expiration
+            slot.arrive(push.kind, expiration: expiration, now: arrivalTime)
+        }
+        guard let held = slot.handOver(now: arrivalTime) else {
+            counts.heldNothing += 1
+            return
+        }
+        switch held {
+        case .silent: counts.heldSilent += 1
+        case .alert: counts.heldAlert += 1
+        }
+        await deliver(held)
+    }
+
+    /// A push reaches the phone: whether and when the app runs because of it.
+    private func deliver(_ kind: PushKind) async {
         switch kind {
         case .silent:
-            counts.silentSent += 1
             guard strategy.usesSilent else { return }
             let delivered = !silentLuck.chance(options.silentDrop)
             let delay = silentLuck.uniform(options.pushDelay)
@@ -56,7 +111,6 @@ actor SimulatedPhone {
             counts.backgroundWakes += 1
             await appRuns(payableAfter: payable)
         case .alert:
-            counts.alertSent += 1
             guard strategy.usesAlert else { return }
             let delay = alertLuck.uniform(options.pushDelay)
             let opens = !alertLuck.chance(options.neverOpen)
@@ -87,12 +141,18 @@ struct PhoneCounts: Sendable {
     var backgroundWakes = 0
     var appOpens = 0
     var presenceFailures = 0
+    /// Phones out of reach at the wake, and what APNs handed them on their return.
+    var outOfReach = 0
+    var heldAlert = 0
+    var heldSilent = 0
+    var heldNothing = 0
 
     static func + (a: PhoneCounts, b: PhoneCounts) -> PhoneCounts {
         PhoneCounts(
             silentSent: a.silentSent + b.silentSent, alertSent: a.alertSent + b.alertSent,
             backgroundWakes: a.backgroundWakes + b.backgroundWakes, appOpens: a.appOpens + b.appOpens,
-            presenceFailures: a.presenceFailures + b.presenceFailures
+            presenceFailures: a.presenceFailures + b.presenceFailures, outOfReach: a.outOfReach + b.outOfReach,
+            heldAlert: a.heldAlert + b.heldAlert, heldSilent: a.heldSilent + b.heldSilent, heldNothing: a.heldNothing + b.heldNothing
         )
     }
 }

@@ -34,9 +34,18 @@ enum WakeBench {
     struct SeenPush: Sendable {
         var token: String
         var kind: SimulatedPhone.PushKind
+        var expiration: String?
     }
 
+    /// One run per rule set, each against a fresh server, with the same seed.
     static func simulate(_ options: WakeBenchOptions) async throws {
+        for rules in options.rules {
+            print("\n## \(rules.label)")
+            try await simulate(options, rules: rules)
+        }
+    }
+
+    static func simulate(_ options: WakeBenchOptions, rules: WakePushRules) async throws {
         let binary = options.herald.map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -49,7 +58,9 @@ enum WakeBench {
         let certificate = try TestCertificate.make()
         let apns = MockAPNsServer(key: key, topic: topic, certificate: certificate, recordsRequests: false) { request in
             guard request.accepted else { return }
-            pushSink.yield(SeenPush(token: request.deviceToken, kind: request.headers["apns-push-type"] == "background" ? .silent : .alert))
+            pushSink.yield(SeenPush(
+                token: request.deviceToken, kind: request.headers["apns-push-type"] == "background" ? .silent : .alert,
+                expiration: request.headers["apns-expiration"]))
         }
         let running = try await apns.start()
 
@@ -65,7 +76,7 @@ enum WakeBench {
                 binary: binary, folder: folder, database: database, wakeKey: wakeKey,
                 apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic, client: client)
             do {
-                try await runFleet(options, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
+                try await runFleet(options, rules: rules, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
                                    apnsURL: running.baseURL, pushes: pushes, pushSink: pushSink)
             } catch {
                 await server.stop()
@@ -109,7 +120,7 @@ enum WakeBench {
     }
 
     static func runFleet(
-        _ options: WakeBenchOptions, fleet: [FleetDevice], server: HeraldServeChild, http: FleetHTTP, apnsURL: String,
+        _ options: WakeBenchOptions, rules: WakePushRules, fleet: [FleetDevice], server: HeraldServeChild, http: FleetHTTP, apnsURL: String,
         pushes: AsyncStream<SeenPush>, pushSink: AsyncStream<SeenPush>.Continuation
     ) async throws {
 
@@ -123,7 +134,7 @@ enum WakeBench {
         }
         let payments = fleet.map {
             Payment(strategy: $0.strategy, index: $0.index,
-                    phone: SimulatedPhone(strategy: $0.strategy, device: $0.device, payment: $0.index, http: http, options: options),
+                    phone: SimulatedPhone(strategy: $0.strategy, rules: rules, device: $0.device, payment: $0.index, http: http, options: options),
                     deviceID: $0.device.deviceID, token: $0.token)
         }
         let phones = Dictionary(uniqueKeysWithValues: payments.map { ($0.token, $0.phone) })
@@ -140,7 +151,7 @@ enum WakeBench {
                 await withTaskGroup(of: Void.self) { deliveries in
                     for await push in pushes {
                         guard let phone = phones[push.token] else { continue }
-                        deliveries.addTask { await phone.receive(push.kind) }
+                        deliveries.addTask { await phone.receive(push.kind, expiration: push.expiration) }
                     }
                 }
                 return nil
@@ -208,6 +219,7 @@ enum WakeBench {
             let pushLatency = median(outcomes.compactMap(\.pushAfter))
             let lag = median(outcomes.compactMap(\.attemptLag))
             notes.append("- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
+                + "\(c.outOfReach) phones out of reach got \(c.heldAlert) alerts, \(c.heldSilent) silent pushes, \(c.heldNothing) nothing on return; "
                 + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
                 + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")"
                 + "\(stops.isEmpty ? "" : "; senders gave up: \(stops)"); "

@@ -32,6 +32,15 @@ struct WakeBenchOptions {
         SenderRetryPolicy(delays: retryDelays.map { .milliseconds(Int64($0 * 1000)) }, hardStop: .milliseconds(Int64(hardStop * 1000)))
     }
     var strategies: [WakeStrategy] = WakeStrategy.allCases
+    /// Phones out of reach when the wake comes (a lift, a tunnel, a weak cell): APNs holds one
+    /// push for them, by Apple's rules (`APNsOfflineSlot`), until they are back.
+    var offline = 0.1
+    /// How long such a phone stays out of reach after the first push reaches APNs: uniform.
+    var offlineFor = 1.0...5.0
+    /// APNs may reorder pushes to one token: the chance that a wake's two pushes swap places.
+    var reorder = 0.1
+    /// Which push rules to simulate, each a run of its own with the same seed.
+    var rules: [WakePushRules] = WakePushRules.allCases
     /// The `herald` binary; by default the one built beside this one.
     var herald: String?
 
@@ -52,6 +61,13 @@ struct WakeBenchOptions {
                                   fourteen 1 s waits): one more attempt than waits, with hints too
                                   (SenderRetryPolicy)
           --strategies LIST       comma-separated: \(WakeStrategy.allCases.map(\.rawValue).joined(separator: ","))
+          --offline P             fraction of phones out of reach when the wake comes; APNs holds one
+                                  push for each, as Apple documents (0.1)
+          --offline-for A-B       how long they stay out of reach, uniform (1-5)
+          --reorder P             chance that APNs swaps a wake's two pushes (0.1)
+          --rules LIST            push rules, each run in turn with the same seed: today (both pushes
+                                  stored and collapsed, sent in no set order) and/or apple (the silent
+                                  push never stored, written first) (today,apple)
           --herald PATH           the herald binary (default: beside herald-bench)
         """
 
@@ -108,6 +124,14 @@ struct WakeBenchOptions {
                     guard let strategy = WakeStrategy(rawValue: String($0)) else { throw Invalid(description: "unknown strategy '\($0)'") }
                     return strategy
                 }
+            case "--offline": offline = try fraction()
+            case "--offline-for": offlineFor = try range()
+            case "--reorder": reorder = try fraction()
+            case "--rules":
+                rules = try value.split(separator: ",").map {
+                    guard let rule = WakePushRules(rawValue: String($0)) else { throw Invalid(description: "unknown rules '\($0)'") }
+                    return rule
+                }
             case "--herald": herald = value
             default: throw Invalid(description: "unknown option \(flag)")
             }
@@ -130,7 +154,8 @@ struct WakeBenchOptions {
             seed \(seed), \(payments) payments per strategy started over \(fmt(spread)) s, hard stop \(fmt(hardStop)) s, \
             retry waits \(Self.describe(retryDelays)) s; \
             silent pushes dropped \(fmt(silentDrop * 100))%, push delay \(r(pushDelay)), background wake → payable \(r(backgroundComplete)); \
-            alert → open log-normal median \(fmt(openMedian)) s σ \(fmt(openSigma)), never opened \(fmt(neverOpen * 100))%, open → payable \(r(openComplete))
+            alert → open log-normal median \(fmt(openMedian)) s σ \(fmt(openSigma)), never opened \(fmt(neverOpen * 100))%, open → payable \(r(openComplete)); \
+            out of reach \(fmt(offline * 100))% for \(r(offlineFor)), pushes reordered \(fmt(reorder * 100))%
             """
     }
 }
@@ -159,6 +184,21 @@ enum WakeStrategy: String, CaseIterable, Sendable {
         case .alertOnly: return "alert only (hints)"
         case .twoPush: return "two-push, fixed retries"
         case .twoPushHints: return "two-push + hints"
+        }
+    }
+}
+
+/// The iOS push rules a run simulates. Herald sends by `apple`; `today` is what it sent before
+/// (issue 24), replayed by the simulated phones from the same pushes: both pushes stored by APNs
+/// for an offline phone (one expiry, one collapse id) and reaching APNs in no set order.
+enum WakePushRules: String, CaseIterable, Sendable {
+    case today
+    case apple
+
+    var label: String {
+        switch self {
+        case .today: return "before: both pushes stored, no set order"
+        case .apple: return "Apple's rules: silent push never stored, written first"
         }
     }
 }

@@ -199,7 +199,7 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let streamError = error as? NIOHTTP2Errors.StreamError {
             if let stream = streams.removeValue(forKey: streamError.streamID) {
-                stream.submission.continuation.resume(throwing: streamError.baseError)
+                stream.submission.answer.resume(throwing: streamError.baseError)
                 streamFinished()
             }
             return
@@ -256,7 +256,7 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
                 stream.submission.refusals += 1
                 queue.prepend(stream.submission)
             } else {
-                stream.submission.continuation.resume(throwing: PushTransportError.streamReset(code.networkCode))
+                stream.submission.answer.resume(throwing: PushTransportError.streamReset(code.networkCode))
             }
             streamFinished()
 
@@ -317,7 +317,7 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
             let current = now ?? .now()
             now = current
             if submission.deadline < current {
-                submission.continuation.resume(throwing: PushTransportError.timeout)
+                submission.answer.resume(throwing: PushTransportError.timeout)
                 continue
             }
             // Stream ids are 31 bits; a connection that used them up is replaced.
@@ -351,11 +351,11 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
     private func complete(_ id: HTTP2StreamID) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         guard let status = stream.status else {
-            stream.submission.continuation.resume(throwing: PushTransportError.streamReset(HTTP2ErrorCode.protocolError.networkCode))
+            stream.submission.answer.resume(throwing: PushTransportError.streamReset(HTTP2ErrorCode.protocolError.networkCode))
             streamFinished()
             return
         }
-        stream.submission.continuation.resume(
+        stream.submission.answer.resume(
             returning: PushHTTPResponse(status: status, headers: stream.headers, body: stream.body ?? ByteBuffer())
         )
         streamFinished()
@@ -365,7 +365,7 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
         guard let stream = streams.removeValue(forKey: id) else { return }
         context?.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(reset))), promise: nil)
         needsFlush = true
-        stream.submission.continuation.resume(throwing: error)
+        stream.submission.answer.resume(throwing: error)
         streamFinished()
     }
 
@@ -414,7 +414,7 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
             var submission = stream.submission
             submission.unansweredAttempts += 1
             if submission.unansweredAttempts > 1 {
-                submission.continuation.resume(throwing: PushTransportError.connectionClosed)
+                submission.answer.resume(throwing: PushTransportError.connectionClosed)
             } else {
                 orphans.append(submission)
             }
@@ -437,7 +437,7 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
         queue.removeAll()
         for (_, stream) in streams { all.append(stream.submission) }
         streams.removeAll()
-        for submission in all { submission.continuation.resume(throwing: error) }
+        for submission in all { submission.answer.resume(throwing: error) }
         events?.retired(self, !everReady, [])
     }
 
@@ -445,13 +445,13 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
     private func release(_ orphans: [Submission], failed: Bool) {
         if failed {
             let error = failure ?? PushTransportError.connectionClosed
-            for orphan in orphans { orphan.continuation.resume(throwing: error) }
+            for orphan in orphans { orphan.answer.resume(throwing: error) }
             events?.retired(self, true, [])
         } else {
             var sendable: [Submission] = []
             for orphan in orphans {
                 if orphan.refusals > 10 {
-                    orphan.continuation.resume(throwing: PushTransportError.goAway)
+                    orphan.answer.resume(throwing: PushTransportError.goAway)
                 } else {
                     sendable.append(orphan)
                 }
@@ -481,7 +481,7 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
             var kept = CircularBuffer<Submission>(initialCapacity: queue.count)
             for submission in queue {
                 if submission.deadline < now {
-                    submission.continuation.resume(throwing: PushTransportError.timeout)
+                    submission.answer.resume(throwing: PushTransportError.timeout)
                 } else {
                     kept.append(submission)
                 }

@@ -31,7 +31,27 @@ public final class PushEndpoint: Sendable {
     /// Sends one request and waits for its answer, at most `timeout`.
     public func execute(_ request: PushHTTPRequest, timeout: Duration) async throws -> PushHTTPResponse {
         try await withCheckedThrowingContinuation { continuation in
-            submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), continuation: continuation))
+            submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), answer: ResponseSink(continuation)))
+        }
+    }
+
+    /// Sends `requests` over one connection in the order given and waits for every answer.
+    ///
+    /// Each request's stream is opened after the one before it (a lower stream id, written
+    /// first), yet all are in flight at once: an early request that is slow, throttled or
+    /// refused holds up none after it. How a wake's silent push precedes its alert.
+    public func executeInOrder(
+        _ requests: [PushHTTPRequest], timeout: Duration
+    ) async -> [Result<PushHTTPResponse, any Error>] {
+        guard !requests.isEmpty else { return [] }
+        let slot = nextSlot()
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        return await withCheckedContinuation { done in
+            let answers = AnswerGather(count: requests.count, done: done)
+            // One slot, submitted in order: the connection's queue is first in, first out.
+            for (index, request) in requests.enumerated() {
+                submit(Submission(request: request, deadline: deadline, answer: ResponseSink { answers.set(index, $0) }), to: slot)
+            }
         }
     }
 
@@ -41,13 +61,12 @@ public final class PushEndpoint: Sendable {
     }
 
     func submit(_ submission: Submission) {
-        let slot: Slot
-        if slots.count == 1 {
-            slot = slots[0]
-        } else {
-            slot = slots[next.withLockedValue { n in defer { n = (n + 1) % slots.count }; return n }]
-        }
-        submit(submission, to: slot)
+        submit(submission, to: nextSlot())
+    }
+
+    private func nextSlot() -> Slot {
+        if slots.count == 1 { return slots[0] }
+        return slots[next.withLockedValue { n in defer { n = (n + 1) % slots.count }; return n }]
     }
 
     private func submit(_ submission: Submission, to slot: Slot) {
@@ -65,7 +84,7 @@ public final class PushEndpoint: Sendable {
                 return (connection, true, state.failures)
             }
             guard let connection = action.connection else {
-                submission.continuation.resume(throwing: PushTransportError.shutDown)
+                submission.answer.resume(throwing: PushTransportError.shutDown)
                 return
             }
             if action.isNew {
@@ -76,7 +95,7 @@ public final class PushEndpoint: Sendable {
                         ready: { [weak slot] in slot?.state.withLockedValue { $0.failures = 0 } },
                         retired: { [weak self, weak slot] connection, failed, orphans in
                             guard let self, let slot else {
-                                for orphan in orphans { orphan.continuation.resume(throwing: PushTransportError.shutDown) }
+                                for orphan in orphans { orphan.answer.resume(throwing: PushTransportError.shutDown) }
                                 return
                             }
                             slot.state.withLockedValue { state in
@@ -128,11 +147,50 @@ public final class PushEndpoint: Sendable {
 struct Submission: Sendable {
     var request: PushHTTPRequest
     var deadline: NIODeadline
-    var continuation: CheckedContinuation<PushHTTPResponse, any Error>
+    var answer: ResponseSink
     /// Times it was written and its connection died before an answer.
     var unansweredAttempts = 0
     /// Times a GOAWAY or REFUSED_STREAM sent it back unprocessed (not failures, but bounded).
     var refusals = 0
+}
+
+/// Where a request's answer goes: the task waiting in ``PushEndpoint/execute(_:timeout:)``, or
+/// one place among several in ``PushEndpoint/executeInOrder(_:timeout:)``. Resumed exactly once.
+struct ResponseSink: Sendable {
+    private let deliver: @Sendable (Result<PushHTTPResponse, any Error>) -> Void
+
+    init(_ deliver: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+        self.deliver = deliver
+    }
+
+    init(_ continuation: CheckedContinuation<PushHTTPResponse, any Error>) {
+        self.deliver = { continuation.resume(with: $0) }
+    }
+
+    func resume(returning response: PushHTTPResponse) { deliver(.success(response)) }
+    func resume(throwing error: any Error) { deliver(.failure(error)) }
+}
+
+/// Collects the answers of requests sent together; resumes `done` with all of them, in order,
+/// once the last arrives.
+private final class AnswerGather: Sendable {
+    private let state: NIOLockedValueBox<(answers: [Result<PushHTTPResponse, any Error>?], missing: Int)>
+    private let done: CheckedContinuation<[Result<PushHTTPResponse, any Error>], Never>
+
+    init(count: Int, done: CheckedContinuation<[Result<PushHTTPResponse, any Error>], Never>) {
+        self.state = NIOLockedValueBox((Array(repeating: nil, count: count), count))
+        self.done = done
+    }
+
+    func set(_ index: Int, _ answer: Result<PushHTTPResponse, any Error>) {
+        let complete: [Result<PushHTTPResponse, any Error>]? = state.withLockedValue { state in
+            guard state.answers[index] == nil else { return nil }
+            state.answers[index] = answer
+            state.missing -= 1
+            return state.missing == 0 ? state.answers.map { $0! } : nil
+        }
+        if let complete { done.resume(returning: complete) }
+    }
 }
 
 /// What a connection tells its endpoint.
