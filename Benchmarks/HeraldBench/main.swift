@@ -194,7 +194,7 @@ if CommandLine.arguments.contains("--micro") {
         for _ in 0..<batches {
             let jobs = (0..<100).map { _ in
                 NewJob(platform: .ios, token: deviceToken, notificationType: "swap_updated", payload: payload,
-                       idempotencyKey: nil, expiresAt: Date().addingTimeInterval(3600))
+                       idempotencyKey: nil, expiresAt: Date().addingTimeInterval(3600), app: Device.defaultApp)
             }
             var start = ContinuousClock.now
             _ = try await store.enqueue(jobs, now: Date(), leaseUntil: Date().addingTimeInterval(300))

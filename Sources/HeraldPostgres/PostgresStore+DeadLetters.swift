@@ -50,16 +50,16 @@ extension PostgresStore: DeadLetterStore {
             // first reads the mark the first left.
             let rows = try await connection.query(
                 """
-                SELECT id, platform, token, notification_type, payload, created_at, expires_at, replayed_as,
+                SELECT id, platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
                        EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token)
                 FROM job WHERE id = \(id) AND state = 'dead' FOR UPDATE
                 """,
                 logger: logger
             ).collect()
             guard let row = rows.first else { return .notFound }
-            let letter = try row.decode((String, String, String, String, Data, Double, Double, String?, Bool).self)
-            if let earlier = letter.7 { return .alreadyReplayed(jobID: earlier) }
-            if letter.8 { return .tokenDead }
+            let letter = try row.decode(LetterColumns.self)
+            if let earlier = letter.8 { return .alreadyReplayed(jobID: earlier) }
+            if letter.9 { return .tokenDead }
             guard let replayed = try await Self.replay(letter, plan: plan, on: connection, logger: logger) else {
                 return .notFound
             }
@@ -68,8 +68,8 @@ extension PostgresStore: DeadLetterStore {
     }
 
     /// A letter's columns as the replays read them: id, platform, token, type, payload,
-    /// created_at, expires_at (and what each caller adds after them).
-    typealias LetterColumns = (String, String, String, String, Data, Double, Double, String?, Bool)
+    /// created_at, expires_at, app, replayed_as, whether its token is dead.
+    typealias LetterColumns = (String, String, String, String, Data, Double, Double, String, String?, Bool)
 
     /// Inserts the new job and marks the letter, in the caller's transaction.
     private static func replay(
@@ -78,15 +78,15 @@ extension PostgresStore: DeadLetterStore {
         guard let platform = Platform(rawValue: letter.1) else { return nil }
         let new = plan.newJob(
             platform: platform, token: letter.2, notificationType: letter.3, payload: letter.4,
-            createdAt: PostgresRow.date(letter.5), expiresAt: PostgresRow.date(letter.6)
+            createdAt: PostgresRow.date(letter.5), expiresAt: PostgresRow.date(letter.6), app: letter.7
         )
         let now = plan.now.timeIntervalSince1970
         try await connection.query(
             """
             INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
-                             attempts, next_attempt_at, lease_until, created_at, expires_at)
+                             attempts, next_attempt_at, lease_until, created_at, expires_at, app)
             VALUES (\(new.id), \(platform.rawValue), \(new.token), \(new.notificationType), \(new.payload), NULL,
-                    'pending', 0, \(now), NULL, \(now), \(new.expiresAt.timeIntervalSince1970))
+                    'pending', 0, \(now), NULL, \(now), \(new.expiresAt.timeIntervalSince1970), \(new.app))
             """,
             logger: logger
         )
@@ -104,7 +104,7 @@ extension PostgresStore: DeadLetterStore {
             // it committed as replayed no longer matches `replayed_as IS NULL` when re-read here.
             let rows = try await connection.query(
                 """
-                SELECT id, platform, token, notification_type, payload, created_at, expires_at, replayed_as,
+                SELECT id, platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
                        EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token)
                 FROM job
                 WHERE state = 'dead' AND replayed_as IS NULL
@@ -118,7 +118,7 @@ extension PostgresStore: DeadLetterStore {
             var result = BulkReplay(jobIDs: [], skippedTokenDead: 0)
             for row in rows {
                 let letter = try row.decode(LetterColumns.self)
-                if letter.8 {
+                if letter.9 {
                     result.skippedTokenDead += 1
                 } else if let id = try await Self.replay(letter, plan: plan, on: connection, logger: logger) {
                     result.jobIDs.append(id)

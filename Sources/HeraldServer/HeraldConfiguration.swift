@@ -37,37 +37,52 @@ public struct HeraldConfiguration: Sendable {
     /// The file read, if any.
     public var file: String?
 
+    /// Where nothing is set. Each default is written once, in its type's initialiser
+    /// (``DispatcherConfiguration``, ``IntakeConfiguration``, ``ServerSettings``, ``EdgeLimits``)
+    /// or here; the settings table and the parser below read them from these values.
+    public static let defaultHost = "127.0.0.1"
+    public static let defaultPort = 8080
+    public static let defaultDatabase = "./herald.sqlite"
+    static let defaultDispatcher = DispatcherConfiguration()
+    static let defaultIntake = IntakeConfiguration()
+    static let defaultSettings = ServerSettings(publicURL: "http://\(defaultHost):\(defaultPort)")
+    static let defaultEdge = EdgeLimits()
+
     /// Every setting, in the README's order.
-    public static let settings: [SettingDescription] = [
-        .init("host", default: "127.0.0.1", "Address to listen on"),
-        .init("port", default: "8080", "Port to listen on"),
-        .init("database", default: "./herald.sqlite", "The database: a SQLite file, or a postgres:// URL"),
-        .init("lease_seconds", default: "60", "Seconds a job stays leased to the instance sending it"),
-        .init("public_url", default: "http://HOST:PORT", "Base URL others reach this server at; webhook URLs start with it"),
-        .init("accept_raw_tokens", default: "true", "Accept raw push tokens on the webhook, not only registered aliases"),
-        .init("job_ttl", default: "3600", "Seconds a push is worth delivering; later it is dead-lettered"),
-        .init("reply_timeout", default: "30", "Seconds a request waits for the device's answer on its reply URL"),
-        .init("max_concurrent_sends", default: "256", "Sends in flight at once"),
-        .init("max_jobs_in_memory", default: "4 x max_concurrent_sends", "Jobs the dispatcher holds in memory; the rest wait in the database"),
-        .init("max_pending_webhooks", default: "4096", "Webhooks waiting for their commit; past it 503 overloaded"),
-        .init("target_pushes_per_minute", default: "60", "Pushes one device token may get per minute, sustained; past it 429"),
-        .init("target_push_burst", default: "20", "Pushes one device token may get at once"),
-        .init("max_held_replies", default: "1024", "Requests held for a device's answer at once; past it 503 overloaded"),
-        .init("idle_timeout", default: "30", "Seconds an idle connection is kept open"),
-        .init("request_read_timeout", default: "10", "Seconds a request may take to arrive, head and body"),
-        .init("max_connections", default: "4096", "Open connections at most; past it new ones get 503"),
-        .init("log_level", default: "info", "trace, debug, info, notice, warning, error"),
-        .init("apns.key_file", flag: false, default: "", "Path of the APNs `.p8` token-signing key"),
-        .init("apns.key_id", flag: false, default: "", "The key's id"),
-        .init("apns.team_id", flag: false, default: "", "The Apple developer team id"),
-        .init("apns.topic", flag: false, default: "", "The app's bundle id"),
-        .init("apns.environment", flag: false, default: "production", "`production` or `sandbox`"),
-        .init("apns.url", flag: false, default: "", "Overrides the APNs base URL (proxies, tests)"),
-        .init("apns.connections", flag: false, default: "1", "HTTP/2 connections per push origin, 1 to 64"),
-        .init("fcm.service_account_file", flag: false, default: "", "Google service-account JSON; its `token_uri` is the OAuth endpoint"),
-        .init("fcm.url", flag: false, default: "https://fcm.googleapis.com", "Overrides the FCM base URL"),
-        .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
-    ]
+    public static let settings: [SettingDescription] = {
+        func seconds(_ duration: Duration) -> String { String(duration.components.seconds) }
+        let dispatcher = defaultDispatcher, intake = defaultIntake, server = defaultSettings, edge = defaultEdge
+        return [
+            .init("host", default: defaultHost, "Address to listen on"),
+            .init("port", default: String(defaultPort), "Port to listen on"),
+            .init("database", default: defaultDatabase, "The database: a SQLite file, or a postgres:// URL"),
+            .init("lease_seconds", default: seconds(dispatcher.lease), "Seconds a job stays leased to the instance sending it"),
+            .init("public_url", default: "http://HOST:PORT", "Base URL others reach this server at; webhook URLs start with it"),
+            .init("accept_raw_tokens", default: String(server.acceptRawTokens), "Accept raw push tokens on the webhook, not only registered aliases"),
+            .init("job_ttl", default: seconds(server.jobTTL), "Seconds a push is worth delivering; later it is dead-lettered"),
+            .init("reply_timeout", default: seconds(server.replyTimeout), "Seconds a request waits for the device's answer on its reply URL"),
+            .init("max_concurrent_sends", default: String(dispatcher.maxConcurrentSends), "Sends in flight at once"),
+            .init("max_jobs_in_memory", default: "4 x max_concurrent_sends", "Jobs the dispatcher holds in memory; the rest wait in the database"),
+            .init("max_pending_webhooks", default: String(intake.maxPending), "Webhooks waiting for their commit; past it 503 overloaded"),
+            .init("target_pushes_per_minute", default: String(server.targetPushesPerMinute), "Pushes one device token may get per minute, sustained; past it 429"),
+            .init("target_push_burst", default: String(server.targetPushBurst), "Pushes one device token may get at once"),
+            .init("max_held_replies", default: String(server.maxHeldReplies), "Requests held for a device's answer at once; past it 503 overloaded"),
+            .init("idle_timeout", default: seconds(edge.idleTimeout), "Seconds an idle connection is kept open"),
+            .init("request_read_timeout", default: seconds(edge.requestReadTimeout), "Seconds a request may take to arrive, head and body"),
+            .init("max_connections", default: String(edge.maxConnections), "Open connections at most; past it new ones get 503"),
+            .init("log_level", default: "info", "trace, debug, info, notice, warning, error"),
+            .init("apns.key_file", flag: false, default: "", "Path of the APNs `.p8` token-signing key"),
+            .init("apns.key_id", flag: false, default: "", "The key's id"),
+            .init("apns.team_id", flag: false, default: "", "The Apple developer team id"),
+            .init("apns.topic", flag: false, default: "", "The app's bundle id"),
+            .init("apns.environment", flag: false, default: "production", "`production` or `sandbox`"),
+            .init("apns.url", flag: false, default: "", "Overrides the APNs base URL (proxies, tests)"),
+            .init("apns.connections", flag: false, default: "1", "HTTP/2 connections per push origin, 1 to 64"),
+            .init("fcm.service_account_file", flag: false, default: "", "Google service-account JSON; its `token_uri` is the OAuth endpoint"),
+            .init("fcm.url", flag: false, default: "https://fcm.googleapis.com", "Overrides the FCM base URL"),
+            .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
+        ]
+    }()
 
     /// Why the configuration cannot be used, in words an operator can act on.
     public struct Invalid: Error, CustomStringConvertible {
@@ -163,9 +178,9 @@ public struct HeraldConfiguration: Sendable {
             default: throw Invalid("\(key) must be true or false, not '\(value)'")
             }
         }
-        let host = text("HERALD_HOST") ?? "127.0.0.1"
-        let port = try int("HERALD_PORT") ?? 8080
-        database = text("HERALD_DATABASE") ?? "./herald.sqlite"
+        let host = text("HERALD_HOST") ?? Self.defaultHost
+        let port = try int("HERALD_PORT") ?? Self.defaultPort
+        database = text("HERALD_DATABASE") ?? Self.defaultDatabase
         let levelText = text("HERALD_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else {
             throw Invalid("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
@@ -180,34 +195,28 @@ public struct HeraldConfiguration: Sendable {
         guard let url = URL(string: publicURL), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
             throw Invalid("HERALD_PUBLIC_URL must be an http or https URL, not '\(publicURL)'")
         }
-        var dispatcher = DispatcherConfiguration()
+        func seconds(_ key: String) throws -> Duration? { try int(key).map { .seconds($0) } }
+        var dispatcher = Self.defaultDispatcher
         if let sends = try int("HERALD_MAX_CONCURRENT_SENDS") { dispatcher.maxConcurrentSends = sends }
         // Intake leases the jobs it hands straight to the dispatcher for as long.
-        dispatcher.lease = .seconds(try int("HERALD_LEASE_SECONDS") ?? 60)
+        if let lease = try seconds("HERALD_LEASE_SECONDS") { dispatcher.lease = lease }
         dispatcher.maxJobsInMemory = try int("HERALD_MAX_JOBS_IN_MEMORY")
-        var intake = IntakeConfiguration()
+        var intake = Self.defaultIntake
         if let maxPending = try int("HERALD_MAX_PENDING_WEBHOOKS") { intake.maxPending = maxPending }
-        server = HeraldServerConfiguration(
-            host: host,
-            port: port,
-            settings: ServerSettings(
-                publicURL: publicURL,
-                acceptRawTokens: try bool("HERALD_ACCEPT_RAW_TOKENS") ?? true,
-                jobTTL: .seconds(try int("HERALD_JOB_TTL") ?? 3600),
-                targetPushesPerMinute: try int("HERALD_TARGET_PUSHES_PER_MINUTE") ?? 60,
-                targetPushBurst: try int("HERALD_TARGET_PUSH_BURST") ?? 20,
-                localProvider: providers.isLocal,
-                replyTimeout: .seconds(try int("HERALD_REPLY_TIMEOUT") ?? 30),
-                maxHeldReplies: try int("HERALD_MAX_HELD_REPLIES") ?? 1_024
-            ),
-            intake: intake,
-            dispatcher: dispatcher,
-            edge: EdgeLimits(
-                idleTimeout: .seconds(try int("HERALD_IDLE_TIMEOUT") ?? 30),
-                requestReadTimeout: .seconds(try int("HERALD_REQUEST_READ_TIMEOUT") ?? 10),
-                maxConnections: try int("HERALD_MAX_CONNECTIONS") ?? 4_096
-            )
-        )
+        var settings = Self.defaultSettings
+        settings.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        if let value = try bool("HERALD_ACCEPT_RAW_TOKENS") { settings.acceptRawTokens = value }
+        if let value = try seconds("HERALD_JOB_TTL") { settings.jobTTL = value }
+        if let value = try int("HERALD_TARGET_PUSHES_PER_MINUTE") { settings.targetPushesPerMinute = value }
+        if let value = try int("HERALD_TARGET_PUSH_BURST") { settings.targetPushBurst = value }
+        if let value = try seconds("HERALD_REPLY_TIMEOUT") { settings.replyTimeout = value }
+        if let value = try int("HERALD_MAX_HELD_REPLIES") { settings.maxHeldReplies = value }
+        settings.localProvider = providers.isLocal
+        var edge = Self.defaultEdge
+        if let value = try seconds("HERALD_IDLE_TIMEOUT") { edge.idleTimeout = value }
+        if let value = try seconds("HERALD_REQUEST_READ_TIMEOUT") { edge.requestReadTimeout = value }
+        if let value = try int("HERALD_MAX_CONNECTIONS") { edge.maxConnections = value }
+        server = HeraldServerConfiguration(host: host, port: port, settings: settings, intake: intake, dispatcher: dispatcher, edge: edge)
     }
 
     /// A database URL with any password replaced: summaries and logs never carry it.

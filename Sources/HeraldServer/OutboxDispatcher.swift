@@ -17,8 +17,9 @@ public struct DispatcherConfiguration: Sendable {
     /// that ran out. Due retries and jobs intake left in the store wake the dispatcher
     /// themselves, so this is a slow fallback, not the hot path.
     public var safetyPollInterval: Duration = .seconds(5)
-    /// How long a claimed job stays leased before another claim may take it.
-    public var lease: Duration = .seconds(300)
+    /// How long a claimed job stays leased before another claim may take it
+    /// (`lease_seconds`; this is its one default).
+    public var lease: Duration = .seconds(60)
     /// Attempts before a job is dead-lettered even within its TTL.
     public var maxAttempts: Int = 25
     public var backoff = Backoff()

@@ -138,15 +138,17 @@ public struct ReplayPlan: Sendable {
         self.rewrite = rewrite
     }
 
-    /// The new job for a letter first made at `createdAt` to expire at `expiresAt`.
+    /// The new job for a letter first made at `createdAt` to expire at `expiresAt`, sent with
+    /// the letter's own app's credentials.
     public func newJob(
-        platform: Platform, token: String, notificationType: String, payload: Data, createdAt: Date, expiresAt: Date
+        platform: Platform, token: String, notificationType: String, payload: Data, createdAt: Date, expiresAt: Date,
+        app: String
     ) -> NewJob {
         let ttl = max(60, expiresAt.timeIntervalSince(createdAt))
         let newExpiry = now.addingTimeInterval(ttl)
         return NewJob(
             platform: platform, token: token, notificationType: notificationType,
-            payload: rewrite(payload, newExpiry), idempotencyKey: nil, expiresAt: newExpiry
+            payload: rewrite(payload, newExpiry), idempotencyKey: nil, expiresAt: newExpiry, app: app
         )
     }
 }

@@ -22,7 +22,7 @@ public struct NewJob: Sendable, Hashable {
         payload: Data,
         idempotencyKey: String?,
         expiresAt: Date,
-        app: String = Device.defaultApp
+        app: String
     ) {
         self.id = id
         self.platform = platform
@@ -68,7 +68,7 @@ public struct OutboxJob: Sendable, Hashable {
         attempts: Int,
         createdAt: Date,
         expiresAt: Date,
-        app: String = Device.defaultApp
+        app: String
     ) {
         self.id = id
         self.platform = platform

@@ -62,7 +62,7 @@ extension SQLiteStore: DeadLetterStore {
                 let row = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT platform, token, notification_type, payload, created_at, expires_at, replayed_as,
+                        SELECT platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
                                EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token) AS token_dead
                         FROM job WHERE id = ? AND state = 'dead'
                         """,
@@ -82,18 +82,18 @@ extension SQLiteStore: DeadLetterStore {
         let new = plan.newJob(
             platform: platform, token: row["token"], notificationType: row["notification_type"],
             payload: row["payload"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            expiresAt: Date(timeIntervalSince1970: row["expires_at"])
+            expiresAt: Date(timeIntervalSince1970: row["expires_at"]), app: row["app"]
         )
         let now = plan.now.timeIntervalSince1970
         try db.execute(
             sql: """
                 INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
-                                 attempts, next_attempt_at, lease_until, created_at, expires_at)
-                VALUES (?, ?, ?, ?, ?, NULL, 'pending', 0, ?, NULL, ?, ?)
+                                 attempts, next_attempt_at, lease_until, created_at, expires_at, app)
+                VALUES (?, ?, ?, ?, ?, NULL, 'pending', 0, ?, NULL, ?, ?, ?)
                 """,
             arguments: [
                 new.id, platform.rawValue, new.token, new.notificationType, new.payload, now, now,
-                new.expiresAt.timeIntervalSince1970,
+                new.expiresAt.timeIntervalSince1970, new.app,
             ]
         )
         try db.execute(
@@ -108,7 +108,7 @@ extension SQLiteStore: DeadLetterStore {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, platform, token, notification_type, payload, created_at, expires_at,
+                    SELECT id, platform, token, notification_type, payload, created_at, expires_at, app,
                            EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token) AS token_dead
                     FROM job WHERE state = 'dead' AND replayed_as IS NULL\(terms)
                     ORDER BY finished_at, id LIMIT ?

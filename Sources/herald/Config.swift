@@ -18,14 +18,12 @@ struct Config: AsyncParsableCommand {
             abstract: "Validate the configuration without starting the server: files readable, keys parse, URLs well-formed."
         )
 
-        @Option(help: "YAML configuration file [HERALD_CONFIG].")
-        var config: String?
+        @OptionGroup var configurationFile: ConfigurationOptions
 
         func run() async throws {
-            let env = ProcessInfo.processInfo.environment
             let settings: HeraldConfiguration
             do {
-                settings = try await HeraldConfiguration.load(flags: [:], environment: env, file: config ?? env["HERALD_CONFIG"])
+                settings = try await configurationFile.load()
             } catch {
                 FileHandle.standardError.write(Data("invalid configuration: \(error)\n".utf8))
                 throw ExitCode(1)

@@ -28,11 +28,6 @@ enum DatabaseChoice: Equatable {
         }
     }
 
-    /// The database as the command line reads it: the flag, else `HERALD_DATABASE`, else `./herald.sqlite`.
-    static func from(flag: String?, environment: [String: String]) throws -> DatabaseChoice {
-        try DatabaseChoice(flag ?? environment["HERALD_DATABASE"] ?? "./herald.sqlite")
-    }
-
     /// The opened store, its migrations applied, and what must run beside it while it is used.
     struct Opened {
         var store: any HeraldStoreBackend

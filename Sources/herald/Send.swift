@@ -10,8 +10,8 @@ struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send one notification by hand through the configured provider.",
         discussion: """
-            Uses the same HERALD_APNS_* / HERALD_FCM_* settings as serve. With none set, the local
-            development provider prints the payload it would send.
+            Uses the same configuration as serve (--config, HERALD_APNS_* / HERALD_FCM_*, apps). With
+            no credentials, the local development provider prints the payload it would send.
             """
     )
 
@@ -30,6 +30,11 @@ struct Send: AsyncParsableCommand {
     @Option(help: "app_data to pass along.")
     var appData: String?
 
+    @Option(help: "The app whose credentials send it (see `apps` in the configuration).")
+    var app: String = PushTarget.defaultApp
+
+    @OptionGroup var configurationFile: ConfigurationOptions
+
     func run() async throws {
         guard let platform = Platform(rawValue: platform) else {
             throw ValidationError("--platform must be ios or android")
@@ -39,12 +44,7 @@ struct Send: AsyncParsableCommand {
         }
         var logger = Logger(label: "herald")
         logger.logLevel = .info
-        let settings: ProviderSettings
-        do {
-            settings = try ProviderSettings(environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        let settings = try await configurationFile.load().providers
         let httpClient = try settings.makeHTTPClient(logger: logger)
         let outcome: PushOutcome
         do {
@@ -56,7 +56,7 @@ struct Send: AsyncParsableCommand {
             let message = PushMessage.wake(
                 PushData(notificationType: NotificationType(rawValue: type), notificationPayload: payload, appData: appData)
             )
-            let target = PushTarget(platform: platform, token: token)
+            let target = PushTarget(platform: platform, token: token, app: app)
             do throws(PushValidationError) {
                 try router.validate(message, for: target)
             } catch {

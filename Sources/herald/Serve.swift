@@ -76,8 +76,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
-    @Option(help: "YAML configuration file; flags and HERALD_* variables win over it [HERALD_CONFIG].")
-    var config: String?
+    @OptionGroup var configurationFile: ConfigurationOptions
 
     /// The flags given, by setting key.
     var flags: [String: String] {
@@ -96,13 +95,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let env = ProcessInfo.processInfo.environment
-        let settings: HeraldConfiguration
-        do {
-            settings = try await HeraldConfiguration.load(flags: flags, environment: env, file: config ?? env["HERALD_CONFIG"])
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        let settings = try await configurationFile.load(flags: flags)
         var logger = Logger(label: "herald")
         logger.logLevel = settings.logLevel
         let providerSettings = settings.providers

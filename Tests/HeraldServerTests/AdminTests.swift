@@ -207,7 +207,7 @@ extension TestNDS {
     func deadLetter(token: String, reason: String) async throws -> String {
         let new = NewJob(
             platform: .ios, token: token, notificationType: "swap_updated",
-            payload: PushMessageFixture.storedSwap, idempotencyKey: nil, expiresAt: Date().addingTimeInterval(600)
+            payload: PushMessageFixture.storedSwap, idempotencyKey: nil, expiresAt: Date().addingTimeInterval(600), app: Device.defaultApp
         )
         _ = try await store.enqueue([new], now: Date(), leaseUntil: Date().addingTimeInterval(60))
         try await store.complete(

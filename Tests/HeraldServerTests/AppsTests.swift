@@ -48,6 +48,36 @@ struct AppsTests {
         }
     }
 
+    @Test("a dead letter of a named app, replayed, is sent with that app's topic and key")
+    func replayKeepsTheApp() async throws {
+        let nds = try TestNDS()
+        let admin = try await nds.apiKey([.admin])
+        try await withTwoApps { mock, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let token = String(repeating: "c3", count: 32)
+                let registered = try await client.post(
+                    "/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(token)","app":"\#(Self.brand)"}"#)
+                let alias = try #require(registered.json["alias"] as? String)
+                // APNs refuses the first push for good: a dead letter.
+                await mock.script.enqueue([MockAPNsAnswer(status: 400, reason: "BadPayload")], for: token)
+                #expect(try await client.post("/api/v1/notify?token=\(alias)", json: Self.swap).status == .ok)
+                var letters: [Any] = []
+                #expect(try await nds.eventually {
+                    letters = try await client.call(.get, "/api/v1/admin/dead-letters", key: admin).json["dead_letters"] as? [Any] ?? []
+                    return letters.count == 1
+                })
+                let id = try #require((letters.first as? [String: Any])?["id"] as? String)
+                #expect(try await client.call(.post, "/api/v1/admin/dead-letters/\(id)/replay", key: admin).status == .created)
+                let requests = try await mock.requests.waitFor(count: 2)
+                for request in requests {
+                    #expect(request.headers["apns-topic"] == Self.brand)
+                    #expect(request.claims?.keyID == "BRANDKEY01")
+                }
+                #expect(requests.last?.accepted == true)
+            }
+        }
+    }
+
     @Test("devices and backend sessions of two apps: each push has its app's topic and its key's token")
     func devicesAndSessions() async throws {
         let nds = try TestNDS()

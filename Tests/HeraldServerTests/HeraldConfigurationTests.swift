@@ -13,6 +13,22 @@ struct HeraldConfigurationTests {
         return url.path
     }
 
+    @Test("a default is one number: the code's, the configuration's and the settings table's agree")
+    func defaultsAgree() async throws {
+        let unset = try await HeraldConfiguration.load(flags: [:], environment: [:], file: nil)
+        let code = (dispatcher: DispatcherConfiguration(), intake: IntakeConfiguration(), edge: EdgeLimits())
+        #expect(unset.server.dispatcher.lease == code.dispatcher.lease)
+        #expect(unset.server.dispatcher.lease == .seconds(60))
+        #expect(unset.server.dispatcher.maxConcurrentSends == code.dispatcher.maxConcurrentSends)
+        #expect(unset.server.intake.maxPending == code.intake.maxPending)
+        #expect(unset.server.edge.maxConnections == code.edge.maxConnections)
+        func table(_ key: String) -> String? { HeraldConfiguration.settings.first { $0.key == key }?.defaultValue }
+        #expect(table("lease_seconds") == String(code.dispatcher.lease.components.seconds))
+        #expect(table("max_concurrent_sends") == String(code.dispatcher.maxConcurrentSends))
+        #expect(table("job_ttl") == String(unset.server.settings.jobTTL.components.seconds))
+        #expect(table("idle_timeout") == String(code.edge.idleTimeout.components.seconds))
+    }
+
     @Test("a flag wins over its variable, the variable over the file, the file over the default")
     func layering() async throws {
         let file = try Self.yaml("port: 9000\njob_ttl: 120\npublic_url: https://push.example.com\n")

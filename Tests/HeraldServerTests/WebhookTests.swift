@@ -133,7 +133,7 @@ struct WebhookTests {
         let past = Date().addingTimeInterval(-1)
         let job = NewJob(
             platform: .ios, token: "ttl-token", notificationType: "swap_updated",
-            payload: Data(#"{"kind":"wake","data":{}}"#.utf8), idempotencyKey: nil, expiresAt: past
+            payload: Data(#"{"kind":"wake","data":{}}"#.utf8), idempotencyKey: nil, expiresAt: past, app: Device.defaultApp
         )
         _ = try await nds.store.enqueue([job], now: past.addingTimeInterval(-60), leaseUntil: past)
         try await nds.app().test(.live) { _ async throws in

@@ -10,7 +10,7 @@ private func deadLetter(
 ) async throws -> String {
     let new = NewJob(
         platform: platform, token: token, notificationType: "swap_updated", payload: Data(#"{"n":1}"#.utf8),
-        idempotencyKey: nil, expiresAt: t0.addingTimeInterval(600)
+        idempotencyKey: nil, expiresAt: t0.addingTimeInterval(600), app: Device.defaultApp
     )
     _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(60))
     let job = OutboxJob(new, createdAt: t0)
@@ -159,6 +159,32 @@ struct DeadLetterStoreTests {
             #expect(Set(left) == [c, kept])
             #expect(try await store.purgeDeadLetters(matching: DeadLetterFilter()) == 2)
             #expect(try await store.counts().dead == 0)
+        }
+    }
+
+    @Test("every job column, the app included, round trips through intake, lease, dead letter and replay", arguments: Backend.allCases)
+    func replayKeepsEveryColumn(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let new = NewJob(
+                platform: .android, token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
+                payload: Data(#"{"kind":"wake"}"#.utf8), idempotencyKey: "k-roundtrip", expiresAt: t0.addingTimeInterval(600),
+                app: "com.example.beta"
+            )
+            _ = try await store.enqueue([new], now: t0, leaseUntil: t0, leasing: 0)
+            let claimed = try #require(try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10).first)
+            #expect(claimed == OutboxJob(new, createdAt: t0))
+            try await store.complete([JobCompletion(job: claimed, resolution: .deadLetter(reason: "permanent", answer: nil))], now: t0)
+            guard case .replayed(let id) = try await store.replayDeadLetter(id: new.id, plan: plan) else {
+                Issue.record("the letter was not replayed")
+                return
+            }
+            let replayed = try #require(try await store.claimDue(now: plan.now, leaseUntil: plan.now.addingTimeInterval(60), limit: 10).first)
+            let expiry = plan.now.addingTimeInterval(600)
+            #expect(replayed == OutboxJob(
+                id: id, platform: .android, token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
+                payload: Data(#"{"kind":"wake"} until \#(Int(expiry.timeIntervalSince1970))"#.utf8), attempts: 0,
+                createdAt: plan.now, expiresAt: expiry, app: "com.example.beta"
+            ))
         }
     }
 

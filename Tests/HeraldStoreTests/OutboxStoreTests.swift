@@ -12,7 +12,8 @@ func job(_ token: String = "tok", key: String? = nil, ttl: TimeInterval = 3600) 
         notificationType: "swap_updated",
         payload: Data("{}".utf8),
         idempotencyKey: key,
-        expiresAt: t0.addingTimeInterval(ttl)
+        expiresAt: t0.addingTimeInterval(ttl),
+        app: Device.defaultApp
     )
 }
 

@@ -38,7 +38,7 @@ struct DeadLetterCommandTests {
         let now = Date()
         let new = NewJob(
             platform: .ios, token: token, notificationType: "swap_updated", payload: Data("{}".utf8), idempotencyKey: nil,
-            expiresAt: now.addingTimeInterval(600)
+            expiresAt: now.addingTimeInterval(600), app: Device.defaultApp
         )
         _ = try await store.enqueue([new], now: now, leaseUntil: now.addingTimeInterval(60))
         try await store.complete(
@@ -50,6 +50,30 @@ struct DeadLetterCommandTests {
 
     static func herald(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await ProgramRun.output(try ServerProcess.binary(), ["dead-letters"] + arguments)
+    }
+
+    @Test("herald keys and dead-letters read the database from the configuration file alone", arguments: Database.allCases)
+    func configurationFileNamesTheDatabase(_ kind: Database) async throws {
+        try await Self.withDatabase(kind) { store, database in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(UUID().uuidString).yaml")
+            try "database: \"\(database)\"\n".write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            // Nothing but HERALD_CONFIG names the database.
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+            environment["HERALD_CONFIG"] = file.path
+            let created = try await ProgramRun.output(
+                try ServerProcess.binary(), ["keys", "create", "--name", "from-file", "--scopes", "admin"], environment: environment)
+            #expect(created.status == 0)
+            #expect(try await store.apiKeys().map(\.name) == ["from-file"])
+            let secret = created.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(try await store.apiKey(secret: secret)?.name == "from-file")
+
+            // --config says the same as HERALD_CONFIG, for dead-letters too.
+            let letter = try await Self.deadLetter(store, token: "config-token-0001", reason: "ttl_expired")
+            environment["HERALD_CONFIG"] = nil
+            let listed = try await ProgramRun.output(try ServerProcess.binary(), ["dead-letters", "list", "--config", file.path], environment: environment)
+            #expect(listed.status == 0 && listed.output.contains(letter))
+        }
     }
 
     @Test("lists (tokens redacted), replays once, refuses a dead token, purges by filter", arguments: Database.allCases)
