@@ -131,9 +131,6 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            // scripts/openapi.py writes the documents there for readers and tools, and compiles them
-            // into OpenAPIDocument.swift, which is what the server serves.
-            exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
         // The device plugin: runs inside an iOS Notification Service Extension or Android service.
