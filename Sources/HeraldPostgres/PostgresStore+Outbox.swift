@@ -4,9 +4,6 @@ import HeraldWire
 import PostgresNIO
 
 extension PostgresStore: OutboxStore {
-    /// Several processes share the database: leases found at start may be another's.
-    public var isSingleProcess: Bool { false }
-
     /// Rows per multi-row INSERT: 10 parameters each, well under the protocol's 65,535.
     static let insertChunk = 1_000
 

@@ -140,8 +140,12 @@ public final class PostgresStore: Sendable {
     }
 }
 
-extension PostgresStore: HeraldStoreBackend {
+extension PostgresStore: HeraldStoreBackend, SharedStoreCapabilities {
     public var location: String { postgres.redacted }
+
+    /// Several processes share the database: allowances, wake claims and messages go through it,
+    /// and leases found at start may be another's.
+    public var sharing: StoreSharing { .shared(self) }
 
     public func ping() async throws {
         try await rows("SELECT 1")

@@ -67,11 +67,16 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    // What several processes on one database must agree on goes through it; nil for SQLite.
+    let shared = store.sharing.capabilities
+    var dispatcherConfiguration = configuration.dispatcher
+    // Leases found at start are this process's own only when no other process writes the database.
+    if shared != nil { dispatcherConfiguration.releaseLeasesAtStart = false }
     let dispatcher = OutboxDispatcher(
         store: store,
         providers: providers,
         metrics: metrics,
-        configuration: configuration.dispatcher,
+        configuration: dispatcherConfiguration,
         now: now,
         logger: logger.with(component: "dispatcher")
     )
@@ -84,20 +89,18 @@ public func buildApplication(
         logger: logger.with(component: "intake")
     )
 
-    let relay = ReplyRelay(store: store, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
+    let relay = ReplyRelay(
+        store: store, otherProcesses: shared, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
 
-    // What several processes on one database must agree on goes through it; nil for SQLite.
-    let sharedStore: (any HeraldStoreBackend)? = store.isSingleProcess ? nil : store
     let targets = TargetLimiter(
         local: RateLimiter(
             perMinute: configuration.settings.targetPushesPerMinute, burst: configuration.settings.targetPushBurst, now: now
         ),
-        shared: sharedStore as? any TargetRateStore
+        shared: shared
     )
 
     // With several instances on the database, presence is mirrored between them.
-    let presenceChannel = sharedStore as? any StoreNotifications
-    let presence = PresenceRegistry(configuration: configuration.presence, shared: presenceChannel != nil) { took in
+    let presence = PresenceRegistry(configuration: configuration.presence, shared: shared != nil) { took in
         metrics.wakeToPresence.record(.milliseconds(Int64((took * 1000).rounded())))
     }
 
@@ -107,7 +110,7 @@ public func buildApplication(
     let wakes = WakeRoutes(
         intake: intake, devices: store, keys: store, providers: providers, presence: presence, metrics: metrics,
         targetLimiter: targets, settings: configuration.settings, now: now,
-        claims: sharedStore as? any WakeClaimStore
+        claims: shared
     )
     let webhooks = WebhookRoutes(
         intake: intake,
@@ -163,8 +166,8 @@ public func buildApplication(
     // store's own services go last, after the final writes.
     app.addServices(storeServices)
     app.addServices(relay, dispatcher, intake)
-    if let presenceChannel {
-        app.addServices(PresenceMirror(registry: presence, store: presenceChannel, now: now, logger: logger.with(component: "presence")))
+    if let shared {
+        app.addServices(PresenceMirror(registry: presence, store: shared, now: now, logger: logger.with(component: "presence")))
     }
     return app
 }

@@ -35,8 +35,9 @@ public struct DispatcherConfiguration: Sendable {
     public var deliveredRetention: Duration = .seconds(7 * 86400)
     public var deadLetterRetention: Duration = .seconds(30 * 86400)
     public var housekeepingInterval: Duration = .seconds(5)
-    /// Free every lease at start, when the store is written by this process alone
-    /// (``OutboxStore/isSingleProcess``); a shared store's leases are left to run out.
+    /// Free every lease at start: right when the store is written by this process alone
+    /// (``StoreSharing/singleProcess``); `buildApplication` turns it off for a shared store, whose
+    /// leases are left to run out.
     public var releaseLeasesAtStart = true
     /// Tokens found dead remembered in memory at most. A full set is emptied: it only spares
     /// sends of jobs already in memory, and the store marks every dead token for good.
@@ -120,7 +121,7 @@ public final class OutboxDispatcher: Service, Sendable {
     }
 
     public func run() async throws {
-        if configuration.releaseLeasesAtStart, store.isSingleProcess {
+        if configuration.releaseLeasesAtStart {
             try await store.releaseAllLeases()
         }
         let dispatcher = self

@@ -9,11 +9,12 @@ import ServiceLifecycle
 /// to its reply URL.
 ///
 /// Each reply id has one waiter in the process that holds the request. An answer that reaches
-/// this process completes the waiter as soon as it is committed, with no store round trip; one
-/// that reaches another process on the same database is announced by the store when it can
-/// (``StoreNotifications``: PostgreSQL's `LISTEN/NOTIFY`) and otherwise found by a slow poll
-/// (``ServerSettings/replyPollInterval``, 1 s), which also covers notifications missed while
-/// the channel was down. `run()` listens, polls and sweeps expired reply URLs.
+/// this process completes the waiter as soon as it is committed, with no store round trip. With
+/// other processes on the same database, one that reaches another process is announced through
+/// the store (``StoreNotifications``: PostgreSQL's `LISTEN/NOTIFY`) and otherwise found by a slow
+/// poll (``ServerSettings/replyPollInterval``, 1 s), which also covers notifications missed while
+/// the channel was down; alone on its database the relay neither listens nor polls. `run()`
+/// listens, polls and sweeps expired reply URLs.
 public final class ReplyRelay: Service, Sendable {
     /// A reply URL handed out and its id.
     public struct Handle: Sendable, Hashable {
@@ -22,6 +23,8 @@ public final class ReplyRelay: Service, Sendable {
     }
 
     let store: any ReplyStore
+    /// The other processes on the database; nil when this one is alone (SQLite).
+    let otherProcesses: (any StoreNotifications)?
     let settings: ServerSettings
     let now: @Sendable () -> Date
     let logger: Logger
@@ -29,11 +32,13 @@ public final class ReplyRelay: Service, Sendable {
 
     public init(
         store: some ReplyStore,
+        otherProcesses: (any StoreNotifications)?,
         settings: ServerSettings,
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger
     ) {
         self.store = store
+        self.otherProcesses = otherProcesses
         self.settings = settings
         self.now = now
         self.logger = logger
@@ -123,7 +128,7 @@ public final class ReplyRelay: Service, Sendable {
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                if let notifications = self.store as? any StoreNotifications {
+                if let notifications = self.otherProcesses {
                     group.addTask { await self.listen(to: notifications) }
                 }
                 group.addTask { try? await self.loop() }
@@ -152,14 +157,16 @@ public final class ReplyRelay: Service, Sendable {
 
     private func loop() async throws {
         let sweepEvery: Duration = .seconds(60)
+        // Alone on the database, every answer arrives here: nothing to poll for, only sweeping.
+        let tick = otherProcesses == nil ? sweepEvery : settings.replyPollInterval
         var lastSweep = ContinuousClock.now - sweepEvery
         while !Task.isCancelled {
-            await pollOtherProcesses()
+            if otherProcesses != nil { await pollOtherProcesses() }
             if ContinuousClock.now - lastSweep >= sweepEvery {
                 await sweep()
                 lastSweep = .now
             }
-            try await Task.sleep(for: settings.replyPollInterval)
+            try await Task.sleep(for: tick)
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Everything the server keeps, on one database: what `buildApplication` and the command line
-/// take, so SQLite (``SQLiteStore``) and PostgreSQL stand behind the same routes and services.
+/// take, so SQLite (`HeraldSQLite`) and PostgreSQL (`HeraldPostgres`) stand behind the same
+/// routes and services.
 public protocol HeraldStoreBackend:
     OutboxStore, DeadLetterStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore,
     ReplyStore, LightningAddressStore, ProviderTokenStore, LSPS5Store
@@ -10,8 +11,33 @@ public protocol HeraldStoreBackend:
     func ping() async throws
     /// Where the data lives, for logs: a path, or a URL without its password.
     var location: String { get }
+    /// Whether other processes write the same database, and if so what they agree on through it.
+    var sharing: StoreSharing { get }
+}
+
+/// What several `herald serve` processes on one database agree on through it: each device
+/// token's push allowance, wake claims, and messages between the processes. A shared back end
+/// conforms as a whole, so no part of it can silently fall back to per-process state.
+public protocol SharedStoreCapabilities: TargetRateStore, WakeClaimStore, StoreNotifications {}
+
+/// How the database is written: by this process alone (SQLite: one `serve` per file, so the
+/// leases found at start are its own, from before a crash), or shared with other processes
+/// (PostgreSQL), with the capabilities that sharing needs. Chosen by the back end, read once at
+/// the composition root.
+public enum StoreSharing: Sendable {
+    case singleProcess
+    case shared(any SharedStoreCapabilities)
+
+    /// The shared capabilities; nil for a single process.
+    public var capabilities: (any SharedStoreCapabilities)? {
+        switch self {
+        case .singleProcess: nil
+        case .shared(let capabilities): capabilities
+        }
+    }
 }
 
 extension SQLiteStore: HeraldStoreBackend {
     public var location: String { path }
+    public var sharing: StoreSharing { .singleProcess }
 }

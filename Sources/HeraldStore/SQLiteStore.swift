@@ -129,7 +129,6 @@ public struct CheckpointResult: Sendable, Equatable {
 
 extension SQLiteStore: OutboxStore {
     /// One process per file (WAL mode on a local disk).
-    public var isSingleProcess: Bool { true }
 
     public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date, leasing: Int) async throws -> [EnqueueResult] {
         guard !jobs.isEmpty else { return [] }

@@ -16,13 +16,9 @@ public protocol OutboxStore: Sendable {
     func complete(_ completions: [JobCompletion], now: Date) async throws
     /// Gives jobs back without counting an attempt (shutdown).
     func release(jobIDs: [String]) async throws
-    /// Frees every lease: a single-process store calls it at start-up, when no other process can hold one.
-    /// A store shared by several processes refuses it.
+    /// Frees every lease: a single-process store calls it at start-up, when no other process can hold one
+    /// (``StoreSharing/singleProcess``). A store shared by several processes refuses it.
     func releaseAllLeases() async throws
-    /// Whether one process alone writes this store, so leases found at its start are its own from
-    /// before a crash and may be freed at once (SQLite). False where several processes share the
-    /// database (PostgreSQL): another's leases run out on their own.
-    var isSingleProcess: Bool { get }
     func status(jobID: String) async throws -> JobStatus?
     /// Jobs by state. Counts every row: for tests and tools, not for a periodic metric.
     func counts() async throws -> QueueCounts

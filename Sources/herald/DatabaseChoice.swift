@@ -28,21 +28,29 @@ enum DatabaseChoice: Equatable {
         }
     }
 
-    /// The opened store, its migrations applied, and what must run beside it while it is used.
-    struct Opened {
-        var store: any HeraldStoreBackend
-        /// A PostgreSQL store's connection pool; nil for SQLite.
-        var postgresClient: (any Service)?
+    /// The opened store, its migrations applied: each back end as its own type, so `serve`
+    /// composes the application for it without a cast.
+    enum Opened {
+        case sqlite(SQLiteStore)
+        /// The store and its connection pool, which must run while the store is used.
+        case postgres(PostgresStore)
+
+        var store: any HeraldStoreBackend {
+            switch self {
+            case .sqlite(let store): store
+            case .postgres(let store): store
+            }
+        }
     }
 
     func open(logger: Logger) async throws -> Opened {
         switch self {
         case .sqlite(let path):
-            return Opened(store: try await SQLiteStore.open(path: path), postgresClient: nil)
+            return .sqlite(try await SQLiteStore.open(path: path))
         case .postgres(let location):
             let store = PostgresStore(location: location, logger: logger)
             try await store.migrate()
-            return Opened(store: store, postgresClient: store.client)
+            return .postgres(store)
         }
     }
 }

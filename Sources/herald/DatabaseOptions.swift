@@ -17,12 +17,15 @@ struct DatabaseOptions: ParsableArguments {
     ) async throws -> Result {
         let loaded = try await configurationFile.load(flags: database.map { ["database": $0] } ?? [:])
         let choice = try DatabaseChoice(loaded.database)
-        let opened = try await choice.open(logger: Logger(label: "herald.cli"))
-        guard let client = opened.postgresClient else { return try await body(opened.store) }
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await client.run() }
-            defer { group.cancelAll() }
-            return try await body(opened.store)
+        switch try await choice.open(logger: Logger(label: "herald.cli")) {
+        case .sqlite(let store):
+            return try await body(store)
+        case .postgres(let store):
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await store.client.run() }
+                defer { group.cancelAll() }
+                return try await body(store)
+            }
         }
     }
 }

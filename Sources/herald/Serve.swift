@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldPostgres
 import HeraldPush
 import HeraldServer
 import HeraldStore
@@ -139,10 +140,7 @@ struct Serve: AsyncParsableCommand {
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
                 ]
             )
-            try await Self.serve(
-                store: store, postgresClient: opened.postgresClient, configuration: settings.server,
-                providers: providers, logger: logger
-            )
+            try await Self.serve(opened, configuration: settings.server, providers: providers, logger: logger)
         } catch {
             await httpClient.shutdown()
             throw error
@@ -155,27 +153,17 @@ extension Serve {
     /// Runs the application on the store: SQLite with its WAL checkpointer; PostgreSQL with its
     /// connection pool, which starts before and stops after every service that uses it.
     static func serve(
-        store: any HeraldStoreBackend, postgresClient: (any Service)?, configuration: HeraldServerConfiguration,
-        providers: PushRouter, logger: Logger
+        _ opened: DatabaseChoice.Opened, configuration: HeraldServerConfiguration, providers: PushRouter, logger: Logger
     ) async throws {
-        if let sqlite = store as? SQLiteStore {
-            try await buildApplication(configuration: configuration, store: sqlite, providers: providers, logger: logger)
+        switch opened {
+        case .sqlite(let store):
+            try await buildApplication(configuration: configuration, store: store, providers: providers, logger: logger)
                 .runService()
-        } else {
-            try await runShared(
-                store: store, storeServices: postgresClient.map { [$0] } ?? [], configuration: configuration,
-                providers: providers, logger: logger
-            )
+        case .postgres(let store):
+            try await buildApplication(
+                configuration: configuration, store: store, storeServices: [store.client], providers: providers, logger: logger
+            ).runService()
         }
-    }
-
-    private static func runShared(
-        store: some HeraldStoreBackend, storeServices: [any Service], configuration: HeraldServerConfiguration,
-        providers: PushRouter, logger: Logger
-    ) async throws {
-        try await buildApplication(
-            configuration: configuration, store: store, storeServices: storeServices, providers: providers, logger: logger
-        ).runService()
     }
 }
 

@@ -145,30 +145,8 @@ struct ReplyRelayTests {
             #expect(response.text == #"{"invoice":"lni1here"}"#)
         }
     }
-
-    @Test("an answer that reaches another NDS process completes the request held by this one")
-    func acrossProcesses() async throws {
-        let first = try TestNDS()
-        let second = try TestNDS(folder: first.folder)  // the same database file
-        let phone = TestPhone(nds: first, platform: .ios, token: "two-instances")
-        try await withPhoneHTTP { http in
-            try await second.app().test(.live) { secondClient in
-                let secondPort = try #require(secondClient.port)
-                try await first.app().test(.live) { client in
-                    async let held = client.post("/api/v1/notify?platform=ios&token=two-instances", json: Self.invoiceRequest)
-                    let replyURL = try #require(try await phone.pushes(after: 0).first?.replyURL)
-                    let answered = try await TestPhone.answer(
-                        replyURL, json: #"{"invoice":"lni1elsewhere"}"#, port: secondPort, using: http
-                    )
-                    #expect(answered.status == 200)
-                    let response = try await held
-                    #expect(response.status == .ok)
-                    #expect(response.text == #"{"invoice":"lni1elsewhere"}"#)
-                    #expect(try await first.store.replyCounts().pending == 0)
-                }
-            }
-        }
-    }
+    // Answers reaching another instance on a shared database: PostgresServeTests.crossInstance.
+    // A SQLite file has one `serve` (DatabaseProcessLock), so its relay neither listens nor polls.
 }
 
 /// Runs `body` with an HTTP client for the test phone, shut down afterwards.

@@ -53,7 +53,7 @@ struct OutboxStoreTests {
             let late = try await store.claimDue(
                 now: t0.addingTimeInterval(61), leaseUntil: t0.addingTimeInterval(121), limit: 10)
             #expect(late.map(\.id) == [new.id])
-            if store.isSingleProcess {
+            if case .singleProcess = store.sharing {
                 try await store.releaseAllLeases()
                 let again = try await store.claimDue(
                     now: t0.addingTimeInterval(62), leaseUntil: t0.addingTimeInterval(122), limit: 10)
@@ -65,7 +65,7 @@ struct OutboxStoreTests {
                         now: t0.addingTimeInterval(62), leaseUntil: t0.addingTimeInterval(122), limit: 10
                     ).isEmpty)
             }
-            #expect(backend == .sqlite ? store.isSingleProcess : !store.isSingleProcess)
+            #expect(backend == .sqlite ? store.sharing.capabilities == nil : store.sharing.capabilities != nil)
         }
     }
 
