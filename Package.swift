@@ -90,14 +90,27 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Durable state: devices, aliases, the outbox. SQLite through GRDB.
+        // Durable state, the contract: the store protocols, their records and errors, which
+        // every back end implements and the server is written against.
         .target(
             name: "HeraldStore",
             dependencies: [
                 "HeraldWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The embedded default back end: one SQLite file through GRDB, one `serve` per file.
+        .target(
+            name: "HeraldSQLite",
+            dependencies: [
+                "HeraldStore", "HeraldWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -148,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldPostgres", "HeraldWire",
+                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -179,7 +192,7 @@ let package = Package(
         .executableTarget(
             name: "herald-bench",
             dependencies: [
-                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldWire", "HeraldTestSupport",
+                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldSQLite", "HeraldWire", "HeraldTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -214,7 +227,7 @@ let package = Package(
         .testTarget(
             name: "HeraldStoreTests",
             dependencies: [
-                "HeraldStore", "HeraldPostgres", "HeraldTestSupport", "HeraldWire",
+                "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldTestSupport", "HeraldWire",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: testSwiftSettings
@@ -222,7 +235,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldTestSupport", "HeraldWire",
+                "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldWire",
                 // The LSPS5 tests sign notifications as an LSP would.
                 "HeraldLSPS5",
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
@@ -245,7 +258,7 @@ let package = Package(
             dependencies: [
                 "herald",
                 // `herald serve` on PostgreSQL: a throwaway server, and the store to read its rows.
-                "HeraldTestSupport", "HeraldPostgres", "HeraldStore",
+                "HeraldTestSupport", "HeraldPostgres", "HeraldStore", "HeraldSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

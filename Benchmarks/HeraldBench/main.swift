@@ -16,6 +16,7 @@ import AsyncHTTPClient
 import Foundation
 import HeraldPush
 import HeraldServer
+import HeraldSQLite
 import HeraldStore
 import HeraldTestSupport
 import HeraldWire

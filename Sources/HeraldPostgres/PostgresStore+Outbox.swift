@@ -177,7 +177,7 @@ extension PostgresStore: OutboxStore {
             if !deadIDs.isEmpty {
                 try await connection.query(
                     """
-                    UPDATE job SET state = 'dead', attempts = attempts + 1, lease_until = NULL,
+                    UPDATE job SET state = 'dead', attempts = attempts + (CASE WHEN r.answer = '' THEN 0 ELSE 1 END), lease_until = NULL,
                                    finished_at = \(nowValue), last_error = r.reason,
                                    last_answer = coalesce(nullif(r.answer, ''), last_answer),
                                    first_attempt_at = CASE WHEN r.answer = '' THEN first_attempt_at

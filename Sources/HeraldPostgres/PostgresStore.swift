@@ -147,6 +147,9 @@ extension PostgresStore: HeraldStoreBackend, SharedStoreCapabilities {
     /// and leases found at start may be another's.
     public var sharing: StoreSharing { .shared(self) }
 
+    /// The connection pool.
+    public func services(logger: Logger) -> [any Service] { [client] }
+
     public func ping() async throws {
         try await rows("SELECT 1")
     }

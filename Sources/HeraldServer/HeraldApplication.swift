@@ -35,32 +35,12 @@ public struct HeraldServerConfiguration: Sendable {
     }
 }
 
-/// Builds the NDS application on the embedded SQLite store, with its WAL checkpointer.
-public func buildApplication(
-    configuration: HeraldServerConfiguration,
-    store: SQLiteStore,
-    providers: PushRouter,
-    metrics: HeraldMetrics = HeraldMetrics(),
-    now: @escaping @Sendable () -> Date = { Date() },
-    logger: Logger,
-    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) -> some ApplicationProtocol {
-    let checkpointer = StoreCheckpointer(store: store, interval: .seconds(1), logger: logger.with(component: "store"))
-    return buildApplication(
-        configuration: configuration, store: store, storeServices: [checkpointer], providers: providers,
-        metrics: metrics, now: now, logger: logger, onServerRunning: onServerRunning
-    )
-}
-
 /// Builds the NDS application on any store. Dependencies come in; nothing is reached for globally.
-///
-/// - Parameter storeServices: What the store needs running while the application runs (a
-///   database client's connection pool, a WAL checkpointer). They start first and stop last,
-///   after the final writes.
+/// What the store needs running (``HeraldStoreBackend/services(logger:)``) starts first and stops
+/// last, after the final writes.
 public func buildApplication(
     configuration: HeraldServerConfiguration,
     store: some HeraldStoreBackend,
-    storeServices: [any Service],
     providers: PushRouter,
     metrics: HeraldMetrics = HeraldMetrics(),
     now: @escaping @Sendable () -> Date = { Date() },
@@ -164,7 +144,7 @@ public func buildApplication(
     // finishes its requests), then intake commits what they submitted, then the dispatcher
     // finishes its sends. The relay stops next: requests still held need its polling. The
     // store's own services go last, after the final writes.
-    app.addServices(storeServices)
+    app.addServices(store.services(logger: logger.with(component: "store")))
     app.addServices(relay, dispatcher, intake)
     if let shared {
         app.addServices(PresenceMirror(registry: presence, store: shared, now: now, logger: logger.with(component: "presence")))

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import ServiceLifecycle
 
 /// Everything the server keeps, on one database: what `buildApplication` and the command line
 /// take, so SQLite (`HeraldSQLite`) and PostgreSQL (`HeraldPostgres`) stand behind the same
@@ -13,6 +15,9 @@ public protocol HeraldStoreBackend:
     var location: String { get }
     /// Whether other processes write the same database, and if so what they agree on through it.
     var sharing: StoreSharing { get }
+    /// What must run while the store is used (a connection pool, a WAL checkpointer): started
+    /// before and stopped after every service that uses the store.
+    func services(logger: Logger) -> [any Service]
 }
 
 /// What several `herald serve` processes on one database agree on through it: each device
@@ -37,7 +42,3 @@ public enum StoreSharing: Sendable {
     }
 }
 
-extension SQLiteStore: HeraldStoreBackend {
-    public var location: String { path }
-    public var sharing: StoreSharing { .singleProcess }
-}

@@ -1,5 +1,3 @@
-import GRDB
-
 /// The database failed to do what was asked: an I/O error, a full disk, a damaged file, a lock
 /// held past the busy timeout, a lost connection to the server.
 ///
@@ -10,12 +8,6 @@ public struct StoreError: Error, CustomStringConvertible {
     /// Another connection held the database: trying again later can succeed.
     public let isBusy: Bool
     private let summary: String?
-
-    init(_ underlying: DatabaseError) {
-        self.underlying = underlying
-        self.isBusy = underlying.resultCode == .SQLITE_BUSY || underlying.resultCode == .SQLITE_LOCKED
-        self.summary = nil
-    }
 
     /// A failure of another back end, with a description safe to log (no bound values).
     public init(backendFailure underlying: any Error, description: String, isBusy: Bool = false) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldPostgres
+import HeraldSQLite
 import HeraldStore
 import Logging
 import ServiceLifecycle

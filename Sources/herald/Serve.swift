@@ -3,6 +3,7 @@ import Foundation
 import HeraldPostgres
 import HeraldPush
 import HeraldServer
+import HeraldSQLite
 import HeraldStore
 import Hummingbird
 import Logging
@@ -160,9 +161,8 @@ extension Serve {
             try await buildApplication(configuration: configuration, store: store, providers: providers, logger: logger)
                 .runService()
         case .postgres(let store):
-            try await buildApplication(
-                configuration: configuration, store: store, storeServices: [store.client], providers: providers, logger: logger
-            ).runService()
+            try await buildApplication(configuration: configuration, store: store, providers: providers, logger: logger)
+                .runService()
         }
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldSQLite
 import HeraldStore
 import HeraldWire
 import Hummingbird

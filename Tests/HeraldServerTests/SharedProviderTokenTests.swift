@@ -1,6 +1,7 @@
 import Foundation
 import HeraldPush
 import HeraldServer
+import HeraldSQLite
 import HeraldStore
 import HeraldTestSupport
 import HeraldWire

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HeraldPush
 import HeraldServer
+import HeraldSQLite
 import HeraldStore
 import Hummingbird
 import HummingbirdTesting

@@ -56,6 +56,8 @@ struct DeadLetterStoreTests {
             let second = all.letters[1]
             #expect(second.providerAnswer == "503 first")
             #expect(second.lastAttemptAt == t0.addingTimeInterval(2))
+            // It died waiting for its retry: one send was made, one attempt counted.
+            #expect(second.attempts == 1)
 
             let expiredOnly = try await store.deadLetters(matching: DeadLetterFilter(reason: "ttl_expired"), limit: 10, after: nil)
             #expect(Set(expiredOnly.letters.map(\.id)) == [expired, waited])

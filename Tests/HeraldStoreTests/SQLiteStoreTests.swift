@@ -1,4 +1,5 @@
 import Foundation
+import HeraldSQLite
 import HeraldStore
 import HeraldWire
 import Synchronization

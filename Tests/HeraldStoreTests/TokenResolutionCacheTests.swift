@@ -2,7 +2,8 @@ import Foundation
 import HeraldWire
 import Testing
 
-@testable import HeraldStore
+@testable import HeraldSQLite
+import HeraldStore
 
 @Suite("The webhook token cache")
 struct TokenResolutionCacheTests {

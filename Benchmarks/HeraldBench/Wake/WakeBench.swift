@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldSQLite
 import HeraldStore
 import HeraldTestSupport
 import HeraldWire

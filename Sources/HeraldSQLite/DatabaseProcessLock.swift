@@ -1,3 +1,4 @@
+import HeraldStore
 import Foundation
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import HeraldStore
 import Foundation
 import GRDB
 import HeraldWire

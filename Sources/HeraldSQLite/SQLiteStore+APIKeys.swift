@@ -1,3 +1,4 @@
+import HeraldStore
 import Foundation
 import GRDB
 
@@ -6,22 +7,17 @@ extension SQLiteStore: APIKeyStore {
     public static let apiKeyPrefix = CreatedAPIKey.secretPrefix
 
     public func createAPIKey(name: String, scopes: Set<APIScope>, now: Date) async throws -> CreatedAPIKey {
-        let key = APIKey(
-            id: "key_" + Secrets.random(bytes: 9),
-            name: name,
-            scopes: scopes,
-            createdAt: now,
-            revokedAt: nil
-        )
-        // 32 bytes = 256 bits: a hash lookup needs no slow KDF when the secret cannot be guessed.
-        let secret = Self.apiKeyPrefix + Secrets.random(bytes: 32)
+        // One way to make a key, on every back end (CreatedAPIKey.make).
+        let created = CreatedAPIKey.make(name: name, scopes: scopes, now: now)
+        let key = created.key
+        let secret = created.secret
         try await database.write { db in
             try db.execute(
                 sql: "INSERT INTO api_key (id, name, secret_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)",
                 arguments: [key.id, name, Secrets.hash(secret), Self.encode(scopes), now.timeIntervalSince1970]
             )
         }
-        return CreatedAPIKey(key: key, secret: secret)
+        return created
     }
 
     public func apiKey(secret: String) async throws -> APIKey? {

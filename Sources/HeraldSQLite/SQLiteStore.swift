@@ -1,3 +1,4 @@
+import HeraldStore
 import Foundation
 import GRDB
 import HeraldWire
@@ -259,10 +260,11 @@ extension SQLiteStore: OutboxStore {
                 WHERE id = ?4 AND state = 'pending'
                 """
         )
-        // ?3 is the provider's answer: nil when no send was made, which keeps the earlier answer and times.
+        // ?3 is the provider's answer: nil when no send was made, which keeps the earlier answer and
+        // times and counts no attempt (a job that expired waiting for its retry was not tried again).
         let dead = try db.cachedStatement(
             sql: """
-                UPDATE job SET state = 'dead', attempts = attempts + 1, lease_until = NULL,
+                UPDATE job SET state = 'dead', attempts = attempts + (CASE WHEN ?3 IS NULL THEN 0 ELSE 1 END), lease_until = NULL,
                                finished_at = ?1, last_error = ?2, last_answer = coalesce(?3, last_answer),
                                first_attempt_at = CASE WHEN ?3 IS NULL THEN first_attempt_at
                                                        ELSE coalesce(first_attempt_at, ?1) END,

@@ -1,3 +1,4 @@
+import HeraldStore
 import GRDB
 
 /// The store's only way into SQLite: every access is `async` and runs on GRDB's own dispatch

@@ -1,3 +1,4 @@
+import HeraldStore
 import GRDB
 
 /// The SQLite schema. Migrations are append-only: never edit a shipped one, add the next.

@@ -1,3 +1,4 @@
+import HeraldStore
 import GRDB
 
 extension Schema {
