@@ -29,7 +29,7 @@ struct OpenAPIRoutes: Sendable {
             case .string(let string): return .scalar(string.represented())
             case .array(let elements): return .sequence(Node.Sequence(elements.map(node)))
             case .object(let members):
-                return .mapping(Node.Mapping(members.sorted { $0.key < $1.key }.map { (Node($0.key), node($0.value)) }))
+                return .mapping(Node.Mapping(members.sorted { $0.key < $1.key }.map { (Node.scalar($0.key.represented()), node($0.value)) }))
             }
         }
         return try serialize(node: node(try JSONParser.parse(Array(text.utf8))), width: -1, allowUnicode: true)
