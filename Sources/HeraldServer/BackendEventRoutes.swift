@@ -46,7 +46,7 @@ struct BackendEventRoutes: Sendable {
         var response = try JSONResponse.make(
             EventResult(targeted: result.jobIDs.count, jobIDs: result.jobIDs, skippedDead: result.droppedDead)
         )
-        if result.replayed { response.headers[WebhookRoutes.replayed] = "true" }
+        if result.replayed { response.headers[Edge.replayed] = "true" }
         return response
     }
 

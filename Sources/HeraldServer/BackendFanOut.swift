@@ -7,13 +7,9 @@ import HeraldWire
 /// Turns one backend push into one outbox job per live session of the user, through the same
 /// intake as webhooks: group commit, retries and dead-token handling are one code path.
 struct BackendFanOut: Sendable {
-    let intake: OutboxIntake
+    let delivery: PushDelivery
     let sessions: any SessionStore
     let providers: PushRouter
-    let metrics: HeraldMetrics
-    /// Pushes per device token, shared with the webhook.
-    let targetLimiter: TargetLimiter
-    let jobTTL: Duration
     let now: @Sendable () -> Date
 
     struct Result: Sendable {
@@ -24,7 +20,8 @@ struct BackendFanOut: Sendable {
         var replayed: Bool
     }
 
-    /// Enqueues `message` for every session of `userID` with notifications on and a live token.
+    /// Enqueues `message` for every session of `userID` with notifications on and a live token,
+    /// all sessions or none: a partial fan-out would make the backend's retry push some twice.
     /// A session with a seal key gets its own sealed copy; the others share one clear payload.
     ///
     /// - Parameters:
@@ -33,62 +30,20 @@ struct BackendFanOut: Sendable {
     ///   - type: The metrics label (`backend_event`, `backend_welcome`).
     func send(_ message: PushMessage, userID: String, idempotencyPrefix: String?, type: String) async throws -> Result {
         let targets = try await sessions.pushTargets(userID: userID, now: now())
-        let clearPayload = message.storedJSON()
-        let expiresAt = now().addingTimeInterval(jobTTL.timeInterval)
-        let notificationType = message.data["action"] ?? type
-        var jobs: [NewJob] = []
-        var sealed: [Bool] = []
-        for session in targets.sessions {
-            guard let token = session.pushToken, providers.provider(for: session.platform, app: session.app) != nil else {
-                // The operator removed this app's or platform's credentials since the login:
-                // nothing can reach it.
-                continue
-            }
-            let prepared = try PushSealing.prepare(
-                message, sealKey: session.sealKey, typeHint: notificationType,
-                for: PushTarget(platform: session.platform, token: token, app: session.app), providers: providers
-            )
-            sealed.append(session.sealKey != nil)
-            jobs.append(
-                NewJob(
-                    platform: session.platform,
-                    token: token,
-                    notificationType: notificationType,
-                    payload: session.sealKey == nil ? clearPayload : prepared.storedJSON(),
-                    idempotencyKey: idempotencyPrefix.map { "\($0):\(session.sessionID)" },
-                    expiresAt: expiresAt,
-                    app: session.app
-                )
+        let recipients = targets.sessions.compactMap { session -> PushDelivery.Recipient? in
+            // The operator removed this app's or platform's credentials since the login:
+            // nothing can reach it.
+            guard let token = session.pushToken, providers.provider(for: session.platform, app: session.app) != nil else { return nil }
+            return PushDelivery.Recipient(
+                target: PushTarget(platform: session.platform, token: token, app: session.app), sealKey: session.sealKey,
+                idempotencyKey: idempotencyPrefix.map { "\($0):\(session.sessionID)" }
             )
         }
-        // All sessions or none: a partial fan-out would make the backend's retry push some twice.
-        try await targetLimiter.takePushes(
-            for: jobs.map { PushTarget(platform: $0.platform, token: $0.token, app: $0.app) }, metrics: metrics)
-        let results = try await submit(jobs)
-        let fresh = results.filter { !$0.duplicate }.count
-        for _ in 0..<fresh { metrics.received(type: type) }
-        metrics.sealed(count: zip(results, sealed).filter { !$0.0.duplicate && $0.1 }.count)
+        let results = try await delivery.submit(message, type: message.data["action"] ?? type, to: recipients, metric: type)
         return Result(
             jobIDs: results.map(\.id),
             droppedDead: targets.droppedDead,
-            replayed: !results.isEmpty && fresh == 0
+            replayed: !results.isEmpty && results.allSatisfy(\.duplicate)
         )
-    }
-
-    /// Submits concurrently so the jobs share one group commit, and keeps their order.
-    private func submit(_ jobs: [NewJob]) async throws -> [EnqueueResult] {
-        let intake = self.intake
-        do {
-            return try await withThrowingTaskGroup(of: (Int, EnqueueResult).self) { group in
-                for (index, job) in jobs.enumerated() {
-                    group.addTask { (index, try await intake.submit(job)) }
-                }
-                var results = [EnqueueResult?](repeating: nil, count: jobs.count)
-                for try await (index, result) in group { results[index] = result }
-                return results.compactMap { $0 }
-            }
-        } catch {
-            throw APIError(intakeFailure: error)
-        }
     }
 }

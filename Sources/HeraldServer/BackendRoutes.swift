@@ -12,21 +12,15 @@ struct BackendRoutes: Sendable {
     let events: BackendEventRoutes
 
     init(
-        intake: OutboxIntake,
+        delivery: PushDelivery,
         store: some APIKeyStore & SessionStore,
         providers: PushRouter,
-        metrics: HeraldMetrics,
-        targets: TargetLimiter,
-        settings: ServerSettings,
         now: @escaping @Sendable () -> Date
     ) {
         keys = store
         sessions = SessionRoutes(sessions: store, providers: providers, now: now)
         events = BackendEventRoutes(
-            fanOut: BackendFanOut(
-                intake: intake, sessions: store, providers: providers, metrics: metrics, targetLimiter: targets,
-                jobTTL: settings.jobTTL, now: now
-            ),
+            fanOut: BackendFanOut(delivery: delivery, sessions: store, providers: providers, now: now),
             sessions: store,
             now: now
         )

@@ -87,28 +87,23 @@ public func buildApplication(
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
     let api = router.group("api/v1")
-    let wakes = WakeRoutes(
-        intake: intake, devices: store, keys: store, providers: providers, presence: presence, metrics: metrics,
-        targetLimiter: targets, settings: configuration.settings, now: now,
-        claims: shared
+    // Every push a route causes goes through the one delivery; wakes through the wake service.
+    let delivery = PushDelivery(
+        intake: intake, relay: relay, devices: store, providers: providers, targets: targets, metrics: metrics,
+        settings: configuration.settings, now: now
     )
-    let webhooks = WebhookRoutes(
-        intake: intake,
-        devices: store,
-        providers: providers,
-        metrics: metrics,
-        settings: configuration.settings,
-        relay: relay,
-        targetLimiter: targets,
-        now: now,
-        lsps5: LSPS5Intake(store: store, wakes: wakes, metrics: metrics, now: now)
+    let wakeService = WakeService(
+        delivery: delivery, presence: presence, metrics: metrics, settings: configuration.settings, now: now, claims: shared
     )
-    webhooks.register(on: api)
+    WebhookRoutes(
+        delivery: delivery, devices: store, providers: providers, settings: configuration.settings,
+        lsps5: LSPS5Intake(store: store, wakes: wakeService, metrics: metrics, now: now)
+    ).register(on: api)
     ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
     LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, now: now)
         .register(on: api)
     LnurlPayRoutes(
-        addresses: store, devices: store, cache: store, webhooks: webhooks, settings: configuration.settings, now: now
+        addresses: store, devices: store, cache: store, delivery: delivery, settings: configuration.settings, now: now
     ).register(on: router)
     DeviceRoutes(
         devices: store,
@@ -120,11 +115,9 @@ public func buildApplication(
         now: now
     ).register(on: api)
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now).register(on: api)
-    wakes.register(on: api)
-    BackendRoutes(
-        intake: intake, store: store, providers: providers, metrics: metrics, targets: targets,
-        settings: configuration.settings, now: now
-    ).register(on: api)
+    WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
+        .register(on: api)
+    BackendRoutes(delivery: delivery, store: store, providers: providers, now: now).register(on: api)
     AdminRoutes(store: store, keys: store, replayed: { dispatcher.deferred() }, now: now).register(on: api)
     DashboardRoutes(
         store: store, keys: store, metrics: metrics, providers: providers, relay: relay, settings: configuration.settings,

@@ -15,7 +15,7 @@ import Hummingbird
 /// before (`409 replayed`). Only then is anything pushed.
 struct LSPS5Intake: Sendable {
     let store: any LSPS5Store
-    let wakes: WakeRoutes
+    let wakes: WakeService
     let metrics: HeraldMetrics
     let now: @Sendable () -> Date
 
@@ -68,8 +68,8 @@ struct LSPS5Intake: Sendable {
         do {
             return try await wakes.wake(
                 WakeRequest(device: device.id, kind: kind), device: device, idempotencyKey: nil,
-                extraData: Self.pushData(checked, body: body), pushedStatus: .ok
-            )
+                extraData: Self.pushData(checked, body: body)
+            ).response(pushedStatus: .ok)
         } catch {
             // Nothing was committed: the same notification sent again must not count as a replay.
             try? await store.forgetLSPS5Signature(deviceID: device.id, signature: checked.signature)

@@ -16,7 +16,7 @@ struct LnurlPayRoutes: Sendable {
     let addresses: any LightningAddressStore
     let devices: any DeviceStore
     let cache: any ReplyStore
-    let webhooks: WebhookRoutes
+    let delivery: PushDelivery
     let settings: ServerSettings
     let now: @Sendable () -> Date
 
@@ -144,7 +144,7 @@ struct LnurlPayRoutes: Sendable {
         if try await devices.resolveWebhookToken(target.token, rawPlatform: target.platform).isDead {
             throw Self.unreachable
         }
-        switch try await webhooks.ask(webhook, target: target, sealKey: address.device.sealKey, appData: nil) {
+        switch try await delivery.ask(webhook, to: PushDelivery.Recipient(target: target, sealKey: address.device.sealKey), appData: nil) {
         case .answered(let answer): return answer
         case .timedOut: throw LnurlFailure(.gatewayTimeout, "The wallet did not answer in time; try again")
         case .tokenDead: throw Self.unreachable

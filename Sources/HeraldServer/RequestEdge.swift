@@ -11,6 +11,8 @@ enum Edge {
     /// The cap on the small JSON bodies of the device and backend APIs.
     static let jsonBodyLimit = 16 * 1024
     static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
+    /// On an answer to a repeated `Idempotency-Key`: nothing new was pushed.
+    static let replayed = HTTPField.Name("Idempotent-Replayed")!
 
     // MARK: Bodies
 

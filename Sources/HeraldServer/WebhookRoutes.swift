@@ -9,20 +9,14 @@ import NIOCore
 /// `POST /api/v1/notify`: the Breez-compatible webhook that swap services, LNURL services and
 /// LSPs call. Acknowledged with the job id only after the job is committed.
 struct WebhookRoutes: Sendable {
-    let intake: OutboxIntake
+    let delivery: PushDelivery
     let devices: any DeviceStore
     let providers: PushRouter
-    let metrics: HeraldMetrics
     let settings: ServerSettings
-    let relay: ReplyRelay
-    /// Pushes per device token.
-    let targetLimiter: TargetLimiter
-    let now: @Sendable () -> Date
     /// LSPS5 notifications, the third body shape.
     let lsps5: LSPS5Intake
 
     static let maxBodyBytes = 64 * 1024
-    static let replayed = HTTPField.Name("Idempotent-Replayed")!
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("notify") { request, context in try await notify(request, context: context) }
@@ -34,29 +28,28 @@ struct WebhookRoutes: Sendable {
         if LSPS5Intake.isLSPS5(request.headers) {
             return try await notifyLSPS5(&request, query: query)
         }
-        let (target, sealKey) = try await resolveTarget(query)
+        var recipient = try await resolveTarget(query)
         let webhook = try await decodeBody(&request)
         let appData = query.get("app_data")
         if ReplyRelay.holdsAnswer(for: webhook) {
-            // Held until the device answers on the reply URL Herald adds; a retry asks the
-            // device again, so no idempotency key.
-            switch try await ask(webhook, target: target, sealKey: sealKey, appData: appData) {
+            // Held until the device answers on the reply URL Herald adds.
+            switch try await delivery.ask(webhook, to: recipient, appData: appData) {
             case .answered(let answer): return answer.response()
-            case .timedOut: throw Self.replyTimeout(settings)
-            case .tokenDead: throw Self.tokenUnregistered
+            case .timedOut: throw APIError.replyTimeout(settings)
+            case .tokenDead: throw APIError.tokenUnregistered
             }
         }
         try webhook.validate()
-        let key = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
-        try await targetLimiter.takePushes(for: [target], metrics: metrics)
-        let result = try await enqueue(webhook, target: target, sealKey: sealKey, appData: appData, idempotencyKey: key)
+        let target = recipient.target
+        recipient.idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
+        let result = try await delivery.submit(webhook, to: recipient, appData: appData)
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(
             status: .ok,
             headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(string: #"{"id":""# + result.id + #""}"#))
         )
-        if result.duplicate { response.headers[Self.replayed] = "true" }
+        if result.duplicate { response.headers[Edge.replayed] = "true" }
         return response
     }
 
@@ -71,51 +64,15 @@ struct WebhookRoutes: Sendable {
         guard let device = resolution.device else {
             throw APIError(.notFound, "unknown_token", "LSPS5 notifications are taken only on a registered device's webhook URL")
         }
-        if resolution.isDead { throw Self.tokenUnregistered }
+        if resolution.isDead { throw APIError.tokenUnregistered }
         let body = try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes)
         return try await lsps5.receive(body: Array(buffer: body), headers: request.headers, device: device)
     }
 
-    /// Seals the push when the device registered a key, validates it for its provider and
-    /// commits its job.
-    func enqueue(
-        _ webhook: WebhookRequest, target: PushTarget, sealKey: SealPublicKey? = nil, appData: String?,
-        idempotencyKey: String?
-    ) async throws -> EnqueueResult {
-        let pushData = try webhook.pushData(appData: appData)
-        let expiresAt = now().addingTimeInterval(settings.jobTTL.timeInterval)
-        let message = try PushSealing.prepare(
-            PushMessage.wake(pushData, collapseID: collapseID(for: webhook), expiresAt: expiresAt),
-            sealKey: sealKey, typeHint: pushData.notificationType.rawValue, for: target, providers: providers
-        )
-
-        let job = NewJob(
-            platform: target.platform,
-            token: target.token,
-            notificationType: pushData.notificationType.rawValue,
-            payload: message.storedJSON(),
-            idempotencyKey: idempotencyKey,
-            expiresAt: expiresAt,
-            app: target.app
-        )
-        let result: EnqueueResult
-        do {
-            result = try await intake.submit(job, message: message)
-        } catch {
-            throw APIError(intakeFailure: error)
-        }
-        if !result.duplicate {
-            metrics.received(type: pushData.notificationType.rawValue)
-            if sealKey != nil { metrics.sealed() }
-        }
-        return result
-    }
-
-
     /// Finds the push token behind the `token` parameter: a registered alias, or (when the
     /// operator allows it) a raw push token, as Breez-style integrations send. A registered
     /// device's seal key comes with it, read in the same lookup.
-    func resolveTarget(_ query: Parameters) async throws -> (target: PushTarget, sealKey: SealPublicKey?) {
+    func resolveTarget(_ query: Parameters) async throws -> PushDelivery.Recipient {
         guard let token = query.get("token"), !token.isEmpty else {
             throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
         }
@@ -135,8 +92,8 @@ struct WebhookRoutes: Sendable {
         } else {
             throw APIError(.notFound, "unknown_token", "no device is registered under this token")
         }
-        if resolution.isDead { throw Self.tokenUnregistered }
-        return (target, resolution.device?.sealKey)
+        if resolution.isDead { throw APIError.tokenUnregistered }
+        return PushDelivery.Recipient(target: target, sealKey: resolution.device?.sealKey)
     }
 
     /// Parsed by ``WebhookRequest``'s own reader, not `JSONDecoder`: `data` passes through as sent.
@@ -168,13 +125,5 @@ struct WebhookRoutes: Sendable {
                 "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}: \(reason)"
             )
         }
-    }
-
-    /// Swap updates for one swap replace each other on a device that was offline: only the
-    /// latest status matters. Request/response events must each arrive, so they never collapse.
-    func collapseID(for webhook: WebhookRequest) -> String? {
-        guard webhook.notificationType == .swapUpdated, let id = webhook.data["id"]?.stringValue else { return nil }
-        let collapse = "swap:" + id
-        return collapse.utf8.count <= 64 ? collapse : nil
     }
 }

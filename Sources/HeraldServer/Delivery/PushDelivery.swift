@@ -1,0 +1,101 @@
+import Foundation
+import HeraldPush
+import HeraldStore
+import HeraldWire
+
+/// Every push a route causes goes through here: webhooks, relayed requests and the Lightning
+/// address, wakes and LSPS5, backend events. It applies the rules each push obeys, in one order:
+/// sealed to the device's key when it registered one and checked by its provider in the form
+/// sent; each device's push allowance taken for all recipients or none; committed through the
+/// intake in one group commit; counted. Routes parse and answer; they never call each other.
+struct PushDelivery: Sendable {
+    let intake: OutboxIntake
+    let relay: ReplyRelay
+    let devices: any DeviceStore
+    let providers: PushRouter
+    let targets: TargetLimiter
+    let metrics: HeraldMetrics
+    let settings: ServerSettings
+    let now: @Sendable () -> Date
+
+    /// Where one copy of a push goes.
+    struct Recipient: Sendable {
+        var target: PushTarget
+        /// The device's seal key: its copy is sealed to it (seed 004 §1.1).
+        var sealKey: SealPublicKey?
+        /// Scoped by the caller to the recipient, so two callers' keys never collide.
+        var idempotencyKey: String?
+
+        init(target: PushTarget, sealKey: SealPublicKey? = nil, idempotencyKey: String? = nil) {
+            self.target = target
+            self.sealKey = sealKey
+            self.idempotencyKey = idempotencyKey
+        }
+    }
+
+    /// Sends `message` to every recipient, one job each, committed together or not at all.
+    ///
+    /// - Parameters:
+    ///   - type: The job's `notification_type`.
+    ///   - sealedType: The clear `sealed_type` of a sealed copy; `type` when nil. A prelude's is
+    ///     its own `type` data key (a wake's silent push) when it has one.
+    ///   - metric: Counted in `herald_notifications_received_total{type}` per job newly
+    ///     committed; nil when the caller counts its own (wakes).
+    ///   - chargesAllowance: False for an idempotent retry of a push that was charged already.
+    /// - Returns: One result per recipient, in order.
+    func submit(
+        _ message: PushMessage, type: String, sealedType: String? = nil, to recipients: [Recipient], metric: String?,
+        chargesAllowance: Bool = true
+    ) async throws -> [EnqueueResult] {
+        guard !recipients.isEmpty else { return [] }
+        let expiresAt = message.expiresAt ?? now().addingTimeInterval(settings.jobTTL.timeInterval)
+        // Rendered once for every recipient without a seal key.
+        var clearPayload: Data?
+        var jobs: [(job: NewJob, message: PushMessage?)] = []
+        jobs.reserveCapacity(recipients.count)
+        // Checks first: they hold no state, so a refused push has taken nothing.
+        for recipient in recipients {
+            let prepared = try prepare(message, sealedType: sealedType ?? type, sealKey: recipient.sealKey, for: recipient.target)
+            let payload: Data
+            if recipient.sealKey == nil {
+                payload = clearPayload ?? prepared.storedJSON()
+                clearPayload = payload
+            } else {
+                payload = prepared.storedJSON()
+            }
+            jobs.append((
+                NewJob(
+                    platform: recipient.target.platform, token: recipient.target.token, notificationType: type,
+                    payload: payload, idempotencyKey: recipient.idempotencyKey, expiresAt: expiresAt, app: recipient.target.app
+                ),
+                prepared
+            ))
+        }
+        if chargesAllowance { try await targets.takePushes(for: recipients.map(\.target), metrics: metrics) }
+        let results: [EnqueueResult]
+        do {
+            results = jobs.count == 1 ? [try await intake.submit(jobs[0].job, message: jobs[0].message)] : try await intake.submit(jobs)
+        } catch {
+            throw APIError(intakeFailure: error)
+        }
+        let pushesPerJob = 1 + (message.prelude?.count ?? 0)
+        for (result, recipient) in zip(results, recipients) where !result.duplicate {
+            if let metric { metrics.received(type: metric) }
+            if recipient.sealKey != nil { metrics.sealed(count: pushesPerJob) }
+        }
+        return results
+    }
+
+    /// `message` as it is stored for one recipient: sealed when `sealKey` is set, its prelude
+    /// too, each checked by the recipient's provider in the form sent.
+    private func prepare(
+        _ message: PushMessage, sealedType: String, sealKey: SealPublicKey?, for target: PushTarget
+    ) throws -> PushMessage {
+        var main = message
+        main.prelude = try message.prelude?.map { push in
+            try PushSealing.prepare(
+                push, sealKey: sealKey, typeHint: push.data[WakePushKey.type] ?? sealedType, for: target, providers: providers)
+        }
+        return try PushSealing.prepare(main, sealKey: sealKey, typeHint: sealedType, for: target, providers: providers)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Hummingbird
+
+/// Waking a known device (seed 004): no push while it is present (its held streams hear of it),
+/// none for a repeat within the waking window, otherwise its push through the delivery. `POST
+/// /wake` and LSPS5 notifications both wake through here.
+struct WakeService: Sendable {
+    let delivery: PushDelivery
+    let presence: PresenceRegistry
+    let metrics: HeraldMetrics
+    let settings: ServerSettings
+    let now: @Sendable () -> Date
+    /// Wake claims in a database other instances share; nil keeps them in ``presence``.
+    var claims: (any WakeClaimStore)? = nil
+
+    enum Outcome: Sendable, Hashable {
+        /// The app is connected: the event went to its presence streams, nothing was pushed.
+        case present
+        /// The same payment (or kind) was woken within the waking window.
+        case recentlyWoken
+        /// Committed; `replayed` when a repeated idempotency key found the earlier jobs.
+        case pushed(jobIDs: [String], replayed: Bool)
+    }
+
+    /// - Parameter extraData: Data keys every push of the wake carries besides the wake's own.
+    func wake(
+        _ body: WakeRequest, device: Device, idempotencyKey: String?, extraData: [String: String] = [:]
+    ) async throws -> Outcome {
+        metrics.wakeRequested(kind: body.kind)
+        let event = PresenceWakeEvent(kind: body.kind, paymentHash: body.paymentHash, amountMsat: body.amountMsat)
+        let moment = now()
+        // Seed 003's rule: no push while the app is connected; a held stream hears of it at once.
+        if presence.isPresent(deviceID: device.id, now: moment) {
+            presence.deliver(event, to: device.id, now: moment)
+            metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue)
+            return .present
+        }
+        let repeatKey = "\(device.id):" + (body.paymentHash.map { "hash:" + $0.lowercased() } ?? "kind:" + body.kind.rawValue)
+        let claim = try await claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: moment)
+        if claim == .recentlyWoken {
+            metrics.wakeSkipped(reason: WakeAnswer.Reason.recentlyWoken.rawValue)
+            return .recentlyWoken
+        }
+        do {
+            let (push, message) = try self.message(for: body, platform: device.platform, extraData: extraData, now: moment)
+            let recipient = PushDelivery.Recipient(
+                target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
+                idempotencyKey: idempotencyKey.map { "\($0):\(push)" }
+            )
+            // A wake counts against its phone's allowance like any push; an idempotent retry is free.
+            let result = try await delivery.submit(
+                message, type: "wake:" + body.kind.rawValue, sealedType: body.kind.rawValue, to: [recipient], metric: nil,
+                chargesAllowance: claim != .replay
+            )[0]
+            if !result.duplicate {
+                for _ in message.prelude ?? [] { metrics.wakePushed("silent") }
+                metrics.wakePushed(push)
+                presence.woke(deviceID: device.id, now: moment)
+            }
+            return .pushed(jobIDs: [result.id], replayed: result.duplicate)
+        } catch {
+            // Nothing was pushed: a corrected retry must not be turned away as a repeat.
+            if claim == .push { await releaseWake(repeatKey: repeatKey, claimedAt: moment) }
+            throw error
+        }
+    }
+
+    /// Claims the right to push, in the shared store when there is one.
+    func claimWake(repeatKey: String, idempotencyKey: String?, now: Date) async throws -> PresenceRegistry.WakeClaim {
+        guard let claims else { return presence.claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: now) }
+        let outcome: WakeClaimOutcome
+        do {
+            outcome = try await claims.claimWake(
+                repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: now, window: presence.configuration.repeatWindow)
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        switch outcome {
+        case .push: return .push
+        case .replay: return .replay
+        case .recentlyWoken: return .recentlyWoken
+        }
+    }
+
+    func releaseWake(repeatKey: String, claimedAt: Date) async {
+        guard let claims else { return presence.releaseWake(repeatKey: repeatKey) }
+        try? await claims.releaseWake(repeatKey: repeatKey, at: claimedAt)
+    }
+
+    /// The push of a wake, with its name for metrics and idempotency keys.
+    ///
+    /// On iOS one job: the alert (the reliable path, seed 004 §1.6), preceded on the wire by a
+    /// silent push that may let the app finish in the background. Apple's delivery rules shape
+    /// them: APNs stores one push per app for an offline phone and may reorder pushes, so the
+    /// silent push is never stored (`apns-expiration: 0`) and collapses nothing, and the alert
+    /// alone carries the expiry and the collapse id; sent as one job, the silent push is written
+    /// first on the same connection by whichever instance sends it. On Android one
+    /// high-priority data message, which always reaches the app's service.
+    func message(
+        for wake: WakeRequest, platform: Platform, extraData: [String: String] = [:], now: Date
+    ) throws -> (push: String, message: PushMessage) {
+        var data = extraData
+        data[WakePushKey.type] = wake.kind.rawValue
+        if let hash = wake.paymentHash { data[WakePushKey.paymentHash] = hash }
+        if let amount = wake.amountMsat { data[WakePushKey.amountMsat] = String(amount) }
+        if let expiresAt = wake.expiresAt { data[WakePushKey.expiresAt] = String(Int64(expiresAt.timeIntervalSince1970.rounded(.down))) }
+        let expiresAt = min(wake.expiresAt ?? .distantFuture, now.addingTimeInterval(settings.jobTTL.timeInterval))
+        let collapseID = Self.collapseID(for: wake)
+        switch platform {
+        case .ios:
+            var silentData = data
+            silentData[WakePushKey.type] = wake.kind.silentPushType
+            // No expiry: "deliver now or never". No collapse id: it must never replace the alert.
+            let silent = PushMessage(kind: .background, data: silentData)
+            let alert = PushMessage(
+                kind: .wake, data: data, alert: wake.kind.defaultAlert, sound: "default",
+                interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
+            )
+            return ("alert", alert)
+        case .android:
+            return ("data", PushMessage(kind: .wake, data: data, collapseID: collapseID, expiresAt: expiresAt))
+        }
+    }
+
+    /// One id per payment (or per kind without a hash), so a repeat replaces the alert on the
+    /// lock screen instead of stacking. A payment hash is 64 hex digits; 59 of them fit beside
+    /// the prefix in APNs's 64 bytes and still never collide in practice.
+    static func collapseID(for wake: WakeRequest) -> String {
+        if let hash = wake.paymentHash { return "wake:" + hash.lowercased().prefix(59) }
+        return "wake:" + wake.kind.rawValue
+    }
+}
+
+extension WakeService.Outcome {
+    /// The answer to a wake: `pushedStatus` when pushed (`202` for `/wake`; LSPS5 LSPs count
+    /// only `200`), `200` with the reason when not.
+    func response(pushedStatus: HTTPResponse.Status) throws -> Response {
+        switch self {
+        case .present: return try JSONResponse.make(WakeAnswer(pushed: false, reason: .present))
+        case .recentlyWoken: return try JSONResponse.make(WakeAnswer(pushed: false, reason: .recentlyWoken))
+        case .pushed(let jobIDs, let replayed):
+            var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: jobIDs), status: pushedStatus)
+            if replayed { response.headers[Edge.replayed] = "true" }
+            return response
+        }
+    }
+}
