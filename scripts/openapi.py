@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The OpenAPI 3.1 description of `herald serve`: the one place the HTTP API is described.
 
-This file is the source; `Sources/HeraldServer/OpenAPIDocument.swift` holds the one generated
+This file is the source; `Sources/HeraldServer/Operations/OpenAPIDocument.swift` holds the one generated
 copy, the JSON, committed and compiled in (the server serves it at `/openapi.json` and renders
 `/openapi.yaml` from it).
 
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SWIFT_PATH = ROOT / "Sources" / "HeraldServer" / "OpenAPIDocument.swift"
+SWIFT_PATH = ROOT / "Sources" / "HeraldServer" / "Operations" / "OpenAPIDocument.swift"
 
 JSON = "application/json"
 
