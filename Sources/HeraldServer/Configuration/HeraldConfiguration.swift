@@ -99,17 +99,18 @@ public struct HeraldConfiguration: Sendable {
     public static func load(flags: [String: String], environment: [String: String], file: String?) async throws
         -> HeraldConfiguration
     {
-        var configuration = try HeraldConfiguration(values: try await resolve(flags: flags, environment: environment, file: file))
+        let reader = try await reader(flags: flags, environment: environment, file: file)
+        var configuration = try HeraldConfiguration(values: values(from: reader))
         configuration.file = file
-        if let file, let contents = FileManager.default.contents(atPath: file) {
-            for (name, app) in try AppsFile.read(String(decoding: contents, as: UTF8.self), file: file) {
-                guard configuration.providers.apps[name] == nil else {
-                    throw Invalid("app '\(name)' is configured twice: by HERALD_APNS_* / HERALD_FCM_* (or apns:/fcm:) and in apps")
-                }
-                configuration.providers.apps[name] = app
+        // The apps' credentials go through the same reader, under `apps.<name>.`; only their
+        // names come from the file directly, as no fixed list of keys can name them.
+        for name in try AppsFile.names(in: file) {
+            guard configuration.providers.apps[name] == nil else {
+                throw Invalid("app '\(name)' is configured twice: by HERALD_APNS_* / HERALD_FCM_* (or apns:/fcm:) and in apps")
             }
-            configuration.server.settings.localProvider = configuration.providers.isLocal
+            configuration.providers.apps[name] = try AppsFile.app(name, file: file ?? "", reader: reader)
         }
+        configuration.server.settings.localProvider = configuration.providers.isLocal
         return configuration
     }
 
@@ -118,6 +119,11 @@ public struct HeraldConfiguration: Sendable {
     public static func resolve(flags: [String: String], environment: [String: String], file: String?) async throws
         -> [String: String]
     {
+        values(from: try await reader(flags: flags, environment: environment, file: file))
+    }
+
+    /// The one reader of every layer: flags, then `HERALD_*` variables, then the file.
+    static func reader(flags: [String: String], environment: [String: String], file: String?) async throws -> ConfigReader {
         func provider(_ name: String, _ values: (SettingDescription) -> String?) -> InMemoryProvider {
             var entries: [AbsoluteConfigKey: ConfigValue] = [:]
             for setting in settings {
@@ -148,11 +154,14 @@ public struct HeraldConfiguration: Sendable {
                 }
             }
         }
-        let reader = ConfigReader(providers: providers)
+        return ConfigReader(providers: providers)
+    }
+
+    /// Every setting read as text, by its `HERALD_*` name, and parsed after, one way for every
+    /// layer: a YAML `8080` and an environment "8080" must mean, and fail, the same.
+    static func values(from reader: ConfigReader) -> [String: String] {
         var values: [String: String] = [:]
         for setting in settings {
-            // Read as text and parsed below, one way for every layer: a YAML `8080` and an
-            // environment "8080" must mean, and fail, the same.
             if let value = reader.string(forKey: ConfigKey(setting.key)) { values[setting.environment] = value }
         }
         return values

@@ -52,70 +52,81 @@ public struct ProviderSettings: Sendable {
         public var description: String
     }
 
-    static let apnsKeys = ["HERALD_APNS_KEY_FILE", "HERALD_APNS_KEY_ID", "HERALD_APNS_TEAM_ID", "HERALD_APNS_TOPIC"]
+    /// The settings of one app's credentials, relative to the app (`apns.key_file`): for the
+    /// `default` app under the top level (`HERALD_APNS_KEY_FILE`), for a named one under
+    /// `apps.<name>.` in the configuration file.
+    static let apnsRequired = ["apns.key_file", "apns.key_id", "apns.team_id", "apns.topic"]
+    static let appKeys = apnsRequired + ["apns.environment", "apns.url", "fcm.service_account_file", "fcm.url"]
 
-    /// Reads the settings. A platform with some but not all of its variables is an error that
-    /// names what is missing: a half-configured platform must not silently fall back.
+    /// Reads the settings from resolved values by `HERALD_*` name. A platform with some but not
+    /// all of its settings is an error that names what is missing: a half-configured platform
+    /// must not silently fall back.
     public init(environment: [String: String]) throws {
+        func variable(_ key: String) -> String { "HERALD_" + key.uppercased().replacingOccurrences(of: ".", with: "_") }
         func value(_ key: String) -> String? {
-            guard let v = environment[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            guard let v = environment[variable(key)]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
             return v
         }
-        extraTrustRootsFile = value("HERALD_TLS_CA_FILE")
-        if let connections = value("HERALD_APNS_CONNECTIONS") {
+        extraTrustRootsFile = value("tls.ca_file")
+        if let connections = value("apns.connections") {
             guard let n = Int(connections), (1...64).contains(n) else {
                 throw Missing(description: "HERALD_APNS_CONNECTIONS must be a whole number from 1 to 64, not '\(connections)'")
             }
             connectionsPerOrigin = n
         }
+        let app = try App(reading: value, naming: variable)
+        if app.apns != nil || app.fcm != nil { apps[PushTarget.defaultApp] = app }
+    }
+}
 
-        let apnsOptional = ["HERALD_APNS_ENVIRONMENT", "HERALD_APNS_URL"]
-        let present = Self.apnsKeys.filter { value($0) != nil }
-        if !present.isEmpty || apnsOptional.contains(where: { value($0) != nil }) {
-            let missing = Self.apnsKeys.filter { value($0) == nil }
+extension ProviderSettings.App {
+    /// One app's credentials, each setting read by `value` (by its key relative to the app,
+    /// ``ProviderSettings/appKeys``) and named in errors by `name`: the same reading and checks
+    /// for the default app and every named one, whichever layer the values came from.
+    init(reading value: (String) -> String?, naming name: (String) -> String) throws {
+        typealias Missing = ProviderSettings.Missing
+        let present = ProviderSettings.appKeys.filter { value($0) != nil }
+        if present.contains(where: { $0.hasPrefix("apns.") }) {
+            let missing = ProviderSettings.apnsRequired.filter { value($0) == nil }
             guard missing.isEmpty else {
-                throw Missing(description: "APNs is partly configured: set \(missing.joined(separator: ", "))")
+                throw Missing(description: "APNs is partly configured: set \(missing.map(name).joined(separator: ", "))")
             }
-            let keyFile = value("HERALD_APNS_KEY_FILE")!
+            let keyFile = value("apns.key_file")!
             let pem: String
             do {
                 pem = try String(contentsOfFile: keyFile, encoding: .utf8)
             } catch {
-                throw Missing(description: "HERALD_APNS_KEY_FILE: cannot read '\(keyFile)'")
+                throw Missing(description: "\(name("apns.key_file")): cannot read '\(keyFile)'")
             }
-            let environmentName = value("HERALD_APNS_ENVIRONMENT") ?? "production"
+            let environmentName = value("apns.environment") ?? "production"
             var apnsEnvironment: APNsConfiguration.Environment
             switch environmentName {
             case "production": apnsEnvironment = .production
             case "sandbox", "development": apnsEnvironment = .sandbox
             default:
-                throw Missing(
-                    description: "HERALD_APNS_ENVIRONMENT must be 'production' or 'sandbox', not '\(environmentName)'"
-                )
+                throw Missing(description: "\(name("apns.environment")) must be 'production' or 'sandbox', not '\(environmentName)'")
             }
-            if let url = value("HERALD_APNS_URL") { apnsEnvironment = .custom(url) }
+            if let url = value("apns.url") { apnsEnvironment = .custom(url) }
             apns = APNsConfiguration(
-                signingKeyPEM: pem,
-                keyID: value("HERALD_APNS_KEY_ID")!,
-                teamID: value("HERALD_APNS_TEAM_ID")!,
-                topic: value("HERALD_APNS_TOPIC")!,
+                signingKeyPEM: pem, keyID: value("apns.key_id")!, teamID: value("apns.team_id")!, topic: value("apns.topic")!,
                 environment: apnsEnvironment
             )
         }
-
-        if let file = value("HERALD_FCM_SERVICE_ACCOUNT_FILE") {
+        if let file = value("fcm.service_account_file") {
             let account: ServiceAccount
             do {
                 account = try ServiceAccount(json: Data(contentsOf: URL(fileURLWithPath: file)))
             } catch {
-                throw Missing(description: "HERALD_FCM_SERVICE_ACCOUNT_FILE: '\(file)' is not a readable service-account JSON")
+                throw Missing(description: "\(name("fcm.service_account_file")): '\(file)' is not a readable service-account JSON")
             }
-            fcm = FCMConfiguration(serviceAccount: account, baseURL: value("HERALD_FCM_URL") ?? FCMConfiguration.defaultBaseURL)
-        } else if value("HERALD_FCM_URL") != nil {
-            throw Missing(description: "FCM is partly configured: set HERALD_FCM_SERVICE_ACCOUNT_FILE")
+            fcm = FCMConfiguration(serviceAccount: account, baseURL: value("fcm.url") ?? FCMConfiguration.defaultBaseURL)
+        } else if value("fcm.url") != nil {
+            throw Missing(description: "FCM is partly configured: set \(name("fcm.service_account_file"))")
         }
     }
+}
 
+extension ProviderSettings {
     /// The push client for these settings: trust roots read now, connections opened on first use.
     public func makeHTTPClient(logger: Logger) throws -> PushHTTPClient {
         try PushHTTPClient(
