@@ -187,7 +187,8 @@ def run(driver: webdriver.Chrome, server: HeraldServer, apns: APNsLookalike, key
     report.check("the dashboard asks for a key first", bool(driver.find_elements(By.NAME, "key")))
     driver.find_element(By.NAME, "key").send_keys("not-a-key")
     driver.find_element(By.CSS_SELECTOR, "form.login button").click()
-    report.check("a wrong key is refused on the page", "Unknown or revoked" in driver.page_source)
+    # The click submits a form: wait for the answer page rather than read the one being left.
+    report.check("a wrong key is refused on the page", bool(wait_for(lambda: "Unknown or revoked" in driver.page_source, 10)))
     driver.find_element(By.NAME, "key").send_keys(key)
     driver.find_element(By.CSS_SELECTOR, "form.login button").click()
     report.check("logging in shows the dashboard", bool(wait_for(lambda: driver.find_elements(By.ID, "webhooks-rate"), 10)))
