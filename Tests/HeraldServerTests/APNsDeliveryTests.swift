@@ -74,7 +74,7 @@ struct APNsDeliveryTests {
                 let aps = try #require(json["aps"] as? [String: Any])
                 #expect(aps["mutable-content"] as? Int == 1)
                 let id = try #require(response.json["id"] as? String)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .delivered })
+                #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .delivered })
             }
         }
     }
@@ -108,7 +108,7 @@ struct APNsDeliveryTests {
             try await nds.app(providers: providers).test(.live) { client in
                 let first = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
                 let id = try #require(first.json["id"] as? String)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .dead })
+                #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .dead })
                 #expect(try await nds.store.isDead(platform: .ios, token: token))
 
                 let second = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
@@ -131,7 +131,7 @@ struct APNsDeliveryTests {
             try await nds.app(providers: providers).test(.live) { client in
                 let response = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
                 let id = try #require(response.json["id"] as? String)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .delivered })
+                #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .delivered })
                 #expect(try await nds.store.status(jobID: id)?.attempts == 3)
                 #expect(await mock.requests.count == 3)
             }
@@ -147,7 +147,7 @@ struct APNsDeliveryTests {
             try await nds.app(providers: providers).test(.live) { client in
                 let response = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
                 let id = try #require(response.json["id"] as? String)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .dead })
+                #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .dead })
                 let status = try await nds.store.status(jobID: id)
                 #expect(status?.lastError?.hasPrefix("ttl_expired") == true)
                 #expect((status?.attempts ?? 0) >= 2)
@@ -165,7 +165,7 @@ struct APNsDeliveryTests {
             try await nds.app(providers: providers).test(.live) { client in
                 let response = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
                 let id = try #require(response.json["id"] as? String)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .dead })
+                #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .dead })
                 let status = try await nds.store.status(jobID: id)
                 #expect(status?.lastError?.contains("PayloadTooLarge") == true)
                 #expect(try await nds.store.isDead(platform: .ios, token: token) == false)
@@ -186,7 +186,7 @@ struct APNsDeliveryTests {
             let response = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
             #expect(response.status == .ok)
             let id = try #require(response.json["id"] as? String)
-            #expect(try await first.eventually { try await first.store.status(jobID: id)?.attempts ?? 0 >= 1 })
+            #expect(try await eventually { try await first.store.status(jobID: id)?.attempts ?? 0 >= 1 })
             return id
         }
         await httpClient.shutdown()
@@ -198,7 +198,7 @@ struct APNsDeliveryTests {
             try await second.app(providers: providers).test(.live) { _ in
                 let request = try #require(try await mock.requests.waitFor(count: 1, timeout: .seconds(15)).first)
                 #expect(request.deviceToken == token)
-                #expect(try await second.eventually { try await second.store.status(jobID: id)?.state == .delivered })
+                #expect(try await eventually { try await second.store.status(jobID: id)?.state == .delivered })
             }
         }
     }
@@ -246,7 +246,7 @@ struct APNsDeliveryTests {
                 #expect(await mock.requests.all.contains { $0.answer.status == 503 })
 
                 for token in tokens { await mock.script.clear(token) }
-                #expect(try await nds.eventually(timeout: .seconds(120)) { try await nds.store.counts().delivered == burst })
+                #expect(try await eventually(timeout: .seconds(120)) { try await nds.store.counts().delivered == burst })
                 #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: burst, dead: 0))
                 // Every job reached APNs once with a 200: its collapse id is its job id.
                 let delivered = await mock.requests.all.filter(\.accepted).compactMap { $0.headers["apns-collapse-id"] }
@@ -284,7 +284,7 @@ struct APNsDeliveryTests {
                 #expect(taken.map(\.id).contains(secondID))
                 // The first is delivered; the dispatcher lets the second go unsent.
                 #expect(
-                    try await nds.eventually {
+                    try await eventually {
                         try await nds.store.status(jobID: firstID)?.state == .delivered
                             && Self.gauge("herald_outbox_in_memory", in: metrics.render()) == 0
                     }
@@ -293,7 +293,7 @@ struct APNsDeliveryTests {
 
                 // The other process gives it back: it is claimed again and sent, once.
                 try await nds.store.release(jobIDs: [secondID])
-                #expect(try await nds.eventually { try await nds.store.status(jobID: secondID)?.state == .delivered })
+                #expect(try await eventually { try await nds.store.status(jobID: secondID)?.state == .delivered })
                 #expect(await mock.requests.all.map(\.deviceToken) == [first, second])
                 #expect(try await nds.store.status(jobID: secondID)?.attempts == 1)
             }

@@ -23,7 +23,7 @@ struct AdminTests {
             try await nds.app(providers: providers).test(.live) { client in
                 let sent = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
                 let id = try #require(sent.json["id"] as? String)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .dead })
+                #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .dead })
                 let refusedBefore = await mock.requests.all.filter { $0.deviceToken == token }.count
                 #expect(refusedBefore >= 2)
 
@@ -47,7 +47,7 @@ struct AdminTests {
                 #expect(replay.status == .created)
                 let newJob = try #require(replay.json["job_id"] as? String)
                 #expect(newJob != id)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: newJob)?.state == .delivered })
+                #expect(try await eventually { try await nds.store.status(jobID: newJob)?.state == .delivered })
                 let again = try await client.call(.post, "/api/v1/admin/dead-letters/\(id)/replay", key: admin)
                 #expect(again.status == .ok)
                 #expect(again.json["replayed"] as? Bool == false)
@@ -75,7 +75,7 @@ struct AdminTests {
             try await nds.app(providers: providers).test(.live) { client in
                 let sent = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: Self.swap)
                 let id = try #require(sent.json["id"] as? String)
-                #expect(try await nds.eventually(timeout: .seconds(15)) { try await nds.store.status(jobID: id)?.state == .dead })
+                #expect(try await eventually(timeout: .seconds(15)) { try await nds.store.status(jobID: id)?.state == .dead })
                 let stalled = await mock.requests.all.filter { $0.deviceToken == token }.count
                 let list = try await client.call(.get, "/api/v1/admin/dead-letters?reason=ttl_expired", key: admin)
                 let letter = try #require((list.json["dead_letters"] as? [[String: Any]])?.first)
@@ -87,7 +87,7 @@ struct AdminTests {
                 let replay = try await client.call(.post, "/api/v1/admin/dead-letters/\(id)/replay", key: admin)
                 #expect(replay.status == .created)
                 let newJob = try #require(replay.json["job_id"] as? String)
-                #expect(try await nds.eventually { try await nds.store.status(jobID: newJob)?.state == .delivered })
+                #expect(try await eventually { try await nds.store.status(jobID: newJob)?.state == .delivered })
                 // Stalled requests still being answered late must not count: only the replay is accepted.
                 try await Task.sleep(for: .seconds(3))
                 let toToken = await mock.requests.all.filter { $0.deviceToken == token }

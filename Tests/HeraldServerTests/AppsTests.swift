@@ -62,7 +62,7 @@ struct AppsTests {
                 await mock.script.enqueue([MockAPNsAnswer(status: 400, reason: "BadPayload")], for: token)
                 #expect(try await client.post("/api/v1/notify?token=\(alias)", json: Self.swap).status == .ok)
                 var letters: [Any] = []
-                #expect(try await nds.eventually {
+                #expect(try await eventually {
                     letters = try await client.call(.get, "/api/v1/admin/dead-letters", key: admin).json["dead_letters"] as? [Any] ?? []
                     return letters.count == 1
                 })

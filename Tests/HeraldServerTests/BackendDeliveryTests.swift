@@ -67,7 +67,7 @@ struct BackendDeliveryTests {
                 )
 
                 // Nothing for the muted tablet, even after the dispatcher is done.
-                #expect(try await nds.eventually { try await nds.store.counts().delivered == 2 })
+                #expect(try await eventually { try await nds.store.counts().delivered == 2 })
                 #expect(await mocks.fcm.messages.count == 1)
                 #expect(await mocks.apns.requests.count == 1)
             }
@@ -95,7 +95,7 @@ struct BackendDeliveryTests {
                 let after = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.none)
                 #expect(after.json["targeted"] as? Int == 1)
                 _ = try await mocks.apns.requests.waitFor(count: 2)
-                #expect(try await nds.eventually { try await nds.store.counts().delivered == 3 })
+                #expect(try await eventually { try await nds.store.counts().delivered == 3 })
                 #expect(await mocks.fcm.messages.count == 1)
             }
         }
@@ -111,7 +111,7 @@ struct BackendDeliveryTests {
                 try await BackendSessionTests.threeSessions(client, key: key)
                 let first = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.none)
                 #expect(first.json["targeted"] as? Int == 2)
-                #expect(try await nds.eventually { try await nds.store.isDead(platform: .android, token: Self.androidToken) })
+                #expect(try await eventually { try await nds.store.isDead(platform: .android, token: Self.androidToken) })
 
                 // Read back before the next event: the status already says dead.
                 let before = try await client.call(.get, "/api/v1/users/u1/sessions", key: key)

@@ -4,6 +4,7 @@ import HeraldStore
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
+import HeraldTestSupport
 import Testing
 
 /// Sessions, events and the welcome push through the real router, delivered by the local
@@ -182,7 +183,7 @@ struct BackendSessionTests {
             )
             #expect(promo.json["targeted"] as? Int == 2)
 
-            #expect(try await nds.eventually { try await nds.store.counts().delivered == 4 })
+            #expect(try await eventually { try await nds.store.counts().delivered == 4 })
             let ios = try await nds.store.localPushes(platform: .ios, token: Self.iosToken, after: 0, limit: 10)
             let android = try await nds.store.localPushes(platform: .android, token: Self.androidToken, after: 0, limit: 10)
             #expect(ios.count == 2)
@@ -216,7 +217,7 @@ struct BackendSessionTests {
             #expect(second.json["reason"] as? String == "already_sent")
             #expect((second.json["job_ids"] as? [String])?.isEmpty == true)
 
-            #expect(try await nds.eventually { try await nds.store.counts().delivered == 2 })
+            #expect(try await eventually { try await nds.store.counts().delivered == 2 })
             let ios = try await nds.store.localPushes(platform: .ios, token: Self.iosToken, after: 0, limit: 10)
             #expect(ios.count == 1)
             let payload = try #require(ios.first.flatMap { try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any] })

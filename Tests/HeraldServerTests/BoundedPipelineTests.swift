@@ -64,7 +64,7 @@ struct BoundedPipelineTests {
             let refused = answers.filter { $0.1.status == .serviceUnavailable }.map(\.0)
             #expect(accepted.count == 4)
             #expect(refused.count == 6)
-            #expect(try await nds.eventually { try await nds.store.counts().delivered == 4 })
+            #expect(try await eventually { try await nds.store.counts().delivered == 4 })
             for n in accepted {
                 #expect(try await nds.store.localPushes(platform: .ios, token: "cap-\(n)", after: 0, limit: 10).count == 1)
             }
@@ -108,7 +108,7 @@ struct BoundedPipelineTests {
             #expect(again.status == .tooManyRequests)
 
             // Only what was accepted was stored and pushed.
-            #expect(try await nds.eventually { try await nds.store.counts().delivered == 22 })
+            #expect(try await eventually { try await nds.store.counts().delivered == 22 })
             #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 22, dead: 0))
             #expect(try await nds.store.localPushes(platform: .ios, token: "spammed", after: 0, limit: 100).count == 21)
         }

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
+import HeraldTestSupport
 import Testing
 
 /// `/admin`: log-in, the session cookie, CSRF-checked forms, and what the page shows.
@@ -125,7 +126,7 @@ struct DashboardTests {
                 #expect(response.status == .ok)
             }
             let session = try #require(try await Self.login(client, key: admin))
-            #expect(try await nds.eventually {
+            #expect(try await eventually {
                 let page = try await client.execute(uri: "/admin", method: .get, headers: [.cookie: session.cookie]).text
                 return page.contains("5 in 6 min") && page.contains("local</b> <span class=\"muted\">5 sends")
             })

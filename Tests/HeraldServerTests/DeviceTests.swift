@@ -2,6 +2,7 @@ import Foundation
 import HeraldStore
 import Hummingbird
 import HummingbirdTesting
+import HeraldTestSupport
 import Testing
 
 @Suite("Device registration and aliases")
@@ -22,7 +23,7 @@ struct DeviceTests {
             let sent = try await client.post(path, json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#)
             #expect(sent.status == .ok)
             #expect(
-                try await nds.eventually {
+                try await eventually {
                     try await nds.store.localPushes(platform: .ios, token: "real-apns-token", after: 0, limit: 1).count == 1
                 }
             )

@@ -66,19 +66,6 @@ struct TestNDS {
             logger: logger
         )
     }
-
-    /// Waits until `condition` holds, polling the real store; fails after `timeout`.
-    func eventually(
-        timeout: Duration = .seconds(10),
-        _ condition: () async throws -> Bool
-    ) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return try await condition()
-    }
 }
 
 extension TestClientProtocol {

@@ -374,7 +374,7 @@ struct WakeTests {
                     return (response.status.code, response.headers["content-type"].first, seen)
                 }
                 // Present once the stream is open.
-                #expect(try await nds.eventually { try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now" })
+                #expect(try await eventually { try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now" })
                 let answer = try await client.call(
                     .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, extra: #","amount_msat":5000"#)
                 )
@@ -387,7 +387,7 @@ struct WakeTests {
 
                 // The client hung up: no longer present, so the next wake is pushed.
                 try await http.shutdown()
-                #expect(try await nds.eventually {
+                #expect(try await eventually {
                     try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String != "retry_now"
                 })
                 let pushed = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
@@ -414,7 +414,7 @@ struct WakeTests {
                 for try await chunk in response.body { seen += String(buffer: chunk) }
                 return seen
             }
-            #expect(try await nds.eventually {
+            #expect(try await eventually {
                 try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now"
             })
             return task

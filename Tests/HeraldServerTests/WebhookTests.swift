@@ -4,6 +4,7 @@ import HeraldStore
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
+import HeraldTestSupport
 import Testing
 
 @Suite("Webhook intake and the local development provider")
@@ -18,7 +19,7 @@ struct WebhookTests {
             )
             #expect(response.status == .ok)
             let id = try #require(response.json["id"] as? String)
-            #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .delivered })
+            #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .delivered })
 
             let pushes = try await nds.store.localPushes(platform: .ios, token: "abcdef0123", after: 0, limit: 10)
             #expect(pushes.count == 1)
@@ -42,7 +43,7 @@ struct WebhookTests {
             )
             #expect(response.status == .ok)
             #expect(
-                try await nds.eventually {
+                try await eventually {
                     try await !nds.store.localPushes(platform: .android, token: "fcm:token-1", after: 0, limit: 1).isEmpty
                 }
             )
@@ -65,7 +66,7 @@ struct WebhookTests {
             #expect(first.json["id"] as? String == second.json["id"] as? String)
             #expect(second.headers[.init("Idempotent-Replayed")!] == "true")
             let id = try #require(first.json["id"] as? String)
-            #expect(try await nds.eventually { try await nds.store.status(jobID: id)?.state == .delivered })
+            #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .delivered })
             try await Task.sleep(for: .milliseconds(200))
             #expect(try await nds.store.localPushes(platform: .ios, token: "aa11", after: 0, limit: 10).count == 1)
             #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0))
@@ -137,7 +138,7 @@ struct WebhookTests {
         )
         _ = try await nds.store.enqueue([job], now: past.addingTimeInterval(-60), leaseUntil: past)
         try await nds.app().test(.live) { _ async throws in
-            #expect(try await nds.eventually { try await nds.store.status(jobID: job.id)?.state == .dead })
+            #expect(try await eventually { try await nds.store.status(jobID: job.id)?.state == .dead })
             #expect(try await nds.store.status(jobID: job.id)?.lastError == "ttl_expired")
             #expect(try await nds.store.localPushes(platform: .ios, token: "ttl-token", after: 0, limit: 1).isEmpty)
         }
@@ -153,7 +154,7 @@ struct WebhookTests {
             let health = try await client.execute(uri: "/health", method: .get)
             #expect(health.status == .ok)
             #expect(health.json["status"] as? String == "ok")
-            _ = try await nds.eventually { try await nds.store.counts().delivered == 1 }
+            _ = try await eventually { try await nds.store.counts().delivered == 1 }
             let metrics = try await client.execute(uri: "/metrics", method: .get)
             #expect(metrics.status == .ok)
             #expect(metrics.text.contains(#"herald_webhooks_received_total{type="swap_updated"} 1"#))

@@ -7,7 +7,7 @@ import Testing
 struct EdgeLimitTests {
     @Test("a request whose head is over the limit gets 400 and its socket is closed: no descriptor left behind")
     func oversizedHead() async throws {
-        let server = try await ServerProcess.running(arguments: ["--idle-timeout", "30"])
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "30"])
         let before = server.openDescriptors
         let huge = Array(RawHTTP.Request.head("GET", "/health", headers: ["X-Big: " + String(repeating: "h", count: 1 << 20)]).utf8)
         let outcomes = Shared<[String]>([])
@@ -34,7 +34,7 @@ struct EdgeLimitTests {
 
     @Test("a malformed chunked body is a 400 on the webhook, device and reply routes, not a 500")
     func malformedChunkedBody() async throws {
-        let server = try await ServerProcess.running()
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ServerProcess.liftedTargetLimits)
         let device = try await RegisteredDevice.register(port: server.port, token: "chunked")
         let routes = [
             ("POST", device.webhookPath), ("POST", "/api/v1/devices"), ("PUT", "/api/v1/devices/\(device.id)"),
@@ -55,7 +55,7 @@ struct EdgeLimitTests {
 
     @Test("an idle connection is closed after the idle timeout, before and after a request")
     func idleConnection() async throws {
-        let server = try await ServerProcess.running(arguments: ["--idle-timeout", "1"])
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "1"])
         let silent = try await RawConnection.open(port: server.port)
         let start = ContinuousClock.now
         let quiet = await silent.read(responses: nil, timeout: .seconds(8))
@@ -71,7 +71,7 @@ struct EdgeLimitTests {
 
     @Test("a head or a body that trickles in is cut off after the read timeout")
     func trickledRequest() async throws {
-        let server = try await ServerProcess.running(arguments: ["--idle-timeout", "20", "--request-read-timeout", "1"])
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "20", "--request-read-timeout", "1"])
 
         // A head, one byte every 100 ms: never whole within the timeout.
         let head = try await RawConnection.open(port: server.port)
@@ -110,7 +110,7 @@ struct EdgeLimitTests {
 
     @Test("past the connection cap new connections get 503 and the held ones are still answered")
     func connectionCap() async throws {
-        let server = try await ServerProcess.running(arguments: ["--idle-timeout", "30", "--max-connections", "40"])
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "30", "--max-connections", "40"])
         try await Task.sleep(for: .milliseconds(200))
         var held: [RawConnection] = []
         for _ in 0..<40 { held.append(try await RawConnection.open(port: server.port)) }

@@ -52,8 +52,8 @@ struct MultiAppTests {
             """.write(toFile: config, atomically: true, encoding: .utf8)
 
             let database = try await ThrowawayPostgres.shared.makeDatabase()
-            let a = try await ServerProcess.running(arguments: ["--config", config], database: database.url)
-            let b = try await ServerProcess.running(arguments: ["--config", config], database: database.url)
+            let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--config", config], database: database.url)
+            let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--config", config], database: database.url)
 
             // Registration names the app; an unknown one, or none when no `default` app is
             // configured, is refused before anything is stored.

@@ -33,16 +33,6 @@ struct PostgresServeTests {
         return counts
     }
 
-    /// Polls until `done` holds or `timeout` passes; whether it held.
-    static func eventually(timeout: Duration, _ done: () async throws -> Bool) async throws -> Bool {
-        let end = ContinuousClock.now + timeout
-        while ContinuousClock.now < end {
-            if try await done() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return try await done()
-    }
-
     static func send(_ server: ServerProcess, token: String) async -> Bool {
         let exchange = await RawHTTP.exchange(
             port: server.port,
@@ -55,11 +45,11 @@ struct PostgresServeTests {
     @Test("a webhook to herald serve on PostgreSQL reaches the local provider")
     func delivers() async throws {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
-        let server = try await ServerProcess.running(database: database.url)
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
         defer { _ = server }
         #expect(await Self.send(server, token: "pg-one"))
         try await Self.withReader(database) { store in
-            let arrived = try await Self.eventually(timeout: .seconds(15)) {
+            let arrived = try await eventually(timeout: .seconds(15)) {
                 try await Self.pushes(store, tokens: ["pg-one"])["pg-one"] == 1
             }
             #expect(arrived, "\(server.logTail())")
@@ -98,8 +88,8 @@ struct PostgresServeTests {
     func twoInstances() async throws {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
         let lease = ["--lease-seconds", "3"]
-        let a = try await ServerProcess.running(arguments: lease, database: database.url)
-        let b = try await ServerProcess.running(arguments: lease, database: database.url)
+        let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url)
+        let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url)
         try await Self.withReader(database) { store in
             // Both instances take webhooks at once; each job is sent exactly once.
             let first = (0..<200).map { "pg-a-\($0)" }
@@ -110,7 +100,7 @@ struct PostgresServeTests {
                 }
             }
             #expect(acked.withLock { $0.count } == first.count)
-            let allArrived = try await Self.eventually(timeout: .seconds(20)) {
+            let allArrived = try await eventually(timeout: .seconds(20)) {
                 try await Self.pushes(store, tokens: first).values.allSatisfy { $0 >= 1 }
             }
             #expect(allArrived)
@@ -139,7 +129,7 @@ struct PostgresServeTests {
             let tokens = confirmed.withLock { $0 }
             #expect(killedAt.withLock { $0 } != nil)
             // Every acknowledged webhook is delivered: A's leased jobs by B, after the lease.
-            let delivered = try await Self.eventually(timeout: .seconds(40)) {
+            let delivered = try await eventually(timeout: .seconds(40)) {
                 let pending = try await store.pendingCount()
                 return try await Self.pushes(store, tokens: tokens).values.allSatisfy { $0 >= 1 } && pending == 0
             }
@@ -160,8 +150,8 @@ struct PostgresServeTests {
     @Test("two instances: an answer posted to one completes the request the other holds, through LISTEN/NOTIFY; a token rotated through one is used by both")
     func crossInstance() async throws {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
-        let a = try await ServerProcess.running(database: database.url)
-        let b = try await ServerProcess.running(database: database.url)
+        let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
+        let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
         try await Self.withReader(database) { store in
             // A BOLT12 invoice request held by A; the device's answer goes to B.
             let offer = #"{"event":"invoice.request","data":{"offer":"lno1offer","invoiceRequest":"lnr1request"}}"#
@@ -173,7 +163,7 @@ struct PostgresServeTests {
                     timeout: .seconds(20)
                 )
                 var replyPath: String?
-                _ = try await Self.eventually(timeout: .seconds(10)) {
+                _ = try await eventually(timeout: .seconds(10)) {
                     guard let push = try await store.localPushes(platform: .ios, token: token, after: 0, limit: 1).first,
                         let json = try JSONSerialization.jsonObject(with: push.payload) as? [String: Any],
                         let inner = json["notification_payload"] as? String,
@@ -215,7 +205,7 @@ struct PostgresServeTests {
                     port: server.port, request: .post(device.webhookPath, body: swapWebhook(id: "rotated")), timeout: .seconds(10))
                 #expect(sent.statuses.first == 200, "\(sent)")
             }
-            let arrived = try await Self.eventually(timeout: .seconds(15)) {
+            let arrived = try await eventually(timeout: .seconds(15)) {
                 try await Self.pushes(store, tokens: ["pg-new-token"])["pg-new-token"] == 2
             }
             #expect(arrived)
@@ -229,8 +219,8 @@ struct PostgresServeTests {
     func sharedRateLimit() async throws {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
         let limits = ["--target-pushes-per-minute", "1", "--target-push-burst", "6"]
-        let a = try await ServerProcess(arguments: limits, database: database.url)
-        let b = try await ServerProcess(arguments: limits, database: database.url)
+        let a = try ServerProcess(arguments: ServerProcess.liftedTargetLimits + limits, database: database.url)
+        let b = try ServerProcess(arguments: ServerProcess.liftedTargetLimits + limits, database: database.url)
         let healthy = await a.waitUntilHealthy()
         #expect(healthy)
         #expect(await b.waitUntilHealthy())
@@ -252,8 +242,8 @@ struct PostgresServeTests {
     @Test("two instances share presence: a heartbeat or stream at one stops pushes from the other, wakes reach a stream held elsewhere, one wake is claimed once")
     func sharedPresence() async throws {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
-        let a = try await ServerProcess.running(database: database.url)
-        let b = try await ServerProcess.running(database: database.url)
+        let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
+        let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
         let created = try await Self.herald(["keys", "create", "--name", "lsp", "--scopes", "wake", "--database", database.url])
         let key = created.output.trimmingCharacters(in: .whitespacesAndNewlines)
         let hash = String(repeating: "ab", count: 32)
@@ -281,7 +271,7 @@ struct PostgresServeTests {
                            headers: ["Content-Type: application/json", "Authorization: Bearer \(beating.secret)"]),
             timeout: .seconds(10))
         #expect(beat.statuses.first == 200, "\(beat)")
-        let presentAtB = try await Self.eventually(timeout: .seconds(5)) {
+        let presentAtB = try await eventually(timeout: .seconds(5)) {
             await wake(b, beating, hash: hash).bodies.first?.contains(#""reason":"present""#) == true
         }
         #expect(presentAtB, "B:\n\(b.logTail())")
@@ -292,7 +282,7 @@ struct PostgresServeTests {
         defer { stream.close() }
         try await stream.write(Array(RawHTTP.Request.head(
             "GET", "/api/v1/devices/\(streaming.id)/presence/stream", headers: ["Authorization: Bearer \(streaming.secret)"]).utf8))
-        let toldAtB = try await Self.eventually(timeout: .seconds(5)) {
+        let toldAtB = try await eventually(timeout: .seconds(5)) {
             await wake(b, streaming, hash: hash).bodies.first?.contains(#""reason":"present""#) == true
         }
         #expect(toldAtB)
@@ -312,12 +302,12 @@ struct PostgresServeTests {
         #expect(statuses.filter { $0 == 202 }.count == 1, "\(statuses)")
         #expect(statuses.filter { $0 == 200 }.count == 19, "\(statuses)")
         try await Self.withReader(database) { store in
-            let pushed = try await Self.eventually(timeout: .seconds(10)) {
+            let pushed = try await eventually(timeout: .seconds(10)) {
                 try await Self.pushes(store, tokens: ["pg-away"])["pg-away"] == 2
             }
             #expect(pushed)
         }
-        let waking = try await Self.eventually(timeout: .seconds(5)) {
+        let waking = try await eventually(timeout: .seconds(5)) {
             let a = await hint(a, away)
             let b = await hint(b, away)
             return a.contains(#""reason":"waking""#) && b.contains(#""reason":"waking""#)

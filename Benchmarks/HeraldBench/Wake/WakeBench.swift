@@ -75,7 +75,7 @@ enum WakeBench {
             let (fleet, wakeKey) = try await provision(options, database: database)
             let server = try await HeraldServeChild.start(
                 binary: binary, folder: folder, database: database, wakeKey: wakeKey,
-                apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic, client: client)
+                apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic)
             do {
                 try await runFleet(options, rules: rules, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
                                    apnsURL: running.baseURL, pushes: pushes, pushSink: pushSink)

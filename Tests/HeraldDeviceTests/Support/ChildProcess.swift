@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,21 +11,8 @@ final class ChildProcess {
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    /// A product (`herald-device`, `herald`) built beside the test bundle.
-    static func builtBinary(_ name: String) throws -> URL {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-        ]
-        for folder in candidates {
-            let binary = folder.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "\(name) not built beside \(candidates)"])
-    }
-
     init(arguments: [String]) throws {
-        process.executableURL = try Self.builtBinary("herald-device")
+        process.executableURL = try HeraldServeProcess.binary("herald-device")
         process.arguments = arguments
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice

@@ -5,23 +5,15 @@ import HeraldWire
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// `herald serve` in a child process with the local development provider, an API key with scope
-/// `wake`, and plain URLSession calls for what the phone's counterparts (the app registering, the
-/// LSP waking it) do. Out of process, so `kill -9` is real.
-final class HeraldServe: @unchecked Sendable {
-    let folder: URL
-    let port: Int
+/// `herald serve` in a child process (the test support's launcher) with the local development
+/// provider, an API key with scope `wake`, and plain URLSession calls for what the phone's
+/// counterparts (the app registering, the LSP waking it) do. Out of process, so `kill -9` is real.
+final class HeraldServe: Sendable {
+    let server: HeraldServeProcess
     let wakeKey: String
-    private var process: Process
 
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
-    var database: String { folder.appendingPathComponent("herald.sqlite").path }
-
-    static func binary() throws -> URL { try ChildProcess.builtBinary("herald") }
+    var baseURL: URL { URL(string: server.baseURL)! }
 
     /// Makes the key, starts the server and waits for `/health`.
     static func start() async throws -> HeraldServe {
@@ -29,48 +21,20 @@ final class HeraldServe: @unchecked Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let database = folder.appendingPathComponent("herald.sqlite").path
         let keys = try await run(["keys", "create", "--name", "lsp", "--scopes", "wake", "--database", database])
-        let server = HeraldServe(folder: folder, port: try LoopbackPort.free(), wakeKey: keys.trimmingCharacters(in: .whitespacesAndNewlines))
-        try await server.launch()
-        return server
+        let server = try await HeraldServeProcess.running(folder: folder, database: database, logLevel: "error")
+        return HeraldServe(server: server, wakeKey: keys.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    private init(folder: URL, port: Int, wakeKey: String) {
-        self.folder = folder
-        self.port = port
+    private init(server: HeraldServeProcess, wakeKey: String) {
+        self.server = server
         self.wakeKey = wakeKey
-        self.process = Process()
-    }
-
-    private func launch() async throws {
-        process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--database", database, "--log-level", "error"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let end = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < end, process.isRunning {
-            if let (_, response) = try? await URLSession.shared.data(from: baseURL.appendingPathComponent("health")),
-                (response as? HTTPURLResponse)?.statusCode == 200
-            {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "herald serve did not start"])
     }
 
     /// `kill -9`, then a new server on the same database and port.
     func crashAndRestart() async throws {
-        kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
-        try await launch()
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(at: folder)
+        guard try await server.crashAndRestart() else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "herald serve did not restart"])
+        }
     }
 
     /// Registers an iOS device, as the app does.
@@ -100,7 +64,7 @@ final class HeraldServe: @unchecked Sendable {
 
     /// Runs `herald` with arguments and returns its standard output, waiting without blocking a thread.
     static func run(_ arguments: [String]) async throws -> String {
-        let (status, text) = try await ProgramRun.output(try binary(), arguments)
+        let (status, text) = try await ProgramRun.output(try HeraldServeProcess.binary(), arguments)
         guard status == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "herald \(arguments) exited \(status)"]) }
         return text
     }
