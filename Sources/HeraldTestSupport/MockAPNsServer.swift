@@ -179,8 +179,9 @@ public struct MockAPNsServer: Sendable {
             )
             observer?(received)
             if recordsRequests {
-                await requests.append(received)
+                // The device first: a test that saw the request in the log finds it there too.
                 if received.accepted { await devices.accepted(received) }
+                await requests.append(received)
             }
         }
         if let responseDelay {

@@ -52,7 +52,8 @@ struct AdminTests {
                 #expect(again.status == .ok)
                 #expect(again.json["replayed"] as? Bool == false)
                 #expect(again.json["job_id"] as? String == newJob)
-                try await Task.sleep(for: .milliseconds(300))
+                // Every job finished (the letter dead, its replay delivered): nothing is left that could send.
+                #expect(try await nds.store.counts().pending == 0)
                 let toToken = await mock.requests.all.filter { $0.deviceToken == token }
                 #expect(toToken.filter(\.accepted).count == 1)
                 #expect(toToken.count == refusedBefore + 1)
@@ -89,7 +90,8 @@ struct AdminTests {
                 let newJob = try #require(replay.json["job_id"] as? String)
                 #expect(try await eventually { try await nds.store.status(jobID: newJob)?.state == .delivered })
                 // Stalled requests still being answered late must not count: only the replay is accepted.
-                try await Task.sleep(for: .seconds(3))
+                // Every job finished: nothing is left that could send again.
+                #expect(try await nds.store.counts().pending == 0)
                 let toToken = await mock.requests.all.filter { $0.deviceToken == token }
                 #expect(toToken.filter { $0.accepted && $0.answer.stall == nil }.count == 1)
                 #expect(toToken.filter { $0.answer.stall == nil }.count == 1, "\(stalled) stalled before")

@@ -13,7 +13,7 @@ struct HostileTrafficTests {
 
     @Test("hundreds of concurrent callers of every kind, wrong secrets among them, never stall the server")
     func concurrentCallers() async throws {
-        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ServerProcess.liftedTargetLimits)
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits)
         let port = server.port
         var devices: [RegisteredDevice] = []
         for n in 0..<3 { devices.append(try await RegisteredDevice.register(port: port, token: "concurrent-\(n)")) }
@@ -67,7 +67,7 @@ struct HostileTrafficTests {
     func seededFuzz() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["HERALD_FUZZ_SEED"] ?? "") ?? 0x4845_5241_4C44
         let cases = Int(ProcessInfo.processInfo.environment["HERALD_FUZZ_CASES"] ?? "") ?? 800
-        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ServerProcess.liftedTargetLimits)
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits)
         let port = server.port
         var devices: [RegisteredDevice] = []
         for n in 0..<2 { devices.append(try await RegisteredDevice.register(port: port, token: "fuzz-\(n)")) }
@@ -134,7 +134,7 @@ struct HostileTrafficTests {
         cycles: Int,
         restart: (ServerProcess) async throws -> Bool
     ) async throws {
-        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ServerProcess.liftedTargetLimits)
+        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits)
         let port = server.port
         let phone = try await RegisteredDevice.register(port: port, token: "\(name.lowercased())-phone")
         let acknowledged = Shared<[String]>([])
