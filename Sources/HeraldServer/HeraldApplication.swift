@@ -44,6 +44,7 @@ public func buildApplication(
     providers: PushRouter,
     metrics: HeraldMetrics = HeraldMetrics(),
     now: @escaping @Sendable () -> Date = { Date() },
+    clock: any Clock<Duration> = ContinuousClock(),
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
@@ -58,6 +59,7 @@ public func buildApplication(
         metrics: metrics,
         configuration: dispatcherConfiguration,
         now: now,
+        clock: clock,
         logger: logger.with(component: "dispatcher")
     )
     let intake = OutboxIntake(
@@ -70,7 +72,8 @@ public func buildApplication(
     )
 
     let relay = ReplyRelay(
-        store: store, otherProcesses: shared, settings: configuration.settings, now: now, logger: logger.with(component: "relay"))
+        store: store, otherProcesses: shared, settings: configuration.settings, now: now, clock: clock,
+        logger: logger.with(component: "relay"))
 
     let targets = TargetLimiter(
         local: RateLimiter(
@@ -112,9 +115,10 @@ public func buildApplication(
         settings: configuration.settings,
         providers: providers,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
-        now: now
+        now: now,
+        clock: clock
     ).register(on: api)
-    PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now).register(on: api)
+    PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock).register(on: api)
     WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
         .register(on: api)
     BackendRoutes(delivery: delivery, store: store, providers: providers, now: now).register(on: api)
@@ -140,7 +144,7 @@ public func buildApplication(
     app.addServices(store.services(logger: logger.with(component: "store")))
     app.addServices(relay, dispatcher, intake)
     if let shared {
-        app.addServices(PresenceMirror(registry: presence, store: shared, now: now, logger: logger.with(component: "presence")))
+        app.addServices(PresenceMirror(registry: presence, store: shared, now: now, clock: clock, logger: logger.with(component: "presence")))
     }
     return app
 }

@@ -1,7 +1,9 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import HeraldSQLite
 import HeraldStore
+import HeraldTestSupport
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
@@ -90,6 +92,34 @@ struct ReplyRelayTests {
                 #expect(forgotten.status == 404)
                 #expect(forgotten.body.contains(#""error":"unknown_reply""#))
             }
+        }
+    }
+
+    @Test("the reply timeout runs on the injected clock: 30 s pass on it, not in the test, and not a second sooner")
+    func timeoutOnTheClock() async throws {
+        let nds = try TestNDS()  // the default 30 s reply timeout
+        let clock = ManualClock()
+        let phone = TestPhone(nds: nds, platform: .ios, token: "asleep-clocked")
+        try await nds.app(clock: clock).test(.live) { client in
+            let answered = NIOLockedValueBox<(status: HTTPResponse.Status, at: Duration)?>(nil)
+            let request = Task {
+                let response = try await client.post("/api/v1/notify?platform=ios&token=asleep-clocked", json: Self.invoiceRequest)
+                answered.withLockedValue { $0 = (response.status, clock.now.offset) }
+            }
+            // The phone got the push: the request is held for its answer.
+            #expect(try await eventually { try await phone.pushes(after: 0).first?.replyURL != nil })
+            let started = ContinuousClock.now
+            // Time moves a second at a time; the request ends once 30 s have passed on the clock.
+            #expect(await eventually(timeout: .seconds(20)) {
+                clock.advance(by: .seconds(1))
+                return answered.withLockedValue { $0 } != nil
+            })
+            try await request.value
+            let answer = try #require(answered.withLockedValue { $0 })
+            #expect(answer.status == .gatewayTimeout)
+            #expect(answer.at >= .seconds(30) && answer.at <= .seconds(33), "\(answer.at)")
+            #expect(ContinuousClock.now - started < .seconds(15))
+            #expect(try await nds.store.replyCounts().pending == 0)
         }
     }
 

@@ -53,7 +53,7 @@ struct TestNDS {
 
     func app(
         providers: PushRouter? = nil, metrics: HeraldMetrics = HeraldMetrics(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, clock: any Clock<Duration> = ContinuousClock()
     ) -> some ApplicationProtocol {
         buildApplication(
             configuration: HeraldServerConfiguration(
@@ -63,6 +63,7 @@ struct TestNDS {
             providers: providers ?? localRouter(),
             metrics: metrics,
             now: now,
+            clock: clock,
             logger: logger
         )
     }

@@ -18,6 +18,8 @@ struct DeviceRoutes: Sendable {
     let providers: PushRouter
     let limiter: RateLimiter
     let now: @Sendable () -> Date
+    /// Paces the push feed's long poll.
+    let clock: any Clock<Duration>
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("devices") { request, context in try await create(request, context: context) }
@@ -107,10 +109,10 @@ struct DeviceRoutes: Sendable {
         let after = query.get("after").flatMap { Int64($0) } ?? 0
         // `Double` reads "nan" and "inf" too, and a Duration of either traps: finite values only.
         let wait = min(max(query.get("wait").flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } ?? 0, 0), 30)
-        let deadline = ContinuousClock.now + .seconds(wait)
+        let expired = clock.timer(after: .seconds(wait))
         while true {
             let found = try await localPushes.localPushes(platform: device.platform, token: device.token, after: after, limit: 100)
-            if !found.isEmpty || ContinuousClock.now >= deadline {
+            if !found.isEmpty || expired() {
                 let items = found.map { push in
                     LocalPushFeed.Item(
                         seq: push.seq,
@@ -120,7 +122,7 @@ struct DeviceRoutes: Sendable {
                 }
                 return try JSONResponse.make(LocalPushFeed(pushes: items, next: found.last?.seq ?? after))
             }
-            try await Task.sleep(for: .milliseconds(100))
+            try await clock.sleep(for: .milliseconds(100))
         }
     }
 

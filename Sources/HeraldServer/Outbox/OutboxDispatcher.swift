@@ -64,6 +64,8 @@ public final class OutboxDispatcher: Service, Sendable {
     let metrics: HeraldMetrics
     let configuration: DispatcherConfiguration
     let now: @Sendable () -> Date
+    /// Every wait: the claim loop's, retries of a failed write, housekeeping.
+    let clock: any Clock<Duration>
     let logger: Logger
 
     private let incoming = SignalledBuffer<DispatchItem>()
@@ -79,6 +81,7 @@ public final class OutboxDispatcher: Service, Sendable {
         metrics: HeraldMetrics,
         configuration: DispatcherConfiguration = .init(),
         now: @escaping @Sendable () -> Date = { Date() },
+        clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger
     ) {
         self.store = store
@@ -86,6 +89,7 @@ public final class OutboxDispatcher: Service, Sendable {
         self.metrics = metrics
         self.configuration = configuration
         self.now = now
+        self.clock = clock
         self.logger = logger
         memory = DispatcherMemory(
             bound: configuration.jobsInMemoryBound, maxConcurrentSends: configuration.maxConcurrentSends, metrics: metrics
@@ -296,7 +300,7 @@ public final class OutboxDispatcher: Service, Sendable {
                     memory.noteDue(at: batch.lazy.compactMap(\.retryAt).min())
                     memory.forget(batch.count)
                     if batch.count < configuration.completionBatch && configuration.completionLinger > .zero {
-                        try? await Task.sleep(for: configuration.completionLinger)
+                        try? await clock.sleep(for: configuration.completionLinger)
                     }
                     return
                 } catch {
@@ -308,7 +312,7 @@ public final class OutboxDispatcher: Service, Sendable {
                         memory.forget(batch.count)
                         return
                     }
-                    try? await Task.sleep(for: .milliseconds(100 * attempt))
+                    try? await clock.sleep(for: .milliseconds(100 * attempt))
                 }
             }
         }
@@ -320,10 +324,10 @@ public final class OutboxDispatcher: Service, Sendable {
     /// until the next job falls due, the safety poll, or a signal (room freed, jobs deferred, a
     /// retry recorded).
     private func claimLoop() async {
-        var safetyPollAt = ContinuousClock.now + configuration.safetyPollInterval
+        var untilSafetyPoll = clock.countdown(configuration.safetyPollInterval)
         while !Task.isCancelled {
-            if ContinuousClock.now >= safetyPollAt {
-                safetyPollAt = .now + configuration.safetyPollInterval
+            if untilSafetyPoll() == .zero {
+                untilSafetyPoll = clock.countdown(configuration.safetyPollInterval)
                 do {
                     memory.noteDue(at: try await store.nextDueAt(now: now()))
                 } catch is CancellationError {
@@ -355,16 +359,16 @@ public final class OutboxDispatcher: Service, Sendable {
                 } catch {
                     memory.forget(unused)
                     logger.error("could not claim due jobs", metadata: ["error": "\(error)"])
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await clock.sleep(for: .seconds(1))
                     continue
                 }
             }
-            var timeout = safetyPollAt - .now
+            var timeout = untilSafetyPoll()
             if let due = memory.nextDue {
                 timeout = min(timeout, .seconds(max(0, due.timeIntervalSince(now()))))
             }
             // A floor, so a clock that stands still (a test's) or rounding never spins the loop.
-            await memory.wake.wait(upTo: max(timeout, .milliseconds(5)))
+            await memory.wake.wait(upTo: max(timeout, .milliseconds(5)), on: clock)
         }
         memory.close()
         incomingClosed.withLockedValue { $0 = true }
@@ -384,7 +388,7 @@ public final class OutboxDispatcher: Service, Sendable {
             } catch {
                 logger.error("outbox housekeeping failed", metadata: ["error": "\(error)"])
             }
-            try await Task.sleep(for: configuration.housekeepingInterval)
+            try await clock.sleep(for: configuration.housekeepingInterval)
         }
     }
 }

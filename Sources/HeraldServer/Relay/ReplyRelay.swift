@@ -27,6 +27,8 @@ public final class ReplyRelay: Service, Sendable {
     let otherProcesses: (any StoreNotifications)?
     let settings: ServerSettings
     let now: @Sendable () -> Date
+    /// Every wait: the answer timeout, the poll and the sweep.
+    let clock: any Clock<Duration>
     let logger: Logger
     private let waiters: ReplyWaiters
 
@@ -35,12 +37,14 @@ public final class ReplyRelay: Service, Sendable {
         otherProcesses: (any StoreNotifications)?,
         settings: ServerSettings,
         now: @escaping @Sendable () -> Date = { Date() },
+        clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger
     ) {
         self.store = store
         self.otherProcesses = otherProcesses
         self.settings = settings
         self.now = now
+        self.clock = clock
         self.logger = logger
         waiters = ReplyWaiters(capacity: settings.maxHeldReplies)
     }
@@ -90,10 +94,11 @@ public final class ReplyRelay: Service, Sendable {
     func answer(for handle: Handle) async -> ReplyAnswer? {
         let waiters = self.waiters
         let timeout = settings.replyTimeout
+        let clock = self.clock
         let arrived = await withTaskGroup(of: ReplyAnswer?.self) { group in
             group.addTask { await waiters.wait(handle.id) }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                try? await clock.sleep(for: timeout)
                 return nil
             }
             let first = await group.next() ?? nil
@@ -143,7 +148,7 @@ public final class ReplyRelay: Service, Sendable {
         let waiters = self.waiters
         let store = self.store
         let logger = self.logger
-        await notifications.listenUntilCancelled(channel: StoreChannel.answeredReplies, logger: logger) { id in
+        await notifications.listenUntilCancelled(channel: StoreChannel.answeredReplies, clock: clock, logger: logger) { id in
             guard waiters.isWaiting(id) else { return }
             do {
                 if let answer = try await store.answeredReplies(ids: [id])[id] {
@@ -159,14 +164,14 @@ public final class ReplyRelay: Service, Sendable {
         let sweepEvery: Duration = .seconds(60)
         // Alone on the database, every answer arrives here: nothing to poll for, only sweeping.
         let tick = otherProcesses == nil ? sweepEvery : settings.replyPollInterval
-        var lastSweep = ContinuousClock.now - sweepEvery
+        var sweepDue: @Sendable () -> Bool = { true }
         while !Task.isCancelled {
             if otherProcesses != nil { await pollOtherProcesses() }
-            if ContinuousClock.now - lastSweep >= sweepEvery {
+            if sweepDue() {
                 await sweep()
-                lastSweep = .now
+                sweepDue = clock.timer(after: sweepEvery)
             }
-            try await Task.sleep(for: tick)
+            try await clock.sleep(for: tick)
         }
     }
 

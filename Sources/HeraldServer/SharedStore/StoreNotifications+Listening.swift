@@ -6,7 +6,7 @@ extension StoreNotifications {
     /// connection is lost. What is sent meanwhile is missed: callers have a fallback (the reply
     /// relay's poll, presence renewals).
     func listenUntilCancelled(
-        channel: String, logger: Logger, _ received: @escaping @Sendable (String) async -> Void
+        channel: String, clock: any Clock<Duration>, logger: Logger, _ received: @escaping @Sendable (String) async -> Void
     ) async {
         while !Task.isCancelled {
             do {
@@ -16,7 +16,7 @@ extension StoreNotifications {
                 if Task.isCancelled { return }
                 logger.warning("lost a notification channel; listening again", metadata: ["channel": "\(channel)", "error": "\(error)"])
             }
-            try? await Task.sleep(for: .seconds(1))
+            try? await clock.sleep(for: .seconds(1))
         }
     }
 }

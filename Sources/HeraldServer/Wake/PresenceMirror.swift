@@ -15,12 +15,17 @@ final class PresenceMirror: Service, Sendable {
     let registry: PresenceRegistry
     let store: any StoreNotifications
     let now: @Sendable () -> Date
+    let clock: any Clock<Duration>
     let logger: Logger
 
-    init(registry: PresenceRegistry, store: any StoreNotifications, now: @escaping @Sendable () -> Date, logger: Logger) {
+    init(
+        registry: PresenceRegistry, store: any StoreNotifications, now: @escaping @Sendable () -> Date,
+        clock: any Clock<Duration>, logger: Logger
+    ) {
         self.registry = registry
         self.store = store
         self.now = now
+        self.clock = clock
         self.logger = logger
     }
 
@@ -50,7 +55,7 @@ final class PresenceMirror: Service, Sendable {
         let registry = self.registry
         let now = self.now
         let logger = self.logger
-        await store.listenUntilCancelled(channel: StoreChannel.presence, logger: logger) { payload in
+        await store.listenUntilCancelled(channel: StoreChannel.presence, clock: clock, logger: logger) { payload in
             guard let change = try? WireJSON.decode(PresenceChange.self, from: Data(payload.utf8)) else {
                 logger.warning("ignored an unreadable presence change")
                 return

@@ -14,6 +14,8 @@ struct PresenceRoutes: Sendable {
     let presence: PresenceRegistry
     let settings: ServerSettings
     let now: @Sendable () -> Date
+    /// Paces the keep-alive lines.
+    let clock: any Clock<Duration>
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("devices/:id/presence") { request, context in try await heartbeat(request, context: context) }
@@ -47,6 +49,7 @@ struct PresenceRoutes: Sendable {
         let presence = self.presence
         let keepAlive = settings.presenceKeepAlive
         let now = self.now
+        let clock = self.clock
         let body = ResponseBody { writer in
             let (id, events) = presence.openStream(deviceID: device.id, now: now())
             defer { presence.closeStream(deviceID: device.id, id: id) }
@@ -60,7 +63,7 @@ struct PresenceRoutes: Sendable {
                         }
                         group.addTask {
                             while true {
-                                try await Task.sleep(for: keepAlive)
+                                try await clock.sleep(for: keepAlive)
                                 output.yield(ByteBuffer(string: ": keep-alive\n\n"))
                                 presence.renewStream(deviceID: device.id, now: now())
                             }

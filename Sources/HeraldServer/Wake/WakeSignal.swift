@@ -26,7 +26,7 @@ final class WakeSignal: Sendable {
 
     /// Returns at the first signal (or at once for one kept since the last wait), after
     /// `timeout`, or when the task is cancelled.
-    func wait(upTo timeout: Duration) async {
+    func wait(upTo timeout: Duration, on clock: any Clock<Duration>) async {
         let signalled = state.withLockedValue { state in
             defer { state.pending = false }
             return state.pending
@@ -34,7 +34,7 @@ final class WakeSignal: Sendable {
         if signalled { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.waitForSignal() }
-            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { try? await clock.sleep(for: timeout) }
             await group.next()
             group.cancelAll()
         }
