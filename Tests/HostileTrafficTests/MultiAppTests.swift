@@ -112,4 +112,61 @@ struct MultiAppTests {
             await a.stop()
         }
     }
+
+    @Test("a dead letter of a named app, replayed with herald dead-letters on PostgreSQL, is sent with that app's topic and key")
+    func replayKeepsTheApp() async throws {
+        let certificate = try TestCertificate.make()
+        let walletKey = TestKeys.apnsP8(keyID: "WALLETKEY1", teamID: "TEAMWALLET")
+        let brandKey = TestKeys.apnsP8(keyID: "BRANDKEY01", teamID: "TEAMBRAND1")
+        let mock = MockAPNsServer(
+            credentials: [.init(key: walletKey, topics: ["com.example.wallet"]), .init(key: brandKey, topics: ["com.other.brand"])],
+            certificate: certificate
+        )
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-apps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let walletKeyFile = folder.appendingPathComponent("AuthKey_WALLETKEY1.p8").path
+        let brandKeyFile = folder.appendingPathComponent("AuthKey_BRANDKEY01.p8").path
+        let caFile = folder.appendingPathComponent("ca.pem").path
+        try walletKey.privateKeyPEM.write(toFile: walletKeyFile, atomically: true, encoding: .utf8)
+        try brandKey.privateKeyPEM.write(toFile: brandKeyFile, atomically: true, encoding: .utf8)
+        try certificate.writeCA(to: caFile)
+        try await mock.withRunning { running in
+            let config = folder.appendingPathComponent("herald.yaml").path
+            try """
+            tls:
+              ca_file: \(caFile)
+            apps:
+              com.example.wallet:
+                apns: { key_file: \(walletKeyFile), key_id: WALLETKEY1, team_id: TEAMWALLET, topic: com.example.wallet, url: "\(running.baseURL)" }
+              com.other.brand:
+                apns: { key_file: \(brandKeyFile), key_id: BRANDKEY01, team_id: TEAMBRAND1, topic: com.other.brand, url: "\(running.baseURL)" }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let database = try await ThrowawayPostgres.shared.makeDatabase()
+            let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--config", config], database: database.url)
+            let token = Self.token(app: 2, 3)
+            let device = try await RegisteredDevice.register(port: server.port, platform: "ios", token: token, app: "com.other.brand")
+            // APNs refuses the first push for good: a dead letter.
+            await mock.script.enqueue([MockAPNsAnswer(status: 400, reason: "BadPayload")], for: token)
+            let sent = await RawHTTP.exchange(
+                port: server.port, request: .post(device.webhookPath, body: swapWebhook(id: "dead")), timeout: .seconds(10))
+            #expect(sent.statuses.first == 200, "\(sent)")
+            _ = try await mock.requests.waitFor(count: 1, timeout: .seconds(20))
+            // Replayed by the command line on the same database, through the same configuration file.
+            let replayed = try await eventually(timeout: .seconds(10)) {
+                let run = try await ProgramRun.output(
+                    try ServerProcess.binary(), ["dead-letters", "replay", "--all", "--config", config, "--database", database.url])
+                return run.status == 0 && run.output.contains("replayed 1")
+            }
+            #expect(replayed)
+            // The dispatcher finds the replayed job within its safety poll.
+            let requests = try await mock.requests.waitFor(count: 2, timeout: .seconds(20))
+            for request in requests {
+                #expect(request.headers["apns-topic"] == "com.other.brand")
+                #expect(request.claims?.keyID == "BRANDKEY01")
+            }
+            #expect(requests.last?.accepted == true)
+            await server.stop()
+        }
+    }
 }
