@@ -15,14 +15,18 @@ struct MultiAppTests {
         String(format: "%02x%062x", app + 1, index)
     }
 
-    @Test("three apps over two keys, two instances: each push has its app's topic and key; one provider token per key")
-    func appsAcrossInstances() async throws {
+    /// The APNs look-alike trusting two keys (the wallet's for its topics, the brand's for
+    /// `com.other.brand`) and a configuration file declaring `apps` (name, and `extra` settings),
+    /// each with its team's key and the look-alike's URL.
+    static func withTwoKeys(
+        apps: [(name: String, extra: String)], _ body: (MockAPNsServer, _ config: String) async throws -> Void
+    ) async throws {
         let certificate = try TestCertificate.make()
         let walletKey = TestKeys.apnsP8(keyID: "WALLETKEY1", teamID: "TEAMWALLET")
         let brandKey = TestKeys.apnsP8(keyID: "BRANDKEY01", teamID: "TEAMBRAND1")
         let mock = MockAPNsServer(
             credentials: [
-                .init(key: walletKey, topics: ["com.example.wallet", "com.example.wallet.beta"]),
+                .init(key: walletKey, topics: Set(apps.map(\.name).filter { $0 != "com.other.brand" })),
                 .init(key: brandKey, topics: ["com.other.brand"]),
             ],
             certificate: certificate
@@ -30,27 +34,31 @@ struct MultiAppTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-apps-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let walletKeyFile = folder.appendingPathComponent("AuthKey_WALLETKEY1.p8").path
-        let brandKeyFile = folder.appendingPathComponent("AuthKey_BRANDKEY01.p8").path
         let caFile = folder.appendingPathComponent("ca.pem").path
-        try walletKey.privateKeyPEM.write(toFile: walletKeyFile, atomically: true, encoding: .utf8)
-        try brandKey.privateKeyPEM.write(toFile: brandKeyFile, atomically: true, encoding: .utf8)
         try certificate.writeCA(to: caFile)
-
+        var keyFiles: [String: String] = [:]
+        for key in [walletKey, brandKey] {
+            let file = folder.appendingPathComponent("AuthKey_\(key.keyID).p8").path
+            try key.privateKeyPEM.write(toFile: file, atomically: true, encoding: .utf8)
+            keyFiles[key.keyID] = file
+        }
         try await mock.withRunning { running in
             let config = folder.appendingPathComponent("herald.yaml").path
-            try """
-            tls:
-              ca_file: \(caFile)
-            apps:
-              com.example.wallet:
-                apns: { key_file: \(walletKeyFile), key_id: WALLETKEY1, team_id: TEAMWALLET, topic: com.example.wallet, url: "\(running.baseURL)" }
-              com.example.wallet.beta:
-                apns: { key_file: \(walletKeyFile), key_id: WALLETKEY1, team_id: TEAMWALLET, topic: com.example.wallet.beta, environment: sandbox, url: "\(running.baseURL)" }
-              com.other.brand:
-                apns: { key_file: \(brandKeyFile), key_id: BRANDKEY01, team_id: TEAMBRAND1, topic: com.other.brand, url: "\(running.baseURL)" }
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let entries = apps.map { app in
+                let key = app.name == "com.other.brand" ? brandKey : walletKey
+                return "  \(app.name):\n    apns: { key_file: \(keyFiles[key.keyID]!), key_id: \(key.keyID), team_id: \(key.teamID), "
+                    + "topic: \(app.name), url: \"\(running.baseURL)\"\(app.extra) }"
+            }
+            try (["tls:", "  ca_file: \(caFile)", "apps:"] + entries).joined(separator: "\n")
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            try await body(mock, config)
+        }
+    }
 
+    @Test("three apps over two keys, two instances: each push has its app's topic and key; one provider token per key")
+    func appsAcrossInstances() async throws {
+        let apps = [("com.example.wallet", ""), ("com.example.wallet.beta", ", environment: sandbox"), ("com.other.brand", "")]
+        try await Self.withTwoKeys(apps: apps) { mock, config in
             let database = try await ThrowawayPostgres.shared.makeDatabase()
             let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--config", config], database: database.url)
             let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--config", config], database: database.url)
@@ -115,33 +123,7 @@ struct MultiAppTests {
 
     @Test("a dead letter of a named app, replayed with herald dead-letters on PostgreSQL, is sent with that app's topic and key")
     func replayKeepsTheApp() async throws {
-        let certificate = try TestCertificate.make()
-        let walletKey = TestKeys.apnsP8(keyID: "WALLETKEY1", teamID: "TEAMWALLET")
-        let brandKey = TestKeys.apnsP8(keyID: "BRANDKEY01", teamID: "TEAMBRAND1")
-        let mock = MockAPNsServer(
-            credentials: [.init(key: walletKey, topics: ["com.example.wallet"]), .init(key: brandKey, topics: ["com.other.brand"])],
-            certificate: certificate
-        )
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-apps-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let walletKeyFile = folder.appendingPathComponent("AuthKey_WALLETKEY1.p8").path
-        let brandKeyFile = folder.appendingPathComponent("AuthKey_BRANDKEY01.p8").path
-        let caFile = folder.appendingPathComponent("ca.pem").path
-        try walletKey.privateKeyPEM.write(toFile: walletKeyFile, atomically: true, encoding: .utf8)
-        try brandKey.privateKeyPEM.write(toFile: brandKeyFile, atomically: true, encoding: .utf8)
-        try certificate.writeCA(to: caFile)
-        try await mock.withRunning { running in
-            let config = folder.appendingPathComponent("herald.yaml").path
-            try """
-            tls:
-              ca_file: \(caFile)
-            apps:
-              com.example.wallet:
-                apns: { key_file: \(walletKeyFile), key_id: WALLETKEY1, team_id: TEAMWALLET, topic: com.example.wallet, url: "\(running.baseURL)" }
-              com.other.brand:
-                apns: { key_file: \(brandKeyFile), key_id: BRANDKEY01, team_id: TEAMBRAND1, topic: com.other.brand, url: "\(running.baseURL)" }
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        try await Self.withTwoKeys(apps: [("com.example.wallet", ""), ("com.other.brand", "")]) { mock, config in
             let database = try await ThrowawayPostgres.shared.makeDatabase()
             let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--config", config], database: database.url)
             let token = Self.token(app: 2, 3)
