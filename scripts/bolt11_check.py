@@ -154,6 +154,8 @@ def pay(args: argparse.Namespace, workdir: Path, processes: Processes, report: R
     processes.start("listen", [str(args.device), "listen", "--server", base, "--wallet", str(phone)])
     registration_file = phone / "registration.json"
     registration = wait_for(lambda: _read_json(registration_file), 60, "herald-device listen did not register")
+    mode = registration_file.stat().st_mode & 0o777
+    report.check("registration.json, which holds the device secret, is owner-only (0600)", mode == 0o600, oct(mode))
     status, claimed = http("POST", f"{base}/api/v1/lnurlpay",
                            {"device_id": registration["device_id"], "username": "alice"},
                            bearer=registration["device_secret"])

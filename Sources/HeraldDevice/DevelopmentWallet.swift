@@ -166,6 +166,7 @@ public actor DevelopmentWallet: WalletService {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         try FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try encoder.encode(state).write(to: fileURL, options: .atomic)
+        // It holds the invoices' preimages: owner-only.
+        try OwnerOnlyFile.write(try encoder.encode(state), to: fileURL)
     }
 }

@@ -44,6 +44,9 @@ public final class SQLiteStore: Sendable {
             // restart size: the commit that truncates pays for every megabyte it frees.
             try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
         }
+        // The database holds bearer tokens (shared provider tokens) and secret hashes: created
+        // owner-only, which SQLite passes on to its WAL and shared-memory files.
+        if path != ":memory:" { try OwnerOnlyFile.create(atPath: path) }
         // Opening and migrating run once, before the server takes requests: synchronous is fine.
         let pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)

@@ -50,7 +50,8 @@ enum ListenCommand {
         }
         var registration = try await client.register(platform: platform, pushToken: token ?? "herald-device-\(UUID().uuidString)")
         registration.server = server
-        try WireJSON.encode(registration).write(to: file, options: .atomic)
+        // It holds the device secret: owner-only, as the node key is.
+        try OwnerOnlyFile.write(try WireJSON.encode(registration), to: file)
         return registration
     }
 }

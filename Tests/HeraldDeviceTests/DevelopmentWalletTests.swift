@@ -35,6 +35,11 @@ struct DevelopmentWalletTests {
         #expect(preimage.count == 32)
         #expect(TestHex.string(SHA256.hash(data: preimage)) == invoice.paymentHash)
         #expect(try await other.settle(paymentHash: "unknown") == false)
+        // The state holds the preimages: owner-only, every file the wallet keeps there.
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(file).path)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(file): \(String(mode ?? 0, radix: 8))")
+        }
     }
 
     @Test("an invoice is BOLT11 signed by the node key kept in the wallet's folder, committing to what was asked")

@@ -19,6 +19,16 @@ struct SQLiteStoreTests {
         store = try SQLiteStore(path: folder.appendingPathComponent("herald.sqlite").path)
     }
 
+    @Test("the database and its WAL are owner-only: they hold shared bearer tokens and secret hashes")
+    func ownerOnly() async throws {
+        _ = try await store.enqueue([job()], now: t0, leaseUntil: t0.addingTimeInterval(600))
+        for suffix in ["", "-wal", "-shm"] {
+            let path = store.path + suffix
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(path): \(String(mode ?? 0, radix: 8))")
+        }
+    }
+
     @Test("jobs survive reopening the file")
     func reopen() async throws {
         let new = job()
