@@ -49,11 +49,12 @@ struct PostgresServeTests {
         defer { _ = server }
         #expect(await Self.send(server, token: "pg-one"))
         try await Self.withReader(database) { store in
+            // The push is recorded a moment before its job's outcome is: wait for both.
             let arrived = try await eventually(timeout: .seconds(15)) {
                 try await Self.pushes(store, tokens: ["pg-one"])["pg-one"] == 1
+                    && store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0)
             }
             #expect(arrived, "\(server.logTail())")
-            #expect(try await store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0))
         }
         // SIGTERM: the services stop, then the connection pool, and the process exits.
         #expect(await server.stop(), "\(server.logTail())")
