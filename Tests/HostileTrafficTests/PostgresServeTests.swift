@@ -51,8 +51,9 @@ struct PostgresServeTests {
         try await Self.withReader(database) { store in
             // The push is recorded a moment before its job's outcome is: wait for both.
             let arrived = try await eventually(timeout: .seconds(15)) {
-                try await Self.pushes(store, tokens: ["pg-one"])["pg-one"] == 1
-                    && store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0)
+                let pushed = try await Self.pushes(store, tokens: ["pg-one"])["pg-one"] == 1
+                let counts = try await store.counts()
+                return pushed && counts == QueueCounts(pending: 0, delivered: 1, dead: 0)
             }
             #expect(arrived, "\(server.logTail())")
         }
