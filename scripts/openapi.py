@@ -489,7 +489,7 @@ def paths() -> dict:
                       "invalid_token", "invalid_idempotency_key", "platform_not_configured", "unknown_app",
                       "invalid_notification", "stale_timestamp"],
                 401: ["invalid_signature"], 409: ["replayed"],
-                404: ["unknown_token"], 410: ["token_unregistered"], 413: ["body_too_large"],
+                404: ["unknown_token"], 410: ["token_unregistered", "device_deleted"], 413: ["body_too_large"],
                 422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited"], 503: INTAKE,
                 504: ["reply_timeout"],
             }, body=True),

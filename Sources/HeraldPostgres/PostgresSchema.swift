@@ -155,6 +155,7 @@ enum PostgresSchema {
         lsps5,
         deadLetters,
         apps,
+        deletedAliases,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

@@ -75,7 +75,12 @@ extension PostgresStore: DeviceStore {
     }
 
     public func deleteDevice(id: String) async throws {
-        try await rows("DELETE FROM device WHERE id = \(id)")
+        let now = Date().timeIntervalSince1970
+        try await rows(
+            """
+            WITH gone AS (DELETE FROM device WHERE id = \(id) RETURNING alias)
+            INSERT INTO deleted_alias (alias, deleted_at) SELECT alias, \(now) FROM gone ON CONFLICT DO NOTHING
+            """)
     }
 
     /// Read through on every call: another instance may register, move or kill a token at any
@@ -85,6 +90,23 @@ extension PostgresStore: DeviceStore {
     ) async throws
         -> WebhookTokenResolution
     {
+        if DeviceAlias.hasAliasForm(token) {
+            // Never a raw token: the alias of a device, of one deleted since, or of none at all.
+            let rows = try await rows(
+                """
+                SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
+                       EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token),
+                       EXISTS (SELECT 1 FROM deleted_alias a WHERE a.alias = \(token))
+                FROM (SELECT 1) AS one LEFT JOIN device d ON d.alias = \(token)
+                """
+            )
+            guard let row = rows.first else { return WebhookTokenResolution(device: nil, isDead: false) }
+            let columns = row.makeRandomAccess()
+            let device = try columns[0].decode(String?.self) == nil ? nil : try Self.device(from: row)
+            let dead = try columns[6].decode(Bool?.self) ?? false
+            let deleted = try columns[7].decode(Bool.self)
+            return WebhookTokenResolution(device: device, isDead: device != nil && dead, isDeletedAlias: device == nil && deleted)
+        }
         // One round trip: the alias's device, if any, and whether the token it leads to is dead.
         let rows = try await rows(
             """

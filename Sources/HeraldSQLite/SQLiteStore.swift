@@ -519,6 +519,11 @@ extension SQLiteStore: DeviceStore {
         // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
         let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
         let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
+        if device == nil, DeviceAlias.hasAliasForm(token) {
+            // Never a raw token: the alias of a device deleted since, or of none at all.
+            let deleted = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deleted_alias WHERE alias = ?)")
+            return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: try Bool.fetchOne(deleted, arguments: [token]) ?? false)
+        }
         let platform = device?.platform ?? rawPlatform
         guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }
         let deadStatement = try db.cachedStatement(
@@ -530,6 +535,9 @@ extension SQLiteStore: DeviceStore {
 
     public func deleteDevice(id: String) async throws {
         try await database.write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO deleted_alias (alias, deleted_at) SELECT alias, ? FROM device WHERE id = ?",
+                arguments: [Date().timeIntervalSince1970, id])
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
         }
     }

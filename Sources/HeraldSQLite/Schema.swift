@@ -64,6 +64,7 @@ enum Schema {
         migrator.registerMigration("v5-lsps5") { db in try addLSPS5(db) }
         migrator.registerMigration("v6-dead-letters") { db in try addDeadLetterColumns(db) }
         migrator.registerMigration("v7-apps") { db in try addApps(db) }
+        migrator.registerMigration("v8-deleted-aliases") { db in try addDeletedAliases(db) }
         return migrator
     }
 }

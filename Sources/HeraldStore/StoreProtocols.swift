@@ -54,6 +54,8 @@ public protocol DeviceStore: Sendable {
     func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws
     /// Sets the key pushes to the device are sealed to; nil stops sealing.
     func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws
+    /// Deletes the device and remembers its alias as deleted: its webhook URL answers `410` from
+    /// then on, and is never taken for a raw push token.
     func deleteDevice(id: String) async throws
     /// A webhook's `token` parameter in one read: the device it is the alias of, if any, and
     /// whether the push token it leads to (the device's, or the raw token on `rawPlatform`) is dead.
@@ -79,10 +81,25 @@ public struct WebhookTokenResolution: Sendable, Hashable {
     public var device: Device?
     /// The push service reported the resolved token as gone.
     public var isDead: Bool
+    /// The token is the alias of a device deleted since (`DELETE /api/v1/devices/{id}`).
+    public var isDeletedAlias: Bool
 
-    public init(device: Device?, isDead: Bool) {
+    public init(device: Device?, isDead: Bool, isDeletedAlias: Bool = false) {
         self.device = device
         self.isDead = isDead
+        self.isDeletedAlias = isDeletedAlias
+    }
+}
+
+/// What a device alias looks like: 24 characters of base64url (18 random bytes), the form
+/// registration issues. No push service issues such a token (an APNs token is hex, 64 digits and
+/// more; an FCM token is far longer), so a webhook token of this form is an alias, never a raw token.
+public enum DeviceAlias {
+    public static func make() -> String { Secrets.random(bytes: 18) }
+
+    public static func hasAliasForm(_ token: String) -> Bool {
+        token.utf8.count == 24
+            && token.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
     }
 }
 
@@ -129,7 +146,7 @@ public struct DeviceRegistration: Sendable, Hashable {
             id: UUID().uuidString.lowercased(),
             platform: platform,
             token: token,
-            alias: Secrets.random(bytes: 18),
+            alias: DeviceAlias.make(),
             sealKey: sealKey,
             app: app
         )

@@ -75,6 +75,34 @@ struct DeviceTests {
         }
     }
 
+    @Test("a deleted device's webhook URL answers 410 device_deleted, and its alias is never pushed as a raw token")
+    func deletedAliasIsGone() async throws {
+        let nds = try TestNDS()  // raw tokens accepted, as by default
+        try await nds.app().test(.live) { client in
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(String(repeating: "ab", count: 32))"}"#)
+            let id = try #require(created.json["device_id"] as? String)
+            let secret = try #require(created.json["device_secret"] as? String)
+            let alias = try #require(created.json["alias"] as? String)
+            let swap = #"{"event":"swap.update","data":{"id":"d1","status":"transaction.mempool"}}"#
+            #expect(try await client.post("/api/v1/notify?token=\(alias)", json: swap).status == .ok)
+
+            let deleted = try await client.execute(uri: "/api/v1/devices/\(id)", method: .delete, headers: [.authorization: "Bearer \(secret)"])
+            #expect(deleted.status == .noContent)
+            for uri in ["/api/v1/notify?token=\(alias)", "/api/v1/notify?platform=ios&token=\(alias)"] {
+                let after = try await client.post(uri, json: swap)
+                #expect(after.status == .gone, "\(uri)")
+                #expect(after.json["error"] as? String == "device_deleted", "\(uri)")
+            }
+            // A token of an alias's form that no device ever had is not a raw token either.
+            let never = try await client.post("/api/v1/notify?platform=ios&token=\(String(repeating: "Q", count: 24))", json: swap)
+            #expect(never.status == .notFound)
+            #expect(never.json["error"] as? String == "unknown_token")
+            // Nothing was ever pushed to the alias as if it were a device token.
+            #expect(try await nds.store.localPushes(platform: .ios, token: alias, after: 0, limit: 10).isEmpty)
+            #expect(try await nds.store.counts().pending + nds.store.counts().delivered == 1)
+        }
+    }
+
     @Test("registration is rate-limited per client address")
     func rateLimit() async throws {
         let nds = try TestNDS()  // 5 a minute

@@ -69,6 +69,11 @@ extension PushDelivery {
 }
 
 extension APIError {
+    /// The token is the alias of a device deleted since: its webhook URL is gone for good.
+    static let deviceDeleted = APIError(
+        .gone, "device_deleted", "the device this webhook URL belonged to was deleted; it receives nothing more"
+    )
+
     static let tokenUnregistered = APIError(
         .gone, "token_unregistered", "the push service reported this device token as unregistered"
     )

@@ -319,7 +319,7 @@ enum OpenAPIDocument {
             }
           },
           "410": {
-            "description": "Gone: `token_unregistered`",
+            "description": "Gone: `token_unregistered`, `device_deleted`",
             "content": {
               "application/json": {
                 "schema": {
@@ -332,7 +332,8 @@ enum OpenAPIDocument {
                         "error": {
                           "type": "string",
                           "enum": [
-                            "token_unregistered"
+                            "token_unregistered",
+                            "device_deleted"
                           ]
                         }
                       }

@@ -61,6 +61,7 @@ struct WebhookRoutes: Sendable {
         }
         try Edge.checkPushToken(token, field: "token")
         let resolution = try await devices.resolveWebhookToken(token, rawPlatform: nil)
+        if resolution.isDeletedAlias { throw APIError.deviceDeleted }
         guard let device = resolution.device else {
             throw APIError(.notFound, "unknown_token", "LSPS5 notifications are taken only on a registered device's webhook URL")
         }
@@ -79,10 +80,11 @@ struct WebhookRoutes: Sendable {
         try Edge.checkPushToken(token, field: "token")
         let platform = try query.get("platform").map(Edge.parsePlatform)
         let resolution = try await devices.resolveWebhookToken(token, rawPlatform: platform)
+        if resolution.isDeletedAlias { throw APIError.deviceDeleted }
         let target: PushTarget
         if let device = resolution.device {
             target = PushTarget(platform: device.platform, token: device.token, app: device.app)
-        } else if settings.acceptRawTokens {
+        } else if settings.acceptRawTokens, !DeviceAlias.hasAliasForm(token) {
             guard let platform else {
                 throw APIError.badRequest("missing_platform", "the query parameter 'platform' is required")
             }

@@ -1,0 +1,11 @@
+/// ASCII classes for identifiers and hex fields read byte by byte (`Character`'s own also admit
+/// fullwidth forms).
+extension UInt8 {
+    public var isHex: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+
+    public var isASCIILetterOrDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
+}

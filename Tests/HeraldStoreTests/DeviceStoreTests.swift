@@ -1,0 +1,27 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+import Testing
+
+/// Devices and their aliases, on every back end.
+@Suite("Store: devices")
+struct DeviceStoreTests {
+    @Test("a deleted device's alias resolves as deleted, never as a raw token; an unknown alias as neither", arguments: Backend.allCases)
+    func deletedAlias(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let registration = try await store.registerDevice(platform: .ios, token: String(repeating: "cd", count: 32), now: t0)
+            let alias = registration.device.alias
+            #expect(DeviceAlias.hasAliasForm(alias))
+            #expect(try await store.resolveWebhookToken(alias, rawPlatform: .ios).device?.id == registration.device.id)
+
+            try await store.deleteDevice(id: registration.device.id)
+            let gone = try await store.resolveWebhookToken(alias, rawPlatform: .ios)
+            #expect(gone.device == nil && gone.isDeletedAlias && !gone.isDead)
+            let never = try await store.resolveWebhookToken(String(repeating: "Z", count: 24), rawPlatform: .ios)
+            #expect(never.device == nil && !never.isDeletedAlias)
+            // A raw token is still a raw token.
+            let raw = try await store.resolveWebhookToken(String(repeating: "ef", count: 32), rawPlatform: .ios)
+            #expect(raw.device == nil && !raw.isDeletedAlias)
+        }
+    }
+}
