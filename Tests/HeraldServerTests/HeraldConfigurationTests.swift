@@ -131,10 +131,14 @@ struct HeraldConfigurationTests {
     }
 
     @Test("bad values are refused with their name, whichever layer they came from", arguments: [
-        ("port: eighty\n", [String: String](), "HERALD_PORT must be a positive integer"),
+        ("port: eighty\n", [String: String](), "port in "),
+        ("", ["HERALD_PORT": "eighty"], "HERALD_PORT must be a positive integer"),
         ("", ["HERALD_ACCEPT_RAW_TOKENS": "maybe"], "HERALD_ACCEPT_RAW_TOKENS must be true or false"),
         ("apns:\n  topic: com.example.wallet\n", [:], "APNs is partly configured"),
-        ("public_url: ftp://x\n", [:], "HERALD_PUBLIC_URL must be an http or https URL"),
+        ("public_url: ftp://x\n", [:], "must be an http or https URL"),
+        ("apns:\n  key_file: /nonexistent.p8\n  key_id: K\n  team_id: T\n  topic: t\n", [:], "apns.key_file in "),
+        ("", ["HERALD_APNS_KEY_FILE": "/nonexistent.p8", "HERALD_APNS_KEY_ID": "K", "HERALD_APNS_TEAM_ID": "T", "HERALD_APNS_TOPIC": "t"],
+         "HERALD_APNS_KEY_FILE: cannot read"),
         ("port: [1, 2\n", [:], "not valid YAML"),
     ])
     func invalid(yaml: String, environment: [String: String], message: String) async throws {

@@ -33,9 +33,10 @@ struct ConfigCheckTests {
 
     @Test("an unparsable signing key, a half-configured platform or a bad URL fails with a message and exit code 1", arguments: [
         ("apns:\n  key_file: FOLDER/bad.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "invalid configuration"),
-        ("apns:\n  key_file: FOLDER/missing.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "cannot read"),
+        // The error names where the value came from: the key in the file, not HERALD_APNS_KEY_FILE.
+        ("apns:\n  key_file: FOLDER/missing.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "apns.key_file in "),
         ("apns:\n  topic: com.example.wallet\n", "set HERALD_APNS_KEY_FILE"),
-        ("public_url: not a url\n", "HERALD_PUBLIC_URL"),
+        ("public_url: not a url\n", "public_url in "),
     ])
     func bad(yaml: String, message: String) async throws {
         let result = try await check(yaml)

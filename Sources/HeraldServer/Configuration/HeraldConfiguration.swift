@@ -100,7 +100,9 @@ public struct HeraldConfiguration: Sendable {
         -> HeraldConfiguration
     {
         let reader = try await reader(flags: flags, environment: environment, file: file)
-        var configuration = try HeraldConfiguration(values: values(from: reader))
+        let values = values(from: reader)
+        var configuration = try HeraldConfiguration(
+            values: values, source: source(flags: flags, environment: environment, file: file, resolved: values))
         configuration.file = file
         // The apps' credentials go through the same reader, under `apps.<name>.`; only their
         // names come from the file directly, as no fixed list of keys can name them.
@@ -157,6 +159,21 @@ public struct HeraldConfiguration: Sendable {
         return ConfigReader(providers: providers)
     }
 
+    /// Where a setting's value came from, for errors: its flag, its variable, or its key in the
+    /// file; its variable when it is set nowhere (the name to set it by).
+    static func source(
+        flags: [String: String], environment: [String: String], file: String?, resolved: [String: String]
+    ) -> @Sendable (String) -> String {
+        { variable in
+            guard let setting = settings.first(where: { $0.environment == variable }) else { return variable }
+            func isSet(_ value: String?) -> Bool { !(value?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) }
+            if isSet(flags[setting.key]), let flag = setting.flag { return flag }
+            if isSet(environment[variable]) { return variable }
+            if let file, resolved[variable] != nil { return "\(setting.key) in \(file)" }
+            return variable
+        }
+    }
+
     /// Every setting read as text, by its `HERALD_*` name, and parsed after, one way for every
     /// layer: a YAML `8080` and an environment "8080" must mean, and fail, the same.
     static func values(from reader: ConfigReader) -> [String: String] {
@@ -168,15 +185,15 @@ public struct HeraldConfiguration: Sendable {
     }
 
     /// Builds the configuration from resolved values (by `HERALD_*` name): the same checks
-    /// whichever layer a value came from.
-    public init(values: [String: String]) throws {
+    /// whichever layer a value came from, each error naming it (`source`, by `HERALD_*` name).
+    public init(values: [String: String], source: @escaping @Sendable (String) -> String = { $0 }) throws {
         func text(_ key: String) -> String? {
             guard let value = values[key]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
             return value
         }
         func int(_ key: String) throws -> Int? {
             guard let text = text(key) else { return nil }
-            guard let value = Int(text), value > 0 else { throw Invalid("\(key) must be a positive integer, not '\(text)'") }
+            guard let value = Int(text), value > 0 else { throw Invalid("\(source(key)) must be a positive integer, not '\(text)'") }
             return value
         }
         func bool(_ key: String) throws -> Bool? {
@@ -184,7 +201,7 @@ public struct HeraldConfiguration: Sendable {
             switch value {
             case "1", "true", "yes", "on": return true
             case "0", "false", "no", "off": return false
-            default: throw Invalid("\(key) must be true or false, not '\(value)'")
+            default: throw Invalid("\(source(key)) must be true or false, not '\(value)'")
             }
         }
         let host = text("HERALD_HOST") ?? Self.defaultHost
@@ -192,17 +209,17 @@ public struct HeraldConfiguration: Sendable {
         database = text("HERALD_DATABASE") ?? Self.defaultDatabase
         let levelText = text("HERALD_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else {
-            throw Invalid("HERALD_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+            throw Invalid("\(source("HERALD_LOG_LEVEL")) must be one of trace, debug, info, notice, warning, error, critical")
         }
         logLevel = level
         do {
-            providers = try ProviderSettings(environment: values)
+            providers = try ProviderSettings(environment: values, source: source)
         } catch {
             throw Invalid("\(error)")
         }
         let publicURL = text("HERALD_PUBLIC_URL") ?? "http://\(host):\(port)"
         guard let url = URL(string: publicURL), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            throw Invalid("HERALD_PUBLIC_URL must be an http or https URL, not '\(publicURL)'")
+            throw Invalid("\(source("HERALD_PUBLIC_URL")) must be an http or https URL, not '\(publicURL)'")
         }
         func seconds(_ key: String) throws -> Duration? { try int(key).map { .seconds($0) } }
         var dispatcher = Self.defaultDispatcher

@@ -61,7 +61,9 @@ public struct ProviderSettings: Sendable {
     /// Reads the settings from resolved values by `HERALD_*` name. A platform with some but not
     /// all of its settings is an error that names what is missing: a half-configured platform
     /// must not silently fall back.
-    public init(environment: [String: String]) throws {
+    ///
+    /// - Parameter source: Where a value came from, by `HERALD_*` name, for errors.
+    public init(environment: [String: String], source: (String) -> String = { $0 }) throws {
         func variable(_ key: String) -> String { "HERALD_" + key.uppercased().replacingOccurrences(of: ".", with: "_") }
         func value(_ key: String) -> String? {
             guard let v = environment[variable(key)]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
@@ -70,11 +72,11 @@ public struct ProviderSettings: Sendable {
         extraTrustRootsFile = value("tls.ca_file")
         if let connections = value("apns.connections") {
             guard let n = Int(connections), (1...64).contains(n) else {
-                throw Missing(description: "HERALD_APNS_CONNECTIONS must be a whole number from 1 to 64, not '\(connections)'")
+                throw Missing(description: "\(source("HERALD_APNS_CONNECTIONS")) must be a whole number from 1 to 64, not '\(connections)'")
             }
             connectionsPerOrigin = n
         }
-        let app = try App(reading: value, naming: variable)
+        let app = try App(reading: value, naming: { source(variable($0)) })
         if app.apns != nil || app.fcm != nil { apps[PushTarget.defaultApp] = app }
     }
 }
