@@ -32,15 +32,17 @@ public enum WireJSON {
     /// format needs such a number, so they are refused before `JSONDecoder` sees them.
     public static func decode<T: Decodable>(_ type: T.Type, parsed: JSONValue, from data: Data) throws -> T {
         if parsed.containsUnsafeNumber {
-            throw JSONParseError(offset: nil, reason: "a number of 2^53 or more must be a plain integer that fits 64 bits")
+            throw JSONParseError(offset: nil, reason: "a number of 2^53 or more must stand for a whole number that fits 64 bits")
         }
         return try JSONDecoder().decode(type, from: data)
     }
 }
 
 extension JSONValue {
-    /// Whether a number somewhere in the value is at least 2^53 in magnitude without being a
-    /// plain integer that fits 64 bits: the numbers ``WireJSON/decode(_:parsed:from:)`` refuses.
+    /// Whether a number somewhere in the value is at least 2^53 in magnitude without standing
+    /// for a whole number that fits 64 bits as `JSONDecoder` reads it (`9.1e15` and
+    /// `9007199254740993.0` do; `1e300` and `18446744073709551616` do not): the numbers
+    /// ``WireJSON/decode(_:parsed:from:)`` refuses.
     public var containsUnsafeNumber: Bool {
         switch self {
         // Every Double this large is whole; the parser keeps fitting plain integers as `.int`.

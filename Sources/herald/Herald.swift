@@ -5,6 +5,10 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Herald: push notifications that wake Lightning and crypto wallets.",
+        version: Herald.version,
         subcommands: [Serve.self, Send.self, Keys.self, DeadLetters.self, Config.self]
     )
+
+    /// `herald --version`; raised with each release.
+    static let version = "0.22.0"
 }

@@ -75,7 +75,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Jobs the dispatcher holds in memory at most; the rest wait in the database [HERALD_MAX_JOBS_IN_MEMORY, default 4 x max concurrent sends].")
     var maxJobsInMemory: Int?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error [HERALD_LOG_LEVEL, default info].")
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
     @OptionGroup var configurationFile: ConfigurationOptions

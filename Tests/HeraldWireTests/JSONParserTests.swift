@@ -134,6 +134,14 @@ struct JSONParserTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(document.bytes) }
     }
 
+    @Test("the README's examples of the 2^53 rule: what passes and what is refused", arguments: [
+        ("9.1e15", false), ("9007199254740993.0", false), ("9007199254740993", false), ("9007199254740992.5", false),
+        ("1e300", true), ("18446744073709551616", true), ("-1e19", true),
+    ])
+    func unsafeNumbers(text: String, refused: Bool) throws {
+        #expect(try JSONParser.parse(Array("[\(text)]".utf8)).containsUnsafeNumber == refused)
+    }
+
     @Test("numbers are classified as JSONDecoder classifies them")
     func numberClassification() throws {
         let cases: [(String, JSONValue)] = [

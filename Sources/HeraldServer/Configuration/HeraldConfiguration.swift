@@ -70,7 +70,7 @@ public struct HeraldConfiguration: Sendable {
             .init("idle_timeout", default: seconds(edge.idleTimeout), "Seconds an idle connection is kept open"),
             .init("request_read_timeout", default: seconds(edge.requestReadTimeout), "Seconds a request may take to arrive, head and body"),
             .init("max_connections", default: String(edge.maxConnections), "Open connections at most; past it new ones get 503"),
-            .init("log_level", default: "info", "trace, debug, info, notice, warning, error"),
+            .init("log_level", default: "info", "trace, debug, info, notice, warning, error, critical"),
             .init("apns.key_file", flag: false, default: "", "Path of the APNs `.p8` token-signing key"),
             .init("apns.key_id", flag: false, default: "", "The key's id"),
             .init("apns.team_id", flag: false, default: "", "The Apple developer team id"),

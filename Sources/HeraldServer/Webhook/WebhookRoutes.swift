@@ -108,7 +108,7 @@ struct WebhookRoutes: Sendable {
         case .success(let webhook):
             // Passed on as sent, such a number could crash a device decoding it with JSONDecoder.
             guard !JSONValue.object(webhook.data).containsUnsafeNumber else {
-                throw APIError.invalidJSON("a number in data of 2^53 or more must be a plain integer that fits 64 bits")
+                throw APIError.invalidJSON("a number in data of 2^53 or more must stand for a whole number that fits 64 bits")
             }
             return webhook
         case .failure(.invalidJSON(let reason)):
