@@ -75,7 +75,9 @@ public struct LocalDevelopmentProvider: PushProvider {
             metadata: [
                 "platform": "\(target.platform.rawValue)",
                 "push.token": "\(target.redactedToken)",
-                "notification_type": "\(message.data["notification_type"] ?? "-")",
+                // A webhook's notification_type, a wake's type, a backend event's action; a
+                // sealed push names only its clear sealed_type.
+                "notification_type": "\(message.data["notification_type"] ?? message.data["type"] ?? message.data["action"] ?? message.data["sealed_type"] ?? "-")",
             ]
         )
         return .delivered(id: UUID().uuidString)
