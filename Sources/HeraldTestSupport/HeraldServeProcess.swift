@@ -116,6 +116,13 @@ public final class HeraldServeProcess: @unchecked Sendable {
         return await waitUntilHealthy()
     }
 
+    /// A new process on the same database and port, once this one has exited; whether it answered.
+    public func restart() async throws -> Bool {
+        guard !process.isRunning else { return false }
+        try start()
+        return await waitUntilHealthy()
+    }
+
     /// SIGTERM, then a new process on the same database and port once it has exited.
     public func terminateAndRestart() async throws -> Bool {
         let exited = await stop()

@@ -30,8 +30,17 @@ public final class PushEndpoint: Sendable {
 
     /// Sends one request and waits for its answer, at most `timeout`.
     public func execute(_ request: PushHTTPRequest, timeout: Duration) async throws -> PushHTTPResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), answer: ResponseSink(continuation)))
+        let sink = NIOLockedValueBox<ResponseSink?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let answer = ResponseSink(continuation)
+                sink.withLockedValue { $0 = answer }
+                if Task.isCancelled { answer.resume(throwing: CancellationError()) }
+                submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), answer: answer))
+            }
+        } onCancel: {
+            // Given up (the dispatcher's shutdown grace ran out): the waiter is answered now.
+            sink.withLockedValue { $0 }?.resume(throwing: CancellationError())
         }
     }
 
@@ -46,12 +55,20 @@ public final class PushEndpoint: Sendable {
         guard !requests.isEmpty else { return [] }
         let slot = nextSlot()
         let deadline = NIODeadline.now() + TimeAmount(timeout)
-        return await withCheckedContinuation { done in
-            let answers = AnswerGather(count: requests.count, done: done)
-            // One slot, submitted in order: the connection's queue is first in, first out.
-            for (index, request) in requests.enumerated() {
-                submit(Submission(request: request, deadline: deadline, answer: ResponseSink { answers.set(index, $0) }), to: slot)
+        let sinks = NIOLockedValueBox<[ResponseSink]>([])
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { done in
+                let answers = AnswerGather(count: requests.count, done: done)
+                let made = requests.indices.map { index in ResponseSink { answers.set(index, $0) } }
+                sinks.withLockedValue { $0 = made }
+                // One slot, submitted in order: the connection's queue is first in, first out.
+                for (request, answer) in zip(requests, made) {
+                    submit(Submission(request: request, deadline: deadline, answer: answer), to: slot)
+                }
+                if Task.isCancelled { for answer in made { answer.resume(throwing: CancellationError()) } }
             }
+        } onCancel: {
+            for answer in sinks.withLockedValue({ $0 }) { answer.resume(throwing: CancellationError()) }
         }
     }
 
@@ -155,20 +172,30 @@ struct Submission: Sendable {
 }
 
 /// Where a request's answer goes: the task waiting in ``PushEndpoint/execute(_:timeout:)``, or
-/// one place among several in ``PushEndpoint/executeInOrder(_:timeout:)``. Resumed exactly once.
-struct ResponseSink: Sendable {
-    private let deliver: @Sendable (Result<PushHTTPResponse, any Error>) -> Void
+/// one place among several in ``PushEndpoint/executeInOrder(_:timeout:)``. The first answer
+/// wins and later ones are dropped: a waiter cancelled (shutdown) is answered at once, and the
+/// connection's own answer, when it comes, goes nowhere.
+final class ResponseSink: Sendable {
+    private let deliver: NIOLockedValueBox<(@Sendable (Result<PushHTTPResponse, any Error>) -> Void)?>
 
     init(_ deliver: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
-        self.deliver = deliver
+        self.deliver = NIOLockedValueBox(deliver)
     }
 
-    init(_ continuation: CheckedContinuation<PushHTTPResponse, any Error>) {
-        self.deliver = { continuation.resume(with: $0) }
+    convenience init(_ continuation: CheckedContinuation<PushHTTPResponse, any Error>) {
+        self.init { continuation.resume(with: $0) }
     }
 
-    func resume(returning response: PushHTTPResponse) { deliver(.success(response)) }
-    func resume(throwing error: any Error) { deliver(.failure(error)) }
+    private func answer(_ result: Result<PushHTTPResponse, any Error>) {
+        let deliver = self.deliver.withLockedValue { deliver in
+            defer { deliver = nil }
+            return deliver
+        }
+        deliver?(result)
+    }
+
+    func resume(returning response: PushHTTPResponse) { answer(.success(response)) }
+    func resume(throwing error: any Error) { answer(.failure(error)) }
 }
 
 /// Collects the answers of requests sent together; resumes `done` with all of them, in order,

@@ -34,6 +34,8 @@ extension PushDelivery {
         case answered(ReplyAnswer)
         /// No answer within the reply timeout.
         case timedOut
+        /// The server began shutting down while the request waited.
+        case shuttingDown
         /// No answer, and the push service said the device's token is gone.
         case tokenDead
     }
@@ -61,7 +63,11 @@ extension PushDelivery {
             await relay.abandon(reply)
             throw error
         }
-        if let answer = await relay.answer(for: reply) { return .answered(answer) }
+        switch await relay.answer(for: reply) {
+        case .answered(let answer): return .answered(answer)
+        case .shuttingDown: return .shuttingDown
+        case .timedOut: break
+        }
         let target = recipient.target
         let dead = (try? await devices.resolveWebhookToken(target.token, rawPlatform: target.platform).isDead) ?? false
         return dead ? .tokenDead : .timedOut

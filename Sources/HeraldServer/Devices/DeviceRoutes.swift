@@ -1,4 +1,6 @@
 import Foundation
+import ServiceLifecycle
+import NIOConcurrencyHelpers
 import HTTPTypes
 import HeraldPush
 import HeraldLSPS5
@@ -110,9 +112,19 @@ struct DeviceRoutes: Sendable {
         // `Double` reads "nan" and "inf" too, and a Duration of either traps: finite values only.
         let wait = min(max(query.get("wait").flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } ?? 0, 0), 30)
         let expired = clock.timer(after: .seconds(wait))
+        // A shutdown ends the wait at once: the phone asks again, from the same `after`.
+        let stopping = NIOLockedValueBox(false)
+        return try await withGracefulShutdownHandler {
+            try await poll(device: device, after: after, until: { expired() || stopping.withLockedValue { $0 } })
+        } onGracefulShutdown: {
+            stopping.withLockedValue { $0 = true }
+        }
+    }
+
+    private func poll(device: Device, after: Int64, until done: @Sendable () -> Bool) async throws -> Response {
         while true {
             let found = try await localPushes.localPushes(platform: device.platform, token: device.token, after: after, limit: 100)
-            if !found.isEmpty || expired() {
+            if !found.isEmpty || done() {
                 let items = found.map { push in
                     LocalPushFeed.Item(
                         seq: push.seq,

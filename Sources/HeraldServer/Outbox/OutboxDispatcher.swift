@@ -39,6 +39,10 @@ public struct DispatcherConfiguration: Sendable {
     /// (``StoreSharing/singleProcess``); `buildApplication` turns it off for a shared store, whose
     /// leases are left to run out.
     public var releaseLeasesAtStart = true
+    /// How long sends under way may still finish after graceful shutdown begins. Past it they
+    /// are given up and their jobs given back unattempted (sent again after the restart): a push
+    /// service that hangs cannot hold the process's exit.
+    public var shutdownGrace: Duration = .seconds(2)
     /// Tokens found dead remembered in memory at most. A full set is emptied: it only spares
     /// sends of jobs already in memory, and the store marks every dead token for good.
     public var deadTokenMemory: Int = 10_000
@@ -132,16 +136,34 @@ public final class OutboxDispatcher: Service, Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await dispatcher.recordCompletions() }
             group.addTask {
-                await withTaskGroup(of: Void.self) { senders in
-                    senders.addTask { await dispatcher.sendLoop() }
+                await withTaskGroup(of: SenderExit.self) { senders in
+                    senders.addTask {
+                        await dispatcher.sendLoop()
+                        return .sendLoop
+                    }
                     senders.addTask {
                         await cancelWhenGracefulShutdown { await dispatcher.claimLoop() }
                         // Intake has stopped before us (the server shuts down first):
                         // nothing new arrives, so the send loop may finish.
                         dispatcher.incoming.close()
+                        return .other
                     }
                     senders.addTask {
                         try? await cancelWhenGracefulShutdown { try await dispatcher.housekeepingLoop() }
+                        return .other
+                    }
+                    senders.addTask {
+                        // Sends still under way this long after shutdown began are given up.
+                        guard (try? await gracefulShutdown()) != nil,
+                            (try? await dispatcher.clock.sleep(for: dispatcher.configuration.shutdownGrace)) != nil
+                        else { return .other }
+                        return .graceOver
+                    }
+                    for await exit in senders {
+                        switch exit {
+                        case .sendLoop, .graceOver: senders.cancelAll()
+                        case .other: continue
+                        }
                     }
                 }
                 dispatcher.completions.close()
@@ -204,6 +226,17 @@ public final class OutboxDispatcher: Service, Sendable {
             return
         }
         let resolution = await resolve(item.job, message: item.message)
+        if Task.isCancelled, case .retry = resolution {
+            // Given up at shutdown, not refused: back to the store unattempted, sent after the restart.
+            // In a task of its own: this one is cancelled, and the write must not be.
+            let store = self.store
+            let id = item.job.id
+            do { try await Task { try await store.release(jobIDs: [id]) }.value } catch {
+                logger.error("could not give back a job at shutdown", metadata: ["error": "\(error)"])
+            }
+            memory.forget(1)
+            return
+        }
         completions.append(JobCompletion(job: item.job, resolution: resolution))
     }
 
@@ -391,6 +424,11 @@ public final class OutboxDispatcher: Service, Sendable {
             try await clock.sleep(for: configuration.housekeepingInterval)
         }
     }
+}
+
+/// Which of the dispatcher's loops ended.
+private enum SenderExit: Sendable {
+    case sendLoop, graceOver, other
 }
 
 /// A job on its way to a provider, with its message when intake still has it decoded, and

@@ -147,6 +147,7 @@ struct LnurlPayRoutes: Sendable {
         switch try await delivery.ask(webhook, to: PushDelivery.Recipient(target: target, sealKey: address.device.sealKey), appData: nil) {
         case .answered(let answer): return answer
         case .timedOut: throw LnurlFailure(.gatewayTimeout, "The wallet did not answer in time; try again")
+        case .shuttingDown: throw LnurlFailure(.serviceUnavailable, "The server is restarting; try again")
         case .tokenDead: throw Self.unreachable
         }
     }

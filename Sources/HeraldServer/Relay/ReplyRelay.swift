@@ -89,31 +89,48 @@ public final class ReplyRelay: Service, Sendable {
     }
 
 
-    /// Waits for the device's answer until the reply timeout; `nil` when none came. The reply
-    /// URL is closed either way, so nothing is left pending.
-    func answer(for handle: Handle) async -> ReplyAnswer? {
+    /// What waiting for a device's answer came to.
+    enum Awaited: Sendable {
+        case answered(ReplyAnswer)
+        /// None within the reply timeout.
+        case timedOut
+        /// The server began shutting down: the caller is answered at once rather than held
+        /// through it (its push was sent; it may ask again).
+        case shuttingDown
+    }
+
+    /// Waits for the device's answer until the reply timeout or the server's shutdown. The
+    /// reply URL is closed either way, so nothing is left pending.
+    func answer(for handle: Handle) async -> Awaited {
         let waiters = self.waiters
         let timeout = settings.replyTimeout
         let clock = self.clock
-        let arrived = await withTaskGroup(of: ReplyAnswer?.self) { group in
-            group.addTask { await waiters.wait(handle.id) }
-            group.addTask {
-                try? await clock.sleep(for: timeout)
-                return nil
+        let shutDown = NIOLockedValueBox(false)
+        let arrived = await withGracefulShutdownHandler {
+            await withTaskGroup(of: ReplyAnswer?.self) { group in
+                group.addTask { await waiters.wait(handle.id) }
+                group.addTask {
+                    try? await clock.sleep(for: timeout)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        } onGracefulShutdown: {
+            shutDown.withLockedValue { $0 = true }
+            waiters.close(handle.id)
         }
         waiters.close(handle.id)
-        if let arrived { return arrived }
+        if let arrived { return .answered(arrived) }
+        let stopping = shutDown.withLockedValue { $0 }
         // Closing the reply is also the last look: an answer may have landed a moment ago.
         do {
-            return try await store.expireReply(id: handle.id, now: now())
+            if let late = try await store.expireReply(id: handle.id, now: now()) { return .answered(late) }
         } catch {
             logger.warning("could not expire a reply", metadata: ["error": "\(error)"])
-            return nil
         }
+        return stopping ? .shuttingDown : .timedOut
     }
 
     /// Closes a reply whose request failed before its push was sent.

@@ -36,6 +36,7 @@ struct WebhookRoutes: Sendable {
             switch try await delivery.ask(webhook, to: recipient, appData: appData) {
             case .answered(let answer): return answer.response()
             case .timedOut: throw APIError.replyTimeout(settings)
+            case .shuttingDown: throw APIError.shuttingDown
             case .tokenDead: throw APIError.tokenUnregistered
             }
         }
