@@ -90,38 +90,25 @@ extension PostgresStore: DeviceStore {
     ) async throws
         -> WebhookTokenResolution
     {
-        if DeviceAlias.hasAliasForm(token) {
-            // Never a raw token: the alias of a device, of one deleted since, or of none at all.
-            let rows = try await rows(
-                """
-                SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
-                       EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token),
-                       EXISTS (SELECT 1 FROM deleted_alias a WHERE a.alias = \(token))
-                FROM (SELECT 1) AS one LEFT JOIN device d ON d.alias = \(token)
-                """
-            )
-            guard let row = rows.first else { return WebhookTokenResolution(device: nil, isDead: false) }
-            let columns = row.makeRandomAccess()
-            let device = try columns[0].decode(String?.self) == nil ? nil : try Self.device(from: row)
-            let dead = try columns[6].decode(Bool?.self) ?? false
-            let deleted = try columns[7].decode(Bool.self)
-            return WebhookTokenResolution(device: device, isDead: device != nil && dead, isDeletedAlias: device == nil && deleted)
-        }
-        // One round trip: the alias's device, if any, and whether the token it leads to is dead.
+        // One round trip: the alias's device, if any, whether the token it leads to is dead, and
+        // whether the token is the alias of a device deleted since.
         let rows = try await rows(
             """
             SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
                    EXISTS (SELECT 1 FROM dead_token t
                            WHERE t.platform = coalesce(d.platform, \(rawPlatform?.rawValue))
-                             AND t.token = coalesce(d.token, \(token)))
+                             AND t.token = coalesce(d.token, \(token))),
+                   d.id IS NULL AND EXISTS (SELECT 1 FROM deleted_alias a WHERE a.alias = \(token))
             FROM (SELECT 1) AS one LEFT JOIN device d ON d.alias = \(token)
             """
         )
         guard let row = rows.first else { return WebhookTokenResolution(device: nil, isDead: false) }
         let columns = row.makeRandomAccess()
-        let dead = try columns[6].decode(Bool.self)
         let device = try columns[0].decode(String?.self) == nil ? nil : try Self.device(from: row)
-        return WebhookTokenResolution(device: device, isDead: dead)
+        if try columns[7].decode(Bool.self) { return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true) }
+        // An alias of no device is never a raw token.
+        if device == nil, DeviceAlias.hasAliasForm(token) { return WebhookTokenResolution(device: nil, isDead: false) }
+        return WebhookTokenResolution(device: device, isDead: try columns[6].decode(Bool.self))
     }
 }
 

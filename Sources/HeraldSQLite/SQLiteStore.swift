@@ -519,10 +519,14 @@ extension SQLiteStore: DeviceStore {
         // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
         let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
         let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
-        if device == nil, DeviceAlias.hasAliasForm(token) {
-            // Never a raw token: the alias of a device deleted since, or of none at all.
+        if device == nil {
+            // The alias of a device deleted since (of either form), or an alias of none at all:
+            // never a raw token.
             let deleted = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deleted_alias WHERE alias = ?)")
-            return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: try Bool.fetchOne(deleted, arguments: [token]) ?? false)
+            if try Bool.fetchOne(deleted, arguments: [token]) ?? false {
+                return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true)
+            }
+            if DeviceAlias.hasAliasForm(token) { return WebhookTokenResolution(device: nil, isDead: false) }
         }
         let platform = device?.platform ?? rawPlatform
         guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }

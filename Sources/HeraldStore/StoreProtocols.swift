@@ -91,15 +91,20 @@ public struct WebhookTokenResolution: Sendable, Hashable {
     }
 }
 
-/// What a device alias looks like: 24 characters of base64url (18 random bytes), the form
-/// registration issues. No push service issues such a token (an APNs token is hex, 64 digits and
-/// more; an FCM token is far longer), so a webhook token of this form is an alias, never a raw token.
+/// What a device alias looks like: `a.` and 24 characters of base64url (18 random bytes). No
+/// push service issues a token with a `.` (APNs tokens are hex, FCM's letters, digits, `-`, `_`
+/// and `:`), so a webhook token of this form is an alias, never a raw token. Aliases issued
+/// before the prefix (24 characters of base64url alone) still resolve to their devices.
 public enum DeviceAlias {
-    public static func make() -> String { Secrets.random(bytes: 18) }
+    static let prefix = "a."
+
+    public static func make() -> String { prefix + Secrets.random(bytes: 18) }
 
     public static func hasAliasForm(_ token: String) -> Bool {
-        token.utf8.count == 24
-            && token.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+        token.hasPrefix(prefix) && token.utf8.count == prefix.utf8.count + 24
+            && token.utf8.dropFirst(prefix.utf8.count).allSatisfy {
+                $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+            }
     }
 }
 

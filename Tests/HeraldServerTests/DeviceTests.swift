@@ -94,7 +94,7 @@ struct DeviceTests {
                 #expect(after.json["error"] as? String == "device_deleted", "\(uri)")
             }
             // A token of an alias's form that no device ever had is not a raw token either.
-            let never = try await client.post("/api/v1/notify?platform=ios&token=\(String(repeating: "Q", count: 24))", json: swap)
+            let never = try await client.post("/api/v1/notify?platform=ios&token=a.\(String(repeating: "Q", count: 24))", json: swap)
             #expect(never.status == .notFound)
             #expect(never.json["error"] as? String == "unknown_token")
             // Nothing was ever pushed to the alias as if it were a device token.

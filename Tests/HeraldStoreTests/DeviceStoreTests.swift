@@ -17,9 +17,12 @@ struct DeviceStoreTests {
             try await store.deleteDevice(id: registration.device.id)
             let gone = try await store.resolveWebhookToken(alias, rawPlatform: .ios)
             #expect(gone.device == nil && gone.isDeletedAlias && !gone.isDead)
-            let never = try await store.resolveWebhookToken(String(repeating: "Z", count: 24), rawPlatform: .ios)
+            let never = try await store.resolveWebhookToken("a." + String(repeating: "Z", count: 24), rawPlatform: .ios)
             #expect(never.device == nil && !never.isDeletedAlias)
-            // A raw token is still a raw token.
+            // A raw token is still a raw token, whatever it looks like (aliases issued before the
+            // `a.` prefix were 24 characters of base64url: one of those stays raw unless deleted).
+            let legacyLooking = try await store.resolveWebhookToken("hostile-final-1234567890", rawPlatform: .android)
+            #expect(legacyLooking.device == nil && !legacyLooking.isDeletedAlias)
             let raw = try await store.resolveWebhookToken(String(repeating: "ef", count: 32), rawPlatform: .ios)
             #expect(raw.device == nil && !raw.isDeletedAlias)
         }
