@@ -267,7 +267,9 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
     call("register: bad lsp_node_id", "POST", "/api/v1/devices", 400, code="invalid_lsp_node_id",
          body={"platform": "ios", "push_token": ios_token, "lsp_node_id": "04" + "ab" * 32})
     call("register: bad seal_key", "POST", "/api/v1/devices", 400, code="invalid_seal_key",
-         body={"platform": "ios", "push_token": "t", "seal_key": "not a key"})
+         body={"platform": "ios", "push_token": ios_token, "seal_key": "not a key"})
+    call("register: a token not of its platform's form", "POST", "/api/v1/devices", 400, code="invalid_token",
+         body={"platform": "ios", "push_token": "<APNs device token>"})
     call("register: body over 16 KiB", "POST", "/api/v1/devices", 413, code="body_too_large",
          body={"platform": "ios", "push_token": "x" * 20_000})
 

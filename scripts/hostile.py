@@ -955,7 +955,10 @@ def register_fixtures(server: HeraldServer, api_key: str | None) -> Fixtures:
     devices = []
     for index, platform in enumerate(["ios", "android", "ios"]):
         answer = simple_request(server.port, "POST", "/api/v1/devices",
-                                {"platform": platform, "push_token": f"hostile-device-{index}-{uuid.uuid4().hex[:8]}"})
+                                {"platform": platform,
+                                 # A token of the platform's form: hex for APNs, as Herald checks.
+                                 "push_token": (uuid.uuid4().hex * 2 if platform == "ios"
+                                                else f"hostile-device-{index}-{uuid.uuid4().hex[:8]}")})
         if answer.status == 201:
             body = json.loads(answer.body)
             devices.append(Device(body["device_id"], body["device_secret"], body["alias"], platform))

@@ -124,9 +124,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     /// Refuses a string that cannot be an APNs device token. Lenient on length (Apple has
     /// changed it before) but it must be hex.
     public static func validateDeviceToken(_ token: String) throws(PushValidationError) {
-        guard !token.isEmpty, token.utf8.count <= 200, token.utf8.allSatisfy(\.isHexDigit) else {
-            throw PushValidationError(.invalidMessage, message: "an APNs device token is a hex string")
-        }
+        try PushTokenForm.check(token, platform: .ios)
     }
 }
 

@@ -156,8 +156,6 @@ public enum FCMPayload {
     /// Refuses a string that cannot be a registration token: empty, very long, or with
     /// whitespace (a copy-paste accident).
     public static func validateRegistrationToken(_ token: String) throws(PushValidationError) {
-        guard !token.isEmpty, token.utf8.count <= PushTarget.maximumTokenBytes, !token.contains(where: \.isWhitespace) else {
-            throw PushValidationError(.invalidMessage, message: "an FCM registration token is a non-empty string without spaces")
-        }
+        try PushTokenForm.check(token, platform: .android)
     }
 }

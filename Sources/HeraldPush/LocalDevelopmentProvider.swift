@@ -34,14 +34,10 @@ public struct LocalDevelopmentProvider: PushProvider {
         self.now = now
     }
 
-    /// The real providers' payload rules (size, reserved keys). Tokens only need to be
-    /// non-empty: a simulated device names itself.
+    /// The real providers' rules: the token's form for its platform, the payload's size and
+    /// reserved keys. What passes here passes APNs and FCM too.
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard !target.token.isEmpty, target.token.utf8.count <= PushTarget.maximumTokenBytes else {
-            throw PushValidationError(
-                .invalidMessage, message: "a device token must be 1 to \(PushTarget.maximumTokenBytes) bytes"
-            )
-        }
+        try PushTokenForm.check(target.token, platform: target.platform)
         switch target.platform {
         case .ios: try APNsPayload.validate(message)
         case .android: try FCMPayload.validate(message, now: now())

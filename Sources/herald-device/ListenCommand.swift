@@ -48,7 +48,11 @@ enum ListenCommand {
         if !fresh, let data = try? Data(contentsOf: file), let saved = try? WireJSON.decode(DeviceRegistration.self, from: data), saved.server == server {
             return saved
         }
-        var registration = try await client.register(platform: platform, pushToken: token ?? "herald-device-\(UUID().uuidString)")
+        // A token of the platform's form, as a real phone's would be: hex for APNs.
+        let made = platform == .ios
+            ? (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            : "herald-device-\(UUID().uuidString)"
+        var registration = try await client.register(platform: platform, pushToken: token ?? made)
         registration.server = server
         // It holds the device secret: owner-only, as the node key is.
         try OwnerOnlyFile.write(try WireJSON.encode(registration), to: file)

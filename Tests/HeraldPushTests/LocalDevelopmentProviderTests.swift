@@ -15,7 +15,7 @@ struct LocalDevelopmentProviderTests {
     func iosPayload() async throws {
         let recorded = Recorded()
         let provider = LocalDevelopmentProvider { await recorded.add($0) }
-        let target = PushTarget(platform: .ios, token: "simulated-iphone")
+        let target = PushTarget(platform: .ios, token: "73696d756c617465642d6970686f6e65")
 
         let outcome = await provider.send(.wake(swapUpdateData), to: target, logger: testLogger)
 
@@ -56,7 +56,7 @@ struct LocalDevelopmentProviderTests {
     func failures() async throws {
         struct StoreDown: Error {}
         let failing = LocalDevelopmentProvider { _ in throw StoreDown() }
-        let target = PushTarget(platform: .ios, token: "simulated-iphone")
+        let target = PushTarget(platform: .ios, token: "73696d756c617465642d6970686f6e65")
         #expect(await failing.send(.wake(swapUpdateData), to: target, logger: testLogger).kind == .retry)
 
         let (_, tooLarge) = try messages(renderedSizes: 4096, 4097)

@@ -16,7 +16,7 @@ struct PushRouterTests {
         #expect(outcome.kind == .permanent)
         #expect(outcome.reason == "platform_not_configured")
 
-        let ios = PushTarget(platform: .ios, token: "iphone")
+        let ios = PushTarget(platform: .ios, token: "6970686f6e65")
         #expect(await router.send(.wake(swapUpdateData), to: ios, logger: testLogger).kind == .delivered)
         #expect(await recorded.pushes.map(\.target) == [ios])
     }

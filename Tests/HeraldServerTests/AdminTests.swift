@@ -121,8 +121,8 @@ struct AdminTests {
     func refusals() async throws {
         let nds = try TestNDS()
         let admin = try await nds.apiKey([.admin])
-        let id = try await nds.deadLetter(token: "gone-token-0001", reason: "ttl_expired")
-        try await nds.store.markDead(platform: .ios, token: "gone-token-0001", reason: "Unregistered", now: Date())
+        let id = try await nds.deadLetter(token: "676f6e652d746f6b656e2d30303031", reason: "ttl_expired")
+        try await nds.store.markDead(platform: .ios, token: "676f6e652d746f6b656e2d30303031", reason: "Unregistered", now: Date())
         try await nds.app().test(.router) { client in
             let dead = try await client.call(.post, "/api/v1/admin/dead-letters/\(id)/replay", key: admin)
             #expect(dead.status == .conflict)
@@ -208,7 +208,7 @@ extension TestNDS {
     /// A dead letter made as the dispatcher makes one: enqueued, tried, given up on.
     func deadLetter(token: String, reason: String) async throws -> String {
         let new = NewJob(
-            platform: .ios, token: token, notificationType: "swap_updated",
+            platform: .ios, token: TestToken.apns(token), notificationType: "swap_updated",
             payload: PushMessageFixture.storedSwap, idempotencyKey: nil, expiresAt: Date().addingTimeInterval(600), app: Device.defaultApp
         )
         _ = try await store.enqueue([new], now: Date(), leaseUntil: Date().addingTimeInterval(60))

@@ -41,7 +41,7 @@ struct BoundedPipelineTests {
             let answers = try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
                 for n in 0..<10 {
                     group.addTask {
-                        (n, try await client.post("/api/v1/notify?platform=ios&token=cap-\(n)", json: Self.swap("s\(n)")))
+                        (n, try await client.post("/api/v1/notify?platform=ios&token=6361702d\(String(format: "%04x", n))", json: Self.swap("s\(n)")))
                     }
                 }
                 // While the store is stalled only the refusals can come back: four jobs wait for
@@ -66,10 +66,10 @@ struct BoundedPipelineTests {
             #expect(refused.count == 6)
             #expect(try await eventually { try await nds.store.counts().delivered == 4 })
             for n in accepted {
-                #expect(try await nds.store.localPushes(platform: .ios, token: "cap-\(n)", after: 0, limit: 10).count == 1)
+                #expect(try await nds.store.localPushes(platform: .ios, token: "6361702d\(String(format: "%04x", n))", after: 0, limit: 10).count == 1)
             }
             for n in refused {
-                #expect(try await nds.store.localPushes(platform: .ios, token: "cap-\(n)", after: 0, limit: 10).isEmpty)
+                #expect(try await nds.store.localPushes(platform: .ios, token: "6361702d\(String(format: "%04x", n))", after: 0, limit: 10).isEmpty)
             }
             #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 4, dead: 0))
         }
@@ -82,35 +82,35 @@ struct BoundedPipelineTests {
         let clock = TestClock()
         try await nds.app(now: clock.function).test(.router) { client in
             for n in 0..<20 {
-                let accepted = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s\(n)"))
+                let accepted = try await client.post("/api/v1/notify?platform=ios&token=7370616d6d6564", json: Self.swap("s\(n)"))
                 #expect(accepted.status == .ok, "push \(n + 1)")
             }
-            let limited = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s20"))
+            let limited = try await client.post("/api/v1/notify?platform=ios&token=7370616d6d6564", json: Self.swap("s20"))
             #expect(limited.status == .tooManyRequests)
             #expect(limited.json["error"] as? String == "target_rate_limited")
             #expect(limited.headers[.retryAfter] == "1")  // one push a second refills
             // A relayed request is refused the same way, before any reply URL is opened.
             let relayed = try await client.post(
-                "/api/v1/notify?platform=ios&token=spammed",
+                "/api/v1/notify?platform=ios&token=7370616d6d6564",
                 json: #"{"event":"invoice.request","data":{"offer":"lno1","invoiceRequest":"lnr1"}}"#
             )
             #expect(relayed.status == .tooManyRequests)
             #expect(relayed.json["error"] as? String == "target_rate_limited")
             #expect(try await nds.store.replyCounts().total == 0)
 
-            let other = try await client.post("/api/v1/notify?platform=ios&token=quiet", json: Self.swap("q"))
+            let other = try await client.post("/api/v1/notify?platform=ios&token=7175696574", json: Self.swap("q"))
             #expect(other.status == .ok)
 
             clock.advance(by: .seconds(1))
-            let refilled = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s21"))
+            let refilled = try await client.post("/api/v1/notify?platform=ios&token=7370616d6d6564", json: Self.swap("s21"))
             #expect(refilled.status == .ok)
-            let again = try await client.post("/api/v1/notify?platform=ios&token=spammed", json: Self.swap("s22"))
+            let again = try await client.post("/api/v1/notify?platform=ios&token=7370616d6d6564", json: Self.swap("s22"))
             #expect(again.status == .tooManyRequests)
 
             // Only what was accepted was stored and pushed.
             #expect(try await eventually { try await nds.store.counts().delivered == 22 })
             #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 22, dead: 0))
-            #expect(try await nds.store.localPushes(platform: .ios, token: "spammed", after: 0, limit: 100).count == 21)
+            #expect(try await nds.store.localPushes(platform: .ios, token: "7370616d6d6564", after: 0, limit: 100).count == 21)
         }
     }
 
@@ -121,17 +121,17 @@ struct BoundedPipelineTests {
         var configured = try TestNDS()
         configured.settings.maxHeldReplies = 1
         let nds = configured
-        let phone = TestPhone(nds: nds, platform: .ios, token: "held-phone")
+        let phone = TestPhone(nds: nds, platform: .ios, token: "68656c642d70686f6e65")
         try await nds.app().test(.router) { client in
-            async let held = client.post("/api/v1/notify?platform=ios&token=held-phone", json: Self.invoiceRequest)
+            async let held = client.post("/api/v1/notify?platform=ios&token=68656c642d70686f6e65", json: Self.invoiceRequest)
             let replyURL = try #require(try await phone.pushes(after: 0).first?.replyURL)
 
-            let refused = try await client.post("/api/v1/notify?platform=ios&token=second-phone", json: Self.invoiceRequest)
+            let refused = try await client.post("/api/v1/notify?platform=ios&token=7365636f6e642d70686f6e65", json: Self.invoiceRequest)
             #expect(refused.status == .serviceUnavailable)
             #expect(refused.json["error"] as? String == "overloaded")
             #expect(refused.headers[.retryAfter] == "1")
             #expect(try await nds.store.replyCounts().total == 1)
-            #expect(try await nds.store.localPushes(platform: .ios, token: "second-phone", after: 0, limit: 1).isEmpty)
+            #expect(try await nds.store.localPushes(platform: .ios, token: "7365636f6e642d70686f6e65", after: 0, limit: 1).isEmpty)
 
             // Once the held request is answered its slot is free again.
             let answered = try await client.post(
@@ -139,8 +139,8 @@ struct BoundedPipelineTests {
             )
             #expect(answered.status == .ok)
             #expect(try await held.text == #"{"invoice":"lni1first"}"#)
-            let second = TestPhone(nds: nds, platform: .ios, token: "second-phone")
-            async let retried = client.post("/api/v1/notify?platform=ios&token=second-phone", json: Self.invoiceRequest)
+            let second = TestPhone(nds: nds, platform: .ios, token: "7365636f6e642d70686f6e65")
+            async let retried = client.post("/api/v1/notify?platform=ios&token=7365636f6e642d70686f6e65", json: Self.invoiceRequest)
             let secondURL = try #require(try await second.pushes(after: 0).first?.replyURL)
             _ = try await client.post(String(secondURL.dropFirst("http://nds.test".count)), json: #"{"invoice":"lni1second"}"#)
             #expect(try await retried.text == #"{"invoice":"lni1second"}"#)

@@ -11,12 +11,12 @@ struct DeviceTests {
     func registerAndNotify() async throws {
         let nds = try TestNDS(acceptRawTokens: false)
         try await nds.app().test(.live) { client in
-            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"real-apns-token"}"#)
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"7265616c2d61706e732d746f6b656e"}"#)
             #expect(created.status == .created)
             let webhook = try #require(created.json["webhook_url"] as? String)
             let alias = try #require(created.json["alias"] as? String)
             #expect(webhook == "http://nds.test/api/v1/notify?platform=ios&token=\(alias)")
-            #expect(!webhook.contains("real-apns-token"))
+            #expect(!webhook.contains("7265616c2d61706e732d746f6b656e"))
             #expect((created.json["device_secret"] as? String)?.count ?? 0 >= 40)
 
             let path = String(webhook.dropFirst("http://nds.test".count))
@@ -24,13 +24,13 @@ struct DeviceTests {
             #expect(sent.status == .ok)
             #expect(
                 try await eventually {
-                    try await nds.store.localPushes(platform: .ios, token: "real-apns-token", after: 0, limit: 1).count == 1
+                    try await nds.store.localPushes(platform: .ios, token: "7265616c2d61706e732d746f6b656e", after: 0, limit: 1).count == 1
                 }
             )
 
             // Alias-only mode: a raw token is refused.
             let raw = try await client.post(
-                "/api/v1/notify?platform=ios&token=real-apns-token", json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
+                "/api/v1/notify?platform=ios&token=7265616c2d61706e732d746f6b656e", json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
             )
             #expect(raw.status == .notFound)
             #expect(raw.json["error"] as? String == "unknown_token")
@@ -103,15 +103,52 @@ struct DeviceTests {
         }
     }
 
+    @Test("a token's form is checked for its platform at every entrance, with the local provider as with APNs: 400 invalid_token")
+    func tokenForm() async throws {
+        var configured = try TestNDS()  // the local development provider
+        configured.settings.registrationsPerMinute = 30
+        let nds = configured
+        let key = try await nds.apiKey([.sessions])
+        try await nds.app().test(.router) { client in
+            let apns = String(repeating: "ab", count: 32)
+            for (platform, bad) in [("ios", "<APNs device token>"), ("ios", "abc"), ("ios", "not-hex-at-all!"), ("android", "has space"), ("android", "dots.are.not.fcm")] {
+                let registered = try await client.post("/api/v1/devices", json: #"{"platform":"\#(platform)","push_token":"\#(bad)"}"#)
+                #expect(registered.status == .badRequest, "\(platform) \(bad)")
+                #expect(registered.json["error"] as? String == "invalid_token", "\(platform) \(bad)")
+                let encoded = bad.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? bad
+                let raw = try await client.post("/api/v1/notify?platform=\(platform)&token=\(encoded)", json: #"{"event":"swap.update","data":{"id":"f","status":"x"}}"#)
+                #expect(raw.status == .badRequest, "\(platform) \(bad)")
+                #expect(raw.json["error"] as? String == "invalid_token", "\(platform) \(bad)")
+                let session = try await client.call(
+                    .put, "/api/v1/users/u1/sessions/s1", key: key,
+                    json: #"{"allow_notifications":true,"platform":"\#(platform)","push_token":"\#(bad)"}"#)
+                #expect(session.status == .badRequest, "\(platform) \(bad)")
+                #expect(session.json["error"] as? String == "invalid_token", "\(platform) \(bad)")
+            }
+            // PUT checks the new token against the device's platform.
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(apns)"}"#)
+            #expect(created.status == .created)
+            let id = try #require(created.json["device_id"] as? String)
+            let secret = try #require(created.json["device_secret"] as? String)
+            let rotated = try await client.execute(
+                uri: "/api/v1/devices/\(id)", method: .put,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(secret)"],
+                body: ByteBuffer(string: #"{"push_token":"fcm-style-token"}"#))
+            #expect(rotated.status == .badRequest)
+            #expect(rotated.json["error"] as? String == "invalid_token")
+            #expect(try await nds.store.counts().pending == 0)
+        }
+    }
+
     @Test("registration is rate-limited per client address")
     func rateLimit() async throws {
         let nds = try TestNDS()  // 5 a minute
         try await nds.app().test(.live) { client in
             for _ in 0..<5 {
-                let ok = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"t"}"#)
+                let ok = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"74"}"#)
                 #expect(ok.status == .created)
             }
-            let limited = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"t"}"#)
+            let limited = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"74"}"#)
             #expect(limited.status == .tooManyRequests)
             #expect(limited.json["error"] as? String == "rate_limited")
             #expect(limited.headers[.retryAfter] != nil)
@@ -125,7 +162,7 @@ struct DeviceTests {
             let notJSON = try await client.post("/api/v1/devices", json: "nope")
             #expect(notJSON.status == .badRequest)
             #expect(notJSON.json["error"] as? String == "invalid_json")
-            let platform = try await client.post("/api/v1/devices", json: #"{"platform":"symbian","push_token":"t"}"#)
+            let platform = try await client.post("/api/v1/devices", json: #"{"platform":"symbian","push_token":"74"}"#)
             #expect(platform.json["error"] as? String == "unknown_platform")
             let missing = try await client.post("/api/v1/devices", json: #"{"platform":"ios"}"#)
             #expect(missing.status == .unprocessableContent)
@@ -137,7 +174,7 @@ struct DeviceTests {
     func pushFeed() async throws {
         let nds = try TestNDS()
         try await nds.app().test(.live) { client in
-            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"feed-token"}"#)
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"666565642d746f6b656e"}"#)
             let id = try #require(created.json["device_id"] as? String)
             let secret = try #require(created.json["device_secret"] as? String)
             let alias = try #require(created.json["alias"] as? String)

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
+import HeraldTestSupport
 import Testing
 
 @Suite("Lightning addresses: LNURL-pay through a sleeping phone")
@@ -17,7 +18,8 @@ struct LnurlPayTests {
         var token: String
     }
 
-    static func register(_ client: some TestClientProtocol, token: String) async throws -> Phone {
+    static func register(_ client: some TestClientProtocol, token name: String) async throws -> Phone {
+        let token = TestToken.apns(name)
         let created = try await client.post(
             "/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(token)"}"#)
         return Phone(
@@ -102,7 +104,7 @@ struct LnurlPayTests {
             async throws -> Void
     ) async throws {
         let nds = try nds ?? TestNDS()
-        let phone = TestPhone(nds: nds, platform: .ios, token: token)
+        let phone = TestPhone(nds: nds, platform: .ios, token: TestToken.apns(token))
         try await withPhoneHTTP { http in
             try await nds.app().test(.live) { client in
                 let port = try #require(client.port)
@@ -297,7 +299,7 @@ struct LnurlPayTests {
                 try await client.execute(uri: "/lnurlp/nobody/callback?amount=1000", method: .get).json[
                     "status"] as? String == "ERROR")
 
-            let sleeper = try await Self.register(client, token: "asleep-token")
+            let sleeper = try await Self.register(client, token: "61736c6565702d746f6b656e")
             _ = try await Self.claim(client, sleeper, "sleeper")
             let asleep = try await client.execute(uri: "/.well-known/lnurlp/sleeper", method: .get)
             #expect(asleep.status == .gatewayTimeout)
@@ -311,7 +313,7 @@ struct LnurlPayTests {
             #expect(badHash.json["status"] as? String == "ERROR")
 
             try await nds.store.markDead(
-                platform: .ios, token: "asleep-token", reason: "Unregistered", now: Date())
+                platform: .ios, token: "61736c6565702d746f6b656e", reason: "Unregistered", now: Date())
             let dead = try await client.execute(uri: "/.well-known/lnurlp/sleeper", method: .get)
             #expect(dead.status == .gone)
             #expect(dead.json["status"] as? String == "ERROR")

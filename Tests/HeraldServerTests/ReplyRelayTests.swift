@@ -16,11 +16,11 @@ struct ReplyRelayTests {
     @Test("a BOLT12 invoice request reaches the device with a reply_url, and its answer returns to the caller")
     func bolt12() async throws {
         let nds = try TestNDS()
-        let phone = TestPhone(nds: nds, platform: .ios, token: "bolt12-phone")
+        let phone = TestPhone(nds: nds, platform: .ios, token: "626f6c7431322d70686f6e65")
         try await withPhoneHTTP { http in
             try await nds.app().test(.live) { client in
                 let port = try #require(client.port)
-                async let held = client.post("/api/v1/notify?platform=ios&token=bolt12-phone", json: Self.invoiceRequest)
+                async let held = client.post("/api/v1/notify?platform=ios&token=626f6c7431322d70686f6e65", json: Self.invoiceRequest)
 
                 let push = try #require(try await phone.pushes(after: 0).first)
                 #expect(push.type == "invoice_request")
@@ -67,12 +67,12 @@ struct ReplyRelayTests {
         var configured = try TestNDS()
         configured.settings.replyTimeout = .seconds(1)
         let nds = configured
-        let phone = TestPhone(nds: nds, platform: .ios, token: "asleep")
+        let phone = TestPhone(nds: nds, platform: .ios, token: "61736c656570")
         try await withPhoneHTTP { http in
             try await nds.app().test(.live) { client in
                 let port = try #require(client.port)
                 let started = ContinuousClock.now
-                let response = try await client.post("/api/v1/notify?platform=ios&token=asleep", json: Self.invoiceRequest)
+                let response = try await client.post("/api/v1/notify?platform=ios&token=61736c656570", json: Self.invoiceRequest)
                 let waited = ContinuousClock.now - started
                 #expect(response.status == .gatewayTimeout)
                 #expect(response.json["error"] as? String == "reply_timeout")
@@ -99,11 +99,11 @@ struct ReplyRelayTests {
     func timeoutOnTheClock() async throws {
         let nds = try TestNDS()  // the default 30 s reply timeout
         let clock = ManualClock()
-        let phone = TestPhone(nds: nds, platform: .ios, token: "asleep-clocked")
+        let phone = TestPhone(nds: nds, platform: .ios, token: "61736c6565702d636c6f636b6564")
         try await nds.app(clock: clock).test(.live) { client in
             let answered = NIOLockedValueBox<(status: HTTPResponse.Status, at: Duration)?>(nil)
             let request = Task {
-                let response = try await client.post("/api/v1/notify?platform=ios&token=asleep-clocked", json: Self.invoiceRequest)
+                let response = try await client.post("/api/v1/notify?platform=ios&token=61736c6565702d636c6f636b6564", json: Self.invoiceRequest)
                 answered.withLockedValue { $0 = (response.status, clock.now.offset) }
             }
             // The phone got the push: the request is held for its answer.
@@ -126,7 +126,7 @@ struct ReplyRelayTests {
     @Test("an unknown reply id is 404, a non-JSON answer 400, an oversized one 413 and the request still waits")
     func refusedAnswers() async throws {
         let nds = try TestNDS()
-        let phone = TestPhone(nds: nds, platform: .ios, token: "big-answer")
+        let phone = TestPhone(nds: nds, platform: .ios, token: "6269672d616e73776572")
         try await withPhoneHTTP { http in
             try await nds.app().test(.live) { client in
                 let port = try #require(client.port)
@@ -136,7 +136,7 @@ struct ReplyRelayTests {
                 #expect(unknown.status == 404)
                 #expect(unknown.body.contains(#""error":"unknown_reply""#))
 
-                async let held = client.post("/api/v1/notify?platform=ios&token=big-answer", json: Self.invoiceRequest)
+                async let held = client.post("/api/v1/notify?platform=ios&token=6269672d616e73776572", json: Self.invoiceRequest)
                 let replyURL = try #require(try await phone.pushes(after: 0).first?.replyURL)
 
                 let huge = #"{"invoice":""# + String(repeating: "x", count: nds.settings.replyBodyLimit) + #""}"#
@@ -162,9 +162,9 @@ struct ReplyRelayTests {
         // hand-over can answer the caller.
         configured.settings.replyPollInterval = .seconds(3600)
         let nds = configured
-        let phone = TestPhone(nds: nds, platform: .ios, token: "same-process")
+        let phone = TestPhone(nds: nds, platform: .ios, token: "73616d652d70726f63657373")
         try await nds.app().test(.router) { client in
-            async let held = client.post("/api/v1/notify?platform=ios&token=same-process", json: Self.invoiceRequest)
+            async let held = client.post("/api/v1/notify?platform=ios&token=73616d652d70726f63657373", json: Self.invoiceRequest)
             let replyURL = try #require(try await phone.pushes(after: 0).first?.replyURL)
             // Whenever the relay's first poll ran, this answer was not in the store yet; the next is an hour away.
             let answered = try await client.post(

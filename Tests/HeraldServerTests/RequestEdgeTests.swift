@@ -18,7 +18,7 @@ struct RequestEdgeTests {
         let key = try await nds.apiKey()
         try await nds.app().test(.router) { client in
             let answers = [
-                try await client.post("/api/v1/notify?platform=ios&token=t", json: ""),
+                try await client.post("/api/v1/notify?platform=ios&token=74", json: ""),
                 try await client.post("/api/v1/devices", json: ""),
                 try await client.post("/api/v1/reply/some-id", json: ""),
                 try await client.call(.put, "/api/v1/users/u1/sessions/s1", key: key, json: ""),
@@ -55,10 +55,10 @@ struct RequestEdgeTests {
         let key = try await nds.apiKey()
         try await nds.app().test(.router) { client in
             let answers = [
-                try await client.post("/api/v1/notify?platform=windows&token=t", json: Self.webhook),
-                try await client.post("/api/v1/devices", json: #"{"platform":"windows","push_token":"t"}"#),
+                try await client.post("/api/v1/notify?platform=windows&token=74", json: Self.webhook),
+                try await client.post("/api/v1/devices", json: #"{"platform":"windows","push_token":"74"}"#),
                 try await client.call(
-                    .put, "/api/v1/users/u1/sessions/s1", key: key, json: Seed002.login(platform: "windows", token: "t")
+                    .put, "/api/v1/users/u1/sessions/s1", key: key, json: Seed002.login(platform: "windows", token: "74")
                 ),
             ]
             for answer in answers {
@@ -91,7 +91,7 @@ struct RequestEdgeTests {
         let headers: HTTPFields = [HTTPField.Name("Idempotency-Key")!: String(repeating: "k", count: 256)]
         try await nds.app().test(.router) { client in
             let answers = [
-                try await client.post("/api/v1/notify?platform=ios&token=t", json: Self.webhook, headers: headers),
+                try await client.post("/api/v1/notify?platform=ios&token=74", json: Self.webhook, headers: headers),
                 try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.depositReceived, headers: headers),
             ]
             for answer in answers {
@@ -106,7 +106,7 @@ struct RequestEdgeTests {
         let nds = try TestNDS()
         let key = try await nds.apiKey()
         try await nds.app().test(.router) { client in
-            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"t1"}"#)
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"7431"}"#)
             let id = try #require(created.json["device_id"] as? String)
             let secret = try #require(created.json["device_secret"] as? String)
 
@@ -136,9 +136,9 @@ struct RequestEdgeTests {
         let providers = PushRouter(ios: nds.localRouter().provider(for: .ios), android: nil)
         try await nds.app(providers: providers).test(.router) { client in
             let answers = [
-                try await client.post("/api/v1/notify?platform=android&token=t", json: Self.webhook),
+                try await client.post("/api/v1/notify?platform=android&token=74", json: Self.webhook),
                 try await client.call(
-                    .put, "/api/v1/users/u1/sessions/s1", key: key, json: Seed002.login(platform: "android", token: "t")
+                    .put, "/api/v1/users/u1/sessions/s1", key: key, json: Seed002.login(platform: "android", token: "74")
                 ),
             ]
             for answer in answers {

@@ -87,13 +87,13 @@ struct SealedDeliveryTests {
             try await nds.app().test(.live) { client in
                 let port = try #require(client.port)
                 let created = try await client.post(
-                    "/api/v1/devices", json: #"{"platform":"ios","push_token":"sealed-phone","seal_key":"\#(sealKey)"}"#
+                    "/api/v1/devices", json: #"{"platform":"ios","push_token":"7365616c65642d70686f6e65","seal_key":"\#(sealKey)"}"#
                 )
                 let url = try #require(created.json["webhook_url"] as? String)
                 async let held = client.post(String(url.dropFirst("http://nds.test".count)), json: ReplyRelayTests.invoiceRequest)
 
                 let push = try #require(
-                    try await TestPhone(nds: nds, platform: .ios, token: "sealed-phone").rawPushes(after: 0).first
+                    try await TestPhone(nds: nds, platform: .ios, token: "7365616c65642d70686f6e65").rawPushes(after: 0).first
                 )
                 #expect(Set(push.keys) == ["aps", "sealed", "seal_kid", "sealed_type"])
                 #expect(push["sealed_type"] as? String == "invoice_request")
@@ -151,11 +151,11 @@ struct SealedDeliveryTests {
         let nds = try TestNDS(acceptRawTokens: true)
         let body = #"{"event":"wallet.custom","data":{"blob":"\#(String(repeating: "a", count: 3000))"}}"#
         try await nds.app().test(.router) { client in
-            let clear = try await client.post("/api/v1/notify?platform=ios&token=clear-phone", json: body)
+            let clear = try await client.post("/api/v1/notify?platform=ios&token=636c6561722d70686f6e65", json: body)
             #expect(clear.status == .ok)
 
             let created = try await client.post(
-                "/api/v1/devices", json: #"{"platform":"ios","push_token":"sealed-phone","seal_key":"\#(sealKey)"}"#
+                "/api/v1/devices", json: #"{"platform":"ios","push_token":"7365616c65642d70686f6e65","seal_key":"\#(sealKey)"}"#
             )
             let url = try #require(created.json["webhook_url"] as? String)
             let sealed = try await client.post(String(url.dropFirst("http://nds.test".count)), json: body)
@@ -173,18 +173,18 @@ struct SealedDeliveryTests {
         try await nds.app().test(.router) { client in
             for key in [bad, "not base64!"] {
                 let created = try await client.post(
-                    "/api/v1/devices", json: #"{"platform":"ios","push_token":"t","seal_key":"\#(key)"}"#
+                    "/api/v1/devices", json: #"{"platform":"ios","push_token":"74","seal_key":"\#(key)"}"#
                 )
                 #expect(created.status == .badRequest)
                 #expect(created.json["error"] as? String == "invalid_seal_key")
             }
-            let good = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"t"}"#)
+            let good = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"74"}"#)
             let id = try #require(good.json["device_id"] as? String)
             let secret = try #require(good.json["device_secret"] as? String)
             let put = try await client.execute(
                 uri: "/api/v1/devices/\(id)", method: .put,
                 headers: [.contentType: "application/json", .authorization: "Bearer \(secret)"],
-                body: ByteBuffer(string: #"{"push_token":"t","seal_key":"\#(bad)"}"#)
+                body: ByteBuffer(string: #"{"push_token":"74","seal_key":"\#(bad)"}"#)
             )
             #expect(put.status == .badRequest)
             #expect(put.json["error"] as? String == "invalid_seal_key")

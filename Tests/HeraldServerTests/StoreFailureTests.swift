@@ -30,7 +30,7 @@ struct StoreFailureTests {
         let nds = try TestNDS()
         let reply = try await nds.store.createReply(kind: "invoice_request", now: Date(), expiresAt: Date().addingTimeInterval(60))
         try await nds.app().test(.router) { client in
-            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"before"}"#)
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"6265666f7265"}"#)
             #expect(created.status == .created)
             let id = try #require(created.json["device_id"] as? String)
             let secret = try #require(created.json["device_secret"] as? String)
@@ -50,19 +50,19 @@ struct StoreFailureTests {
 
             let webhook = try await client.post("/api/v1/notify?platform=ios&token=abc123", json: Self.swap)
             Self.expectStoreUnavailable(webhook, "webhook")
-            let register = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"after"}"#)
+            let register = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"6166746572"}"#)
             Self.expectStoreUnavailable(register, "device registration")
             let update = try await client.execute(
                 uri: "/api/v1/devices/\(id)", method: .put,
                 headers: [.contentType: "application/json", .authorization: "Bearer \(secret)"],
-                body: ByteBuffer(string: #"{"push_token":"rotated"}"#)
+                body: ByteBuffer(string: #"{"push_token":"726f7461746564"}"#)
             )
             Self.expectStoreUnavailable(update, "token rotation")
             let answer = try await client.post("/api/v1/reply/\(reply)", json: #"{"invoice":"lni1"}"#)
             Self.expectStoreUnavailable(answer, "reply")
 
             #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 0, dead: 0))
-            #expect(try await nds.store.device(id: id, secret: secret)?.token == "before")
+            #expect(try await nds.store.device(id: id, secret: secret)?.token == "6265666f7265")
         }
     }
 
@@ -70,7 +70,7 @@ struct StoreFailureTests {
     func failedReads() async throws {
         let nds = try TestNDS(acceptRawTokens: false)
         try await nds.app().test(.router) { client in
-            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"t"}"#)
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"74"}"#)
             let id = try #require(created.json["device_id"] as? String)
             let secret = try #require(created.json["device_secret"] as? String)
             let alias = try #require(created.json["alias"] as? String)

@@ -82,24 +82,24 @@ struct WebhookTests {
     }
 
     static let badInputs: [BadInput] = [
-        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: "{not json", status: .badRequest, code: "invalid_json"),
-        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: "", status: .badRequest, code: "invalid_json"),
-        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: "[1,2]", status: .badRequest, code: "invalid_json"),
-        BadInput(uri: "/api/v1/notify?platform=windows&token=t", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "unknown_platform"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: "{not json", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: "", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: "[1,2]", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=windows&token=74", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "unknown_platform"),
         BadInput(uri: "/api/v1/notify?platform=ios", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_token"),
-        BadInput(uri: "/api/v1/notify?token=t", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_platform"),
-        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"hello":"world"}"#, status: .badRequest, code: "unknown_body_shape"),
+        BadInput(uri: "/api/v1/notify?token=74", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_platform"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"hello":"world"}"#, status: .badRequest, code: "unknown_body_shape"),
         // JSONDecoder traps on this number (Foundation's Decimal overflows): it once took the server down.
-        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"event":"x","data":{"n":9007199254740993"# + String(repeating: "0", count: 150) + "e-150}}", status: .badRequest, code: "invalid_json"),
-        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"event":"x","data":{"a":1,}}"#, status: .badRequest, code: "invalid_json"),
-        BadInput(uri: "/api/v1/notify?platform=ios&token=t", body: #"{"event":"swap.update","data":{"id":"x"}}"#, status: .unprocessableContent, code: "invalid_data"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"event":"x","data":{"n":9007199254740993"# + String(repeating: "0", count: 150) + "e-150}}", status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"event":"x","data":{"a":1,}}"#, status: .badRequest, code: "invalid_json"),
+        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"event":"swap.update","data":{"id":"x"}}"#, status: .unprocessableContent, code: "invalid_data"),
         BadInput(
-            uri: "/api/v1/notify?platform=ios&token=t",
+            uri: "/api/v1/notify?platform=ios&token=74",
             body: #"{"event":"big","data":{"blob":""# + String(repeating: "x", count: 70 * 1024) + #""}}"#,
             status: .contentTooLarge, code: "body_too_large"
         ),
         BadInput(
-            uri: "/api/v1/notify?platform=ios&token=t",
+            uri: "/api/v1/notify?platform=ios&token=74",
             body: #"{"event":"big","data":{"blob":""# + String(repeating: "x", count: 5000) + #""}}"#,
             status: .unprocessableContent, code: "payload_too_large"
         ),
@@ -133,14 +133,14 @@ struct WebhookTests {
         let nds = try TestNDS()
         let past = Date().addingTimeInterval(-1)
         let job = NewJob(
-            platform: .ios, token: "ttl-token", notificationType: "swap_updated",
+            platform: .ios, token: "74746c2d746f6b656e", notificationType: "swap_updated",
             payload: Data(#"{"kind":"wake","data":{}}"#.utf8), idempotencyKey: nil, expiresAt: past, app: Device.defaultApp
         )
         _ = try await nds.store.enqueue([job], now: past.addingTimeInterval(-60), leaseUntil: past)
         try await nds.app().test(.live) { _ async throws in
             #expect(try await eventually { try await nds.store.status(jobID: job.id)?.state == .dead })
             #expect(try await nds.store.status(jobID: job.id)?.lastError == "ttl_expired")
-            #expect(try await nds.store.localPushes(platform: .ios, token: "ttl-token", after: 0, limit: 1).isEmpty)
+            #expect(try await nds.store.localPushes(platform: .ios, token: "74746c2d746f6b656e", after: 0, limit: 1).isEmpty)
         }
     }
 
@@ -149,7 +149,7 @@ struct WebhookTests {
         let nds = try TestNDS()
         try await nds.app().test(.live) { client in
             _ = try await client.post(
-                "/api/v1/notify?platform=ios&token=m1", json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
+                "/api/v1/notify?platform=ios&token=6d31", json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#
             )
             let health = try await client.execute(uri: "/health", method: .get)
             #expect(health.status == .ok)

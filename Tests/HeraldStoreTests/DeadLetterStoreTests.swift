@@ -101,9 +101,9 @@ struct DeadLetterStoreTests {
     @Test("a letter whose token is dead is not replayed, alone or by filter", arguments: Backend.allCases)
     func deadTokenRefused(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            let id = try await deadLetter(store, token: "tok-gone-0001", reason: "ttl_expired")
+            let id = try await deadLetter(store, token: "746f6b2d676f6e652d30303031", reason: "ttl_expired")
             let live = try await deadLetter(store, token: "tok-live-0002", reason: "ttl_expired")
-            try await store.markDead(platform: .ios, token: "tok-gone-0001", reason: "Unregistered", now: t0)
+            try await store.markDead(platform: .ios, token: "746f6b2d676f6e652d30303031", reason: "Unregistered", now: t0)
             #expect(try await store.deadLetters(matching: DeadLetterFilter(), limit: 10, after: nil).letters.first { $0.id == id }?.tokenDead == true)
             #expect(try await store.replayDeadLetter(id: id, plan: plan) == .tokenDead)
             let bulk = try await store.replayDeadLetters(matching: DeadLetterFilter(), limit: 100, plan: plan)
@@ -207,7 +207,7 @@ struct DeadLetterStoreTests {
                 now: t0
             )
             _ = try await deadLetter(store, token: "tok-d", reason: "ttl_expired")
-            try await store.markDead(platform: .ios, token: "tok-e", reason: "Unregistered", now: t0)
+            try await store.markDead(platform: .ios, token: "746f6b2d65", reason: "Unregistered", now: t0)
 
             let summary = try await store.outboxSummary(now: t0.addingTimeInterval(2))
             #expect(summary.total == OutboxCounts(pending: 1, leased: 1, retrying: 1))

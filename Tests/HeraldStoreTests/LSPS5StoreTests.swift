@@ -12,7 +12,7 @@ struct LSPS5StoreTests {
     @Test("a device's LSP node id is set, replaced, removed, and goes with the device", arguments: Backend.allCases)
     func nodeIDs(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            let device = try await store.registerDevice(platform: .ios, token: "apns-lsp", now: t0).device
+            let device = try await store.registerDevice(platform: .ios, token: "61706e732d6c7370", now: t0).device
             #expect(try await store.lspNodeID(deviceID: device.id) == nil)
             try await store.setLSPNodeID(deviceID: device.id, nodeID: nodeA, now: t0)
             #expect(try await store.lspNodeID(deviceID: device.id) == nodeA)

@@ -171,9 +171,9 @@ struct OutboxStoreTests {
         arguments: Backend.allCases)
     func deadToken(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            let a = job("dead-token")
-            let b = job("dead-token")
-            let c = job("live-token")
+            let a = job("646561642d746f6b656e")
+            let b = job("646561642d746f6b656e")
+            let c = job("6c6976652d746f6b656e")
             _ = try await store.enqueue([a, b, c], now: t0, leaseUntil: t0.addingTimeInterval(-1))
             let claimed = try await store.claimDue(
                 now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 1)
@@ -183,9 +183,9 @@ struct OutboxStoreTests {
                         job: try #require(claimed.first), resolution: .tokenDead(reason: "Unregistered"))
                 ], now: t0
             )
-            #expect(try await store.isDead(platform: .ios, token: "dead-token"))
-            #expect(try await store.isDead(platform: .ios, token: "live-token") == false)
-            #expect(try await store.isDead(platform: .android, token: "dead-token") == false)
+            #expect(try await store.isDead(platform: .ios, token: "646561642d746f6b656e"))
+            #expect(try await store.isDead(platform: .ios, token: "6c6976652d746f6b656e") == false)
+            #expect(try await store.isDead(platform: .android, token: "646561642d746f6b656e") == false)
             #expect(try await store.status(jobID: b.id)?.state == .dead)
             #expect(try await store.status(jobID: c.id)?.state == .pending)
         }
@@ -222,18 +222,18 @@ struct OutboxStoreTests {
         arguments: Backend.allCases)
     func tokenResolutionFollowsWrites(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            let registration = try await store.registerDevice(platform: .ios, token: "apns-1", now: t0)
+            let registration = try await store.registerDevice(platform: .ios, token: "61706e732d31", now: t0)
             let alias = registration.device.alias
             #expect(
-                try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-1")
+                try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "61706e732d31")
             try await store.updateToken(
-                deviceID: registration.device.id, platform: .ios, token: "apns-2", now: t0)
+                deviceID: registration.device.id, platform: .ios, token: "61706e732d32", now: t0)
             #expect(
-                try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "apns-2")
+                try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "61706e732d32")
 
             // The dispatcher learns the token is gone.
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).isDead == false)
-            let pending = job("apns-2")
+            let pending = job("61706e732d32")
             _ = try await store.enqueue([pending], now: t0, leaseUntil: t0.addingTimeInterval(60))
             try await store.complete(
                 [
@@ -268,15 +268,15 @@ struct OutboxStoreTests {
         try await withStore(backend) { store in
             for n in 1...3 {
                 try await store.recordLocalPush(
-                    platform: .ios, token: "t", payload: Data("\(n)".utf8), now: t0)
+                    platform: .ios, token: "74", payload: Data("\(n)".utf8), now: t0)
             }
             try await store.recordLocalPush(
-                platform: .android, token: "t", payload: Data("x".utf8), now: t0)
-            let all = try await store.localPushes(platform: .ios, token: "t", after: 0, limit: 10)
+                platform: .android, token: "74", payload: Data("x".utf8), now: t0)
+            let all = try await store.localPushes(platform: .ios, token: "74", after: 0, limit: 10)
             #expect(all.map(\.payload) == ["1", "2", "3"].map { Data($0.utf8) })
             #expect(all.allSatisfy { $0.createdAt == t0 && $0.platform == .ios })
             let later = try await store.localPushes(
-                platform: .ios, token: "t", after: all[0].seq, limit: 1)
+                platform: .ios, token: "74", after: all[0].seq, limit: 1)
             #expect(later.map(\.seq) == [all[1].seq])
         }
     }

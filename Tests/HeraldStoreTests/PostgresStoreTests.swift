@@ -84,10 +84,10 @@ struct PostgresStoreTests {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
         try await withPostgresStores(on: database, count: 2) { stores in
             let (a, b) = (stores[0], stores[1])
-            let registration = try await a.registerDevice(platform: .ios, token: "apns-1", now: t0)
+            let registration = try await a.registerDevice(platform: .ios, token: "61706e732d31", now: t0)
             let alias = registration.device.alias
             #expect(try await b.resolveWebhookToken(alias, rawPlatform: nil).isDead == false)
-            try await a.markDead(platform: .ios, token: "apns-1", reason: "Unregistered", now: t0)
+            try await a.markDead(platform: .ios, token: "61706e732d31", reason: "Unregistered", now: t0)
             #expect(try await b.resolveWebhookToken(alias, rawPlatform: nil).isDead)
             let key = try await a.createAPIKey(name: "ledger", scopes: [.events], now: t0)
             #expect(try await a.revokeAPIKey(id: key.key.id, now: t0))

@@ -72,7 +72,7 @@ struct ReplyStoreTests {
         arguments: Backend.allCases)
     func usernames(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            let alice = try await store.registerDevice(platform: .ios, token: "a", now: t0).device
+            let alice = try await store.registerDevice(platform: .ios, token: "61", now: t0).device
             let bob = try await store.registerDevice(platform: .android, token: "b", now: t0).device
             #expect(
                 try await store.claimUsername("alice", deviceID: alice.id, now: t0)

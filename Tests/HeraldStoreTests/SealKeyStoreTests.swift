@@ -15,7 +15,7 @@ struct SealKeyStoreTests {
     func deviceSealKey(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             let registration = try await store.registerDevice(
-                platform: .ios, token: "apns-1", sealKey: keyA, now: t0)
+                platform: .ios, token: "61706e732d31", sealKey: keyA, now: t0)
             let alias = registration.device.alias
             #expect(registration.device.sealKey == keyA)
             #expect(try await store.device(alias: alias)?.sealKey == keyA)
@@ -27,7 +27,7 @@ struct SealKeyStoreTests {
             try await store.updateSealKey(deviceID: registration.device.id, sealKey: keyB, now: t0)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
             try await store.updateToken(
-                deviceID: registration.device.id, platform: .ios, token: "apns-2", now: t0)
+                deviceID: registration.device.id, platform: .ios, token: "61706e732d32", now: t0)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
             try await store.updateSealKey(deviceID: registration.device.id, sealKey: nil, now: t0)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == nil)

@@ -82,9 +82,9 @@ struct DeadLetterCommandTests {
         try await Self.withDatabase(kind) { store, database in
             let token = String(repeating: "7c", count: 32)
             let expired = try await Self.deadLetter(store, token: token, reason: "ttl_expired: 503 ServiceUnavailable")
-            let gone = try await Self.deadLetter(store, token: "gone-token-0001", reason: "ttl_expired")
+            let gone = try await Self.deadLetter(store, token: "676f6e652d746f6b656e2d30303031", reason: "ttl_expired")
             let permanent = try await Self.deadLetter(store, token: "bad-token-0002", reason: "permanent: 400 BadTopic")
-            try await store.markDead(platform: .ios, token: "gone-token-0001", reason: "Unregistered", now: Date())
+            try await store.markDead(platform: .ios, token: "676f6e652d746f6b656e2d30303031", reason: "Unregistered", now: Date())
 
             let listed = try await Self.herald(["list", "--reason", "ttl_expired", "--database", database])
             #expect(listed.status == 0)

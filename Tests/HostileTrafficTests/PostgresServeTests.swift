@@ -47,11 +47,11 @@ struct PostgresServeTests {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
         let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
         defer { _ = server }
-        #expect(await Self.send(server, token: "pg-one"))
+        #expect(await Self.send(server, token: TestToken.apns("pg-one")))
         try await Self.withReader(database) { store in
             // The push is recorded a moment before its job's outcome is: wait for both.
             let arrived = try await eventually(timeout: .seconds(15)) {
-                let pushed = try await Self.pushes(store, tokens: ["pg-one"])["pg-one"] == 1
+                let pushed = try await Self.pushes(store, tokens: [TestToken.apns("pg-one")])[TestToken.apns("pg-one")] == 1
                 let counts = try await store.counts()
                 return pushed && counts == QueueCounts(pending: 0, delivered: 1, dead: 0)
             }
@@ -94,7 +94,7 @@ struct PostgresServeTests {
         let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url)
         try await Self.withReader(database) { store in
             // Both instances take webhooks at once; each job is sent exactly once.
-            let first = (0..<200).map { "pg-a-\($0)" }
+            let first = (0..<200).map { TestToken.apns("pg-a-\($0)") }
             let acked = Mutex<[String]>([])
             await forEach(Array(first.enumerated()), width: 16) { index, token in
                 if await Self.send(index.isMultiple(of: 2) ? a : b, token: token) {
@@ -110,7 +110,7 @@ struct PostgresServeTests {
             #expect(once.values.allSatisfy { $0 == 1 }, "pushes sent more than once: \(once.filter { $0.value != 1 })")
 
             // A burst to both; one instance is killed halfway through its share.
-            let second = (0..<300).map { "pg-b-\($0)" }
+            let second = (0..<300).map { TestToken.apns("pg-b-\($0)") }
             let ackedByA = Mutex(0)
             let confirmed = Mutex<[String]>([])
             let killedAt = Mutex<ContinuousClock.Instant?>(nil)
@@ -159,7 +159,7 @@ struct PostgresServeTests {
             let offer = #"{"event":"invoice.request","data":{"offer":"lno1offer","invoiceRequest":"lnr1request"}}"#
             var latencies: [Duration] = []
             for round in 0..<5 {
-                let token = "pg-relay-\(round)"
+                let token = TestToken.apns("pg-relay-\(round)")
                 async let held = RawHTTP.exchange(
                     port: a.port, request: .post("/api/v1/notify?platform=ios&token=\(token)", body: Array(offer.utf8)),
                     timeout: .seconds(20)
@@ -192,11 +192,11 @@ struct PostgresServeTests {
 
             // A device registered through A rotates its token through B; a webhook to A then
             // reaches the new token only.
-            let device = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-old-token")
+            let device = try await RegisteredDevice.register(port: a.port, platform: "ios", token: TestToken.apns("pg-old-token"))
             let rotated = await RawHTTP.exchange(
                 port: b.port,
                 request: .method(
-                    "PUT", "/api/v1/devices/\(device.id)", body: Array(#"{"push_token":"pg-new-token"}"#.utf8),
+                    "PUT", "/api/v1/devices/\(device.id)", body: Array(#"{"push_token":"\#(TestToken.apns("pg-new-token"))"}"#.utf8),
                     headers: ["Content-Type: application/json", "Authorization: Bearer \(device.secret)"]
                 ),
                 timeout: .seconds(10)
@@ -208,10 +208,10 @@ struct PostgresServeTests {
                 #expect(sent.statuses.first == 200, "\(sent)")
             }
             let arrived = try await eventually(timeout: .seconds(15)) {
-                try await Self.pushes(store, tokens: ["pg-new-token"])["pg-new-token"] == 2
+                try await Self.pushes(store, tokens: [TestToken.apns("pg-new-token")])[TestToken.apns("pg-new-token")] == 2
             }
             #expect(arrived)
-            #expect(try await Self.pushes(store, tokens: ["pg-old-token"])["pg-old-token"] == 0)
+            #expect(try await Self.pushes(store, tokens: [TestToken.apns("pg-old-token")])[TestToken.apns("pg-old-token")] == 0)
         }
         await b.stop()
         await a.stop()
@@ -230,7 +230,7 @@ struct PostgresServeTests {
         await forEach(Array(0..<24), width: 8) { index in
             let exchange = await RawHTTP.exchange(
                 port: (index.isMultiple(of: 2) ? a : b).port,
-                request: .post("/api/v1/notify?platform=ios&token=pg-limited", body: swapWebhook(id: "l\(index)")),
+                request: .post("/api/v1/notify?platform=ios&token=70672d6c696d69746564", body: swapWebhook(id: "l\(index)")),
                 timeout: .seconds(10))
             statuses.withLock { $0.append(exchange.statuses.first ?? 0) }
         }
@@ -266,7 +266,7 @@ struct PostgresServeTests {
         }
 
         // A heartbeat at A: a wake at B is not pushed.
-        let beating = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-beat")
+        let beating = try await RegisteredDevice.register(port: a.port, platform: "ios", token: TestToken.apns("pg-beat"))
         let beat = await RawHTTP.exchange(
             port: a.port,
             request: .post("/api/v1/devices/\(beating.id)/presence", body: Array(#"{"ttl_seconds":30}"#.utf8),
@@ -279,7 +279,7 @@ struct PostgresServeTests {
         #expect(presentAtB, "B:\n\(b.logTail())")
 
         // A stream held at A: a wake at B is told on it, and not pushed.
-        let streaming = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-stream")
+        let streaming = try await RegisteredDevice.register(port: a.port, platform: "ios", token: TestToken.apns("pg-stream"))
         let stream = try await RawConnection.open(port: a.port)
         defer { stream.close() }
         try await stream.write(Array(RawHTTP.Request.head(
@@ -294,7 +294,7 @@ struct PostgresServeTests {
 
         // An away device: wakes for one payment sent to both at once are pushed once, and the
         // other instance's hint knows it is being woken.
-        let away = try await RegisteredDevice.register(port: a.port, platform: "ios", token: "pg-away")
+        let away = try await RegisteredDevice.register(port: a.port, platform: "ios", token: TestToken.apns("pg-away"))
         let answers = Mutex<[Int]>([])
         await forEach(Array(0..<20), width: 20) { index in
             let exchange = await wake(index.isMultiple(of: 2) ? a : b, away, hash: String(repeating: "cd", count: 32))
@@ -305,7 +305,7 @@ struct PostgresServeTests {
         #expect(statuses.filter { $0 == 200 }.count == 19, "\(statuses)")
         try await Self.withReader(database) { store in
             let pushed = try await eventually(timeout: .seconds(10)) {
-                try await Self.pushes(store, tokens: ["pg-away"])["pg-away"] == 2
+                try await Self.pushes(store, tokens: [TestToken.apns("pg-away")])[TestToken.apns("pg-away")] == 2
             }
             #expect(pushed)
         }

@@ -102,6 +102,7 @@ struct SessionRoutes: Sendable {
             )
         }
         if let token {
+            try Edge.checkPushToken(token, platform: platform)
             // A message every provider accepts, so only the platform and token are judged.
             let probe = PushMessage(kind: .alert, data: [:], alert: .init(title: "-", body: "-"))
             do throws(PushValidationError) {

@@ -42,7 +42,7 @@ struct DeviceRoutes: Sendable {
         var request = request
         let body = try await Edge.readJSONBody(DeviceRegistrationRequest.self, from: &request)
         let platform = try Edge.parsePlatform(body.platform)
-        try Edge.checkPushToken(body.pushToken)
+        try Edge.checkPushToken(body.pushToken, platform: platform)
         let sealKey = try body.sealKey.map(PushSealing.parse)
         let app = try Edge.checkApp(body.app, providers: providers)
         let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
@@ -71,7 +71,7 @@ struct DeviceRoutes: Sendable {
         var request = request
         let body = try await Edge.readJSONBody(DeviceTokenUpdate.self, from: &request)
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
-        try Edge.checkPushToken(body.pushToken)
+        try Edge.checkPushToken(body.pushToken, platform: platform)
         // Absent keeps the key; "" removes it.
         let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
         // Absent keeps the node id; "" removes it.

@@ -116,6 +116,17 @@ enum Edge {
         }
     }
 
+    /// A push token's form for its platform (``PushTokenForm``): `400 invalid_token` otherwise,
+    /// the same at every entrance whatever provider is configured.
+    static func checkPushToken(_ token: String, platform: Platform, field: String = "push_token") throws {
+        try checkPushToken(token, field: field)
+        do throws(PushValidationError) {
+            try PushTokenForm.check(token, platform: platform)
+        } catch {
+            throw APIError.badRequest("invalid_token", "\(field) is not a valid \(platform.rawValue) token: \(error.message)")
+        }
+    }
+
     /// A decoding failure in words a developer can act on.
     private static func describe(_ error: DecodingError) -> String {
         func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {

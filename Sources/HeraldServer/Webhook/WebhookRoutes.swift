@@ -89,6 +89,7 @@ struct WebhookRoutes: Sendable {
             guard let platform else {
                 throw APIError.badRequest("missing_platform", "the query parameter 'platform' is required")
             }
+            try Edge.checkPushToken(token, platform: platform, field: "token")
             // A raw token names its app in the query; a registered device's is its own.
             let app = try Edge.checkApp(query.get("app"), providers: providers)
             target = PushTarget(platform: platform, token: token, app: app)
