@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Runs the README's examples against a real `herald serve`, so they cannot rot.
+
+A `sh` block right after a `<!-- example -->` line is runnable: one command (curl), then a
+comment with the answer the README shows, `# [status] {json}`. This script starts `herald serve`
+on a fresh SQLite file (the local development provider), creates an API key with every scope
+for `$HERALD_KEY`, and runs the examples in README order with bash, after filling in what a
+reader fills in by hand:
+
+- the server's address for `http://127.0.0.1:8080` and `https://your.domain`;
+- `<APNs device token>` (64 hex digits), `<fcm token>`, `<64 hex>`;
+- `<device_id>`, `$DEVICE_ID`, `$DEVICE_SECRET` and `<alias>` from the registration example's answer.
+
+Each answer must have the status shown (200 when none is) and exactly the top-level fields shown:
+a field the server adds or drops fails the run, so the README keeps up with the server.
+
+    python3 scripts/readme_examples.py --binary .build/debug/herald
+    python3 scripts/readme_examples.py --binary .build/debug/herald --self-test   # must catch a changed answer
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hostile import HeraldServer, Report  # noqa: E402  (the same server harness)
+
+ROOT = Path(__file__).resolve().parent.parent
+MARK = "<!-- example -->"
+
+
+def examples(readme: str) -> list[tuple[int, str, int, dict]]:
+    """(line, command, expected status, expected answer) for every marked block."""
+    lines = readme.split("\n")
+    found = []
+    for index, line in enumerate(lines):
+        if line.strip() != MARK:
+            continue
+        assert lines[index + 1].startswith("```sh"), f"line {index + 2}: a marked example must be a sh block"
+        body = []
+        for text in lines[index + 2:]:
+            if text.startswith("```"):
+                break
+            body.append(text)
+        command = "\n".join(t for t in body if not t.startswith("#"))
+        answer = next(t for t in body if t.startswith("# "))[2:].strip()
+        match = re.match(r"(\d{3}) (.*)", answer)
+        status, text = (int(match.group(1)), match.group(2)) if match else (200, answer)
+        found.append((index + 1, command, status, json.loads(text)))
+    return found
+
+
+def run(binary: Path, readme: str, report: Report) -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="herald-readme-"))
+    server = HeraldServer(binary, workdir)
+    key = server.create_api_key()
+    if not report.check("server starts", bool(key) and server.start()):
+        server.print_log_tail()
+        return
+    base = f"http://127.0.0.1:{server.port}"
+    fill = {"<APNs device token>": secrets.token_hex(32), "<fcm token>": "fcm-" + secrets.token_hex(20),
+            "<64 hex>": secrets.token_hex(32)}
+    env = dict(os.environ, HERALD_KEY=key)
+    try:
+        for line, command, status, shown in examples(readme):
+            for placeholder, value in fill.items():
+                command = command.replace(placeholder, value)
+            command = command.replace("http://127.0.0.1:8080", base).replace("https://your.domain", base)
+            # The status after the body, on a line of its own.
+            command = command.replace("curl ", "curl -w '\\n%{http_code}' ", 1)
+            done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, timeout=60)
+            body, _, code = done.stdout.rpartition("\n")
+            try:
+                answer = json.loads(body) if body.strip() else {}
+            except json.JSONDecodeError:
+                answer = {"<not JSON>": body[:200]}
+            name = f"README line {line}"
+            report.check(f"{name}: status {status}", code == str(status), f"got {code}: {body[:300]}")
+            if isinstance(shown, dict) and isinstance(answer, dict):
+                report.check(f"{name}: the fields shown", set(answer) == set(shown),
+                             f"shown {sorted(shown)}, answered {sorted(answer)}")
+            # Later examples use what a reader takes from this answer.
+            if "device_secret" in answer:
+                env["DEVICE_ID"], env["DEVICE_SECRET"] = answer["device_id"], answer["device_secret"]
+                fill["<device_id>"] = answer["device_id"]
+                fill["<alias>"] = answer["alias"]
+        report.check("server still alive", server.alive())
+    finally:
+        server.stop_quietly()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", type=Path, default=ROOT / ".build" / "debug" / "herald")
+    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--self-test", action="store_true",
+                        help="run a README whose registration answer lacks a field: the run must fail")
+    args = parser.parse_args()
+    readme = args.readme.read_text()
+    if args.self_test:
+        broken = readme.replace('# 201 {"alias":"…","app":"default",', '# 201 {"alias":"…",', 1)
+        assert broken != readme, "the registration example is not where the self-test expects it"
+        report = Report()
+        run(args.binary, broken, report)
+        caught = report.failed == 1
+        print(f"{'PASS' if caught else 'FAIL'}  a README answer missing a field the server sends fails the run")
+        return 0 if caught else 1
+    report = Report()
+    run(args.binary, readme, report)
+    return report.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
