@@ -116,14 +116,6 @@ public struct HeraldConfiguration: Sendable {
         return configuration
     }
 
-    /// Every setting's value after layering, by its `HERALD_*` name (the names the provider
-    /// settings and the README use).
-    public static func resolve(flags: [String: String], environment: [String: String], file: String?) async throws
-        -> [String: String]
-    {
-        values(from: try await reader(flags: flags, environment: environment, file: file))
-    }
-
     /// The one reader of every layer: flags, then `HERALD_*` variables, then the file.
     static func reader(flags: [String: String], environment: [String: String], file: String?) async throws -> ConfigReader {
         func provider(_ name: String, _ values: (SettingDescription) -> String?) -> InMemoryProvider {
