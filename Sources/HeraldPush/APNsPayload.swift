@@ -120,12 +120,6 @@ public struct APNsPayload: Codable, Sendable, Hashable {
             try render(message)
         }
     }
-
-    /// Refuses a string that cannot be an APNs device token. Lenient on length (Apple has
-    /// changed it before) but it must be hex.
-    public static func validateDeviceToken(_ token: String) throws(PushValidationError) {
-        try PushTokenForm.check(token, platform: .ios)
-    }
 }
 
 extension APNsPayload {

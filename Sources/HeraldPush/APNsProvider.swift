@@ -66,13 +66,41 @@ public struct APNsProvider: PushProvider {
         guard target.platform == .ios else {
             throw PushValidationError(.invalidMessage, message: "APNs delivers to iOS devices only")
         }
-        try APNsPayload.validateDeviceToken(target.token)
+        try PushTokenForm.check(target.token, platform: .ios)
         return try APNsPayload.validate(message)
     }
 
     public func send(_ message: PushMessage, to target: PushTarget, logger baseLogger: Logger) async -> PushOutcome {
-        await send(inOrder: [message], to: target, logger: baseLogger)[0]
+        var logger: Logger { baseLogger.forPush(service: "apns", to: target) }
+        let body: Data
+        do {
+            body = try checkedBody(message, for: target)
+        } catch {
+            return .refused(error, service: "apns", logger: logger)
+        }
+        guard let token = await providerToken(logger: logger) else { return Self.signingFailed }
+        let request = makeRequest(message, token: target.token, providerToken: token, body: body)
+        let answer: Result<PushHTTPResponse, any Error>
+        do {
+            answer = .success(try await endpoint.execute(request, timeout: configuration.requestTimeout))
+        } catch {
+            answer = .failure(error)
+        }
+        return await outcome(of: answer, providerToken: token, logger: logger, verbose: baseLogger.logLevel <= .debug)
     }
+
+    /// The shared provider token; nil, logged, when it cannot be signed.
+    private func providerToken(logger: @autoclosure () -> Logger) async -> String? {
+        do {
+            return try await tokens.token()
+        } catch {
+            // Signing with a key that parsed cannot fail for a reason a retry would fix.
+            logger().error("apns provider token could not be signed", metadata: ["error.type": "\(type(of: error))"])
+            return nil
+        }
+    }
+
+    private static let signingFailed = PushOutcome(kind: .permanent, reason: "provider_token_signing_failed")
 
     /// All of `messages` on one connection, each request's stream opened after the one before
     /// (``PushEndpoint/executeInOrder(_:timeout:)``): APNs sees a wake's silent push before its
@@ -91,27 +119,10 @@ public struct APNsProvider: PushProvider {
             }
         }
         guard !bodies.isEmpty else { return outcomes.map { $0! } }
-
-        let token: String
-        do {
-            token = try await tokens.token()
-        } catch {
-            // Signing with a key that parsed cannot fail for a reason a retry would fix.
-            logger.error("apns provider token could not be signed", metadata: ["error.type": "\(type(of: error))"])
-            return outcomes.map { $0 ?? PushOutcome(kind: .permanent, reason: "provider_token_signing_failed") }
-        }
+        guard let token = await providerToken(logger: logger) else { return outcomes.map { $0 ?? Self.signingFailed } }
 
         let requests = bodies.map { makeRequest(messages[$0.index], token: target.token, providerToken: token, body: $0.body) }
-        let answers: [Result<PushHTTPResponse, any Error>]
-        if requests.count == 1 {
-            do {
-                answers = [.success(try await endpoint.execute(requests[0], timeout: configuration.requestTimeout))]
-            } catch {
-                answers = [.failure(error)]
-            }
-        } else {
-            answers = await endpoint.executeInOrder(requests, timeout: configuration.requestTimeout)
-        }
+        let answers = await endpoint.executeInOrder(requests, timeout: configuration.requestTimeout)
         for ((index, _), answer) in zip(bodies, answers) {
             outcomes[index] = await outcome(of: answer, providerToken: token, logger: logger, verbose: baseLogger.logLevel <= .debug)
         }

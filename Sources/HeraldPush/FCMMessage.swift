@@ -152,10 +152,4 @@ public enum FCMPayload {
             try WireJSON.encode(FCMMessage(message, token: nil, now: now))
         }
     }
-
-    /// Refuses a string that cannot be a registration token: empty, very long, or with
-    /// whitespace (a copy-paste accident).
-    public static func validateRegistrationToken(_ token: String) throws(PushValidationError) {
-        try PushTokenForm.check(token, platform: .android)
-    }
 }

@@ -56,7 +56,7 @@ public struct FCMProvider: PushProvider {
         guard target.platform == .android else {
             throw PushValidationError(.invalidMessage, message: "Herald sends FCM pushes to Android devices only")
         }
-        try FCMPayload.validateRegistrationToken(target.token)
+        try PushTokenForm.check(target.token, platform: .android)
         try FCMPayload.validate(message, now: now())
     }
 
