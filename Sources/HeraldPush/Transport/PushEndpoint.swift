@@ -28,19 +28,17 @@ public final class PushEndpoint: Sendable {
         self.slots = (0..<client.configuration.connectionsPerOrigin).map { _ in Slot() }
     }
 
-    /// Sends one request and waits for its answer, at most `timeout`.
+    /// Sends one request and waits for its answer, at most `timeout`. A cancelled caller (the
+    /// dispatcher's shutdown grace ran out) is answered at once.
     public func execute(_ request: PushHTTPRequest, timeout: Duration) async throws -> PushHTTPResponse {
-        let sink = NIOLockedValueBox<ResponseSink?>(nil)
+        let answer = ResponseSink()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let answer = ResponseSink(continuation)
-                sink.withLockedValue { $0 = answer }
-                if Task.isCancelled { answer.resume(throwing: CancellationError()) }
+                guard answer.attach({ continuation.resume(with: $0) }) else { return }
                 submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), answer: answer))
             }
         } onCancel: {
-            // Given up (the dispatcher's shutdown grace ran out): the waiter is answered now.
-            sink.withLockedValue { $0 }?.resume(throwing: CancellationError())
+            answer.cancel()
         }
     }
 
@@ -55,20 +53,25 @@ public final class PushEndpoint: Sendable {
         guard !requests.isEmpty else { return [] }
         let slot = nextSlot()
         let deadline = NIODeadline.now() + TimeAmount(timeout)
-        let sinks = NIOLockedValueBox<[ResponseSink]>([])
+        let sinks = requests.map { _ in ResponseSink() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { done in
                 let answers = AnswerGather(count: requests.count, done: done)
-                let made = requests.indices.map { index in ResponseSink { answers.set(index, $0) } }
-                sinks.withLockedValue { $0 = made }
-                // One slot, submitted in order: the connection's queue is first in, first out.
-                for (request, answer) in zip(requests, made) {
-                    submit(Submission(request: request, deadline: deadline, answer: answer), to: slot)
+                var attached = true
+                for (index, sink) in sinks.enumerated() {
+                    attached = sink.attach { answers.set(index, $0) } && attached
                 }
-                if Task.isCancelled { for answer in made { answer.resume(throwing: CancellationError()) } }
+                guard attached else {
+                    for sink in sinks { sink.cancel() }
+                    return
+                }
+                // One slot, submitted in order: the connection's queue is first in, first out.
+                for (request, sink) in zip(requests, sinks) {
+                    submit(Submission(request: request, deadline: deadline, answer: sink), to: slot)
+                }
             }
         } onCancel: {
-            for answer in sinks.withLockedValue({ $0 }) { answer.resume(throwing: CancellationError()) }
+            for sink in sinks { sink.cancel() }
         }
     }
 
@@ -172,23 +175,59 @@ struct Submission: Sendable {
 }
 
 /// Where a request's answer goes: the task waiting in ``PushEndpoint/execute(_:timeout:)``, or
-/// one place among several in ``PushEndpoint/executeInOrder(_:timeout:)``. The first answer
-/// wins and later ones are dropped: a waiter cancelled (shutdown) is answered at once, and the
+/// one place among several in ``PushEndpoint/executeInOrder(_:timeout:)``. The first answer wins
+/// and later ones are dropped: a waiter cancelled (shutdown) is answered at once, and the
 /// connection's own answer, when it comes, goes nowhere.
 final class ResponseSink: Sendable {
-    private let deliver: NIOLockedValueBox<(@Sendable (Result<PushHTTPResponse, any Error>) -> Void)?>
+    typealias Deliver = @Sendable (Result<PushHTTPResponse, any Error>) -> Void
 
-    init(_ deliver: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
-        self.deliver = NIOLockedValueBox(deliver)
+    private enum State {
+        /// Made before its waiter exists; `cancelled` when the waiter gave up even so.
+        case unattached(cancelled: Bool)
+        case attached(Deliver)
+        case answered
     }
 
-    convenience init(_ continuation: CheckedContinuation<PushHTTPResponse, any Error>) {
-        self.init { continuation.resume(with: $0) }
+    private let state = NIOLockedValueBox(State.unattached(cancelled: false))
+
+    init() {}
+
+    /// Where the answer goes. False, with `deliver` given a `CancellationError` at once, when the
+    /// waiter was cancelled before: then nothing should be sent.
+    func attach(_ deliver: @escaping Deliver) -> Bool {
+        let cancelled = state.withLockedValue { state in
+            if case .unattached(cancelled: true) = state {
+                state = .answered
+                return true
+            }
+            state = .attached(deliver)
+            return false
+        }
+        if cancelled { deliver(.failure(CancellationError())) }
+        return !cancelled
+    }
+
+    /// The waiter gave up: answered now with a `CancellationError`.
+    func cancel() {
+        let deliver: Deliver? = state.withLockedValue { state in
+            switch state {
+            case .unattached:
+                state = .unattached(cancelled: true)
+                return nil
+            case .attached(let deliver):
+                state = .answered
+                return deliver
+            case .answered:
+                return nil
+            }
+        }
+        deliver?(.failure(CancellationError()))
     }
 
     private func answer(_ result: Result<PushHTTPResponse, any Error>) {
-        let deliver = self.deliver.withLockedValue { deliver in
-            defer { deliver = nil }
+        let deliver: Deliver? = state.withLockedValue { state in
+            guard case .attached(let deliver) = state else { return nil }
+            state = .answered
             return deliver
         }
         deliver?(result)
