@@ -104,14 +104,15 @@ public final class HeraldServeProcess: @unchecked Sendable {
     }
 
     /// `kill -9`, and waits for the process to be gone.
-    public func crash() {
+    public func crash() async {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        // Polled, not `waitUntilExit()`: that would block a cooperative thread.
+        _ = await eventually(timeout: .seconds(10), every: .milliseconds(10)) { !self.process.isRunning }
     }
 
     /// `kill -9`, then a new process on the same database and port.
     public func crashAndRestart() async throws -> Bool {
-        crash()
+        await crash()
         try start()
         return await waitUntilHealthy()
     }
@@ -136,7 +137,7 @@ public final class HeraldServeProcess: @unchecked Sendable {
         guard process.isRunning else { return true }
         process.terminate()
         if await eventually(timeout: timeout, every: .milliseconds(20), { !self.process.isRunning }) { return true }
-        crash()
+        await crash()
         return false
     }
 

@@ -124,7 +124,7 @@ struct PostgresServeTests {
                         return $0
                     }) == 60
                 {
-                    a.crash()
+                    await a.crash()
                     killedAt.withLock { $0 = .now }
                 }
             }
