@@ -106,8 +106,6 @@ extension PostgresStore: DeviceStore {
         let columns = row.makeRandomAccess()
         let device = try columns[0].decode(String?.self) == nil ? nil : try Self.device(from: row)
         if try columns[7].decode(Bool.self) { return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true) }
-        // An alias of no device is never a raw token.
-        if device == nil, DeviceAlias.hasAliasForm(token) { return WebhookTokenResolution(device: nil, isDead: false) }
         return WebhookTokenResolution(device: device, isDead: try columns[6].decode(Bool.self))
     }
 }

@@ -520,13 +520,12 @@ extension SQLiteStore: DeviceStore {
         let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
         let device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
         if device == nil {
-            // The alias of a device deleted since (of either form), or an alias of none at all:
-            // never a raw token.
+            // The alias of a device deleted since, of either form. (Whether an unknown token is an
+            // alias or a raw token is the webhook's to decide, by its form.)
             let deleted = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deleted_alias WHERE alias = ?)")
             if try Bool.fetchOne(deleted, arguments: [token]) ?? false {
                 return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true)
             }
-            if DeviceAlias.hasAliasForm(token) { return WebhookTokenResolution(device: nil, isDead: false) }
         }
         let platform = device?.platform ?? rawPlatform
         guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }

@@ -5,6 +5,6 @@ public enum TestToken {
     /// already of that form is returned as it is.
     public static func apns(_ name: String) -> String {
         let isHex = !name.isEmpty && name.utf8.count.isMultiple(of: 2) && name.allSatisfy(\.isHexDigit)
-        return isHex ? name : name.utf8.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        return isHex ? name : name.utf8.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -50,7 +50,7 @@ enum ListenCommand {
         }
         // A token of the platform's form, as a real phone's would be: hex for APNs.
         let made = platform == .ios
-            ? (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            ? (0..<32).map { _ in UInt8.random(in: .min ... .max) }.lowercaseHex
             : "herald-device-\(UUID().uuidString)"
         var registration = try await client.register(platform: platform, pushToken: token ?? made)
         registration.server = server
