@@ -103,6 +103,51 @@ struct DeviceTests {
         }
     }
 
+    @Test("100 concurrent webhooks while the device is deleted: each is 200 before the delete or 410 device_deleted after it, never a raw push; bad tokens refused alike")
+    func concurrentDeleteAndForms() async throws {
+        var configured = try TestNDS()
+        // One phone takes all of them: lift its allowance, which is not what this measures.
+        configured.settings.targetPushesPerMinute = 1_000_000
+        configured.settings.targetPushBurst = 1_000_000
+        let nds = configured
+        try await nds.app().test(.live) { client in
+            let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(String(repeating: "e1", count: 32))"}"#)
+            let id = try #require(created.json["device_id"] as? String)
+            let secret = try #require(created.json["device_secret"] as? String)
+            let alias = try #require(created.json["alias"] as? String)
+            let swap = #"{"event":"swap.update","data":{"id":"c","status":"transaction.mempool"}}"#
+            let outcomes = try await withThrowingTaskGroup(of: (String, Int, String?).self) { group in
+                for n in 0..<100 {
+                    group.addTask {
+                        if n == 30 {
+                            let deleted = try await client.execute(
+                                uri: "/api/v1/devices/\(id)", method: .delete, headers: [.authorization: "Bearer \(secret)"])
+                            return ("delete", Int(deleted.status.code), nil)
+                        }
+                        // Every tenth one names a token that is not APNs's form.
+                        let token = n.isMultiple(of: 10) ? "not-hex-\(n)" : alias
+                        let answer = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: swap)
+                        return (token == alias ? "alias" : "bad", Int(answer.status.code), answer.json["error"] as? String)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0.0 == "delete" }.map(\.1) == [204])
+            for (kind, status, error) in outcomes where kind == "alias" {
+                #expect(status == 200 || (status == 410 && error == "device_deleted"), "\(status) \(error ?? "-")")
+            }
+            #expect(outcomes.filter { $0.0 == "bad" }.allSatisfy { $0.1 == 400 && $0.2 == "invalid_token" })
+            // Whatever was acknowledged went to the device's token; nothing to the alias as a token.
+            #expect(try await nds.store.localPushes(platform: .ios, token: alias, after: 0, limit: 10).isEmpty)
+            let acknowledged = outcomes.filter { $0.0 == "alias" && $0.1 == 200 }.count
+            #expect(try await eventually {
+                try await nds.store.localPushes(platform: .ios, token: String(repeating: "e1", count: 32), after: 0, limit: 200).count == acknowledged
+            })
+            // After the delete, the alias stays gone.
+            #expect(try await client.post("/api/v1/notify?token=\(alias)", json: swap).status == .gone)
+        }
+    }
+
     @Test("a token's form is checked for its platform at every entrance, with the local provider as with APNs: 400 invalid_token")
     func tokenForm() async throws {
         var configured = try TestNDS()  // the local development provider
