@@ -199,6 +199,18 @@ let package = Package(
             path: "Benchmarks/HeraldBench",
             swiftSettings: swiftSettings
         ),
+        // `herald-instructions`: `herald serve`'s application behind a synchronous main, for
+        // callgrind (Benchmarks/instructions.py).
+        .executableTarget(
+            name: "herald-instructions",
+            dependencies: [
+                "HeraldServer", "HeraldPush", "HeraldSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/Instructions",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldWireTests",
             dependencies: ["HeraldWire", .product(name: "Crypto", package: "swift-crypto")],

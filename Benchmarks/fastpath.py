@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The fast-path figures in one run, against the nginx APNs sink, with the Go peer beside them.
 
-    python3 Benchmarks/fastpath.py [--seconds 30] [--rate 1000] [--connections 64]
+    python3 Benchmarks/fastpath.py [--seconds 60] [--rates 100,500,1000] [--connections 64] [--no-postgres]
 
 Builds nothing: run `swift build -c release --product herald` and `--product herald-bench` first.
 Needs nginx-light, wrk, golang-go (apt); ../shared/bench/ (apns_sink.sh, peer_apns2.sh) beside
@@ -15,8 +15,12 @@ Prints, in order:
   3. `herald serve` under wrk for --seconds with a fresh device token per request:
      acknowledged webhooks/s, delivered (distinct tokens in the sink's log), CPU µs per webhook
      of Herald, the sink and wrk, RSS idle and peak;
-  4. paced --rate webhooks/s: webhook written -> request logged by the sink, p50/p99 (the
-     sink's clock has millisecond resolution), CPU µs per webhook.
+  4. RSS 5 s after the load, and Herald's CPU over 10 idle seconds;
+  5. each paced rate (pacer.py) for 10 s: webhook written -> request logged by the sink, p50/p99
+     (the sink's clock has millisecond resolution), Herald's CPU µs per webhook;
+  6. one `herald serve` on a throwaway PostgreSQL 15 (its binaries from apt) under the same wrk:
+     delivered/s, CPU µs per webhook of Herald and of PostgreSQL;
+and then the issue's targets against this run's figures, one table.
 """
 import argparse
 import os
@@ -143,10 +147,104 @@ def wrk_output_numbers(text):
     return total, seconds, int(bad.group(1)) if bad else 0
 
 
+def raw_phase(args, shared, work, sink_port, env):
+    """Phase 1: the Go client and Herald's provider against the same sink."""
+    peer = subprocess.run([os.path.join(shared, "peer_apns2.sh"), work, str(sink_port), str(args.raw_sends), "200", "1"],
+                          capture_output=True, text=True)
+    peer_rate = re.search(r"rate=([\d.]+)", peer.stdout)
+    print("1. raw APNs sends/s, same sink:")
+    print("   Go apns2 (gorush's client): %s" % (peer.stdout.strip().splitlines()[-1] if peer.stdout.strip() else peer.stderr.strip()))
+    raw = subprocess.run([args.bench, "--raw-only", "--raw-sends", str(args.raw_sends), "--raw-concurrency", "200"],
+                         env=env, capture_output=True, text=True)
+    raw_line = next((l for l in raw.stdout.splitlines() if l.startswith("1. raw")), raw.stdout + raw.stderr)
+    raw_rate = re.search(r"= (\d+) sends/s", raw_line)
+    print("   Herald: " + raw_line[3:].strip())
+    for line in raw.stdout.splitlines():
+        if "CPU per send" in line:
+            print("   " + line.strip())
+    if peer_rate and raw_rate:
+        print("   ratio Herald / Go: %.2f" % (float(raw_rate.group(1)) / float(peer_rate.group(1))))
+
+
+def paced_run(pid, port, log, rate, here, seconds=10):
+    """`rate` webhooks/s for `seconds` by pacer.py, each with a fresh token carrying its send
+    time; returns (Herald CPU s per webhook, p50 ms, p99 ms, max ms, delivered, sent, pacer's line)."""
+    before_lines = len(sink_lines(log))
+    h0 = cpu_seconds(pid)
+    count = rate * seconds
+    pacer = subprocess.run([sys.executable, os.path.join(here, "pacer.py"), "127.0.0.1", str(port),
+                            "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
+                           capture_output=True, text=True)
+    deadline = time.monotonic() + 60
+    while True:
+        rows = [r for r in sink_lines(log)[before_lines:] if r[1].endswith("%032x" % 0xbe)]
+        if len(rows) >= count or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    h1 = cpu_seconds(pid)
+    latencies = sorted((arrived - int(uri[16:32], 16) / 1e9) * 1000 for arrived, uri in rows)
+
+    def pct(p):
+        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
+    return ((h1 - h0) / max(len(rows), 1), pct(0.5), pct(0.99), latencies[-1] if latencies else float("nan"),
+            len(rows), count, pacer.stdout.strip())
+
+
+def postgres_run(args, env, work, log):
+    """One `herald serve` on a fresh PostgreSQL under the same wrk load; the figures as a dict."""
+    from scaleout import PG_BIN, as_postgres, create_database, postgres_cpu, start_postgres
+    os.chmod(work, 0o755)
+    pg_port, pg_data = start_postgres(work)
+    server = None
+    try:
+        server, port = start_herald(args.herald, create_database(pg_port, "fastpath"), env, os.path.join(work, "pg.log"))
+        time.sleep(2)
+        script = os.path.join(work, "pg.lua")
+        with open(script, "w") as f:
+            f.write(WRK_SCRIPT.replace("0xaa", "0xcc"))
+        before_lines = len(sink_lines(log))
+        h0, p0 = cpu_seconds(server.pid), postgres_cpu(pg_data)
+        out = subprocess.run(["wrk", "-t1", "-c%d" % args.connections, "-d%ds" % args.seconds, "-s", script,
+                              "http://127.0.0.1:%d/" % port], capture_output=True, text=True).stdout
+        total, seconds, bad = wrk_output_numbers(out)
+        acked = total - bad
+        deadline = time.monotonic() + 180
+        while True:
+            rows = [r for r in sink_lines(log)[before_lines:] if r[1].endswith("%048x" % 0xcc)]
+            tokens = {uri for _, uri in rows}
+            if len(tokens) >= acked or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        h1, p1 = cpu_seconds(server.pid), postgres_cpu(pg_data)
+        times = [t for t, _ in rows]
+        span = (max(times) - min(times)) if len(times) > 1 else float("nan")
+        return {"acked": acked / seconds, "delivered": len(times) / span, "all": len(tokens) >= acked,
+                "herald": (h1 - h0) / max(acked, 1), "postgres": (p1 - p0) / max(acked, 1)}
+    finally:
+        if server:
+            stop_herald(server)
+        subprocess.run(as_postgres([PG_BIN + "/pg_ctl", "-D", pg_data, "-m", "fast", "stop"]), stdout=subprocess.DEVNULL)
+
+
+WRK_SCRIPT = '''wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+counter = 0
+request = function()
+  counter = counter + 1
+  local token = string.format("%016x%048x", counter, 0xaa)
+  return wrk.format(nil, "/api/v1/notify?platform=ios&token=" .. token,
+    nil, '{"event":"swap.update","data":{"id":"wrk-' .. counter .. '","status":"transaction.mempool"}}')
+end
+'''
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=30)
-    parser.add_argument("--rate", type=int, default=1000)
+    parser.add_argument("--rates", type=lambda text: [int(r) for r in text.split(",")], default=[100, 500, 1000],
+                        help="paced rates, comma-separated")
+    parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL row")
+    parser.add_argument("--quick", action="store_true", help="only phases 3 to 5: no raw sends, floor or PostgreSQL")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--raw-sends", type=int, default=100000)
     parser.add_argument("--herald", default=os.path.join(ROOT, ".build/release/herald"))
@@ -160,45 +258,24 @@ def main():
     server = None
     try:
         # 1. Raw sends: the peer, then Herald's provider, same sink.
-        peer = subprocess.run([os.path.join(shared, "peer_apns2.sh"), work, str(sink_port), str(args.raw_sends), "200", "1"],
-                              capture_output=True, text=True)
-        peer_rate = re.search(r"rate=([\d.]+)", peer.stdout)
-        print("1. raw APNs sends/s, same sink:")
-        print("   Go apns2 (gorush's client): %s" % (peer.stdout.strip().splitlines()[-1] if peer.stdout.strip() else peer.stderr.strip()))
-        raw = subprocess.run([args.bench, "--raw-only", "--raw-sends", str(args.raw_sends), "--raw-concurrency", "200"],
-                             env=env, capture_output=True, text=True)
-        raw_line = next((l for l in raw.stdout.splitlines() if l.startswith("1. raw")), raw.stdout + raw.stderr)
-        raw_rate = re.search(r"= (\d+) sends/s", raw_line)
-        print("   Herald: " + raw_line[3:].strip())
-        for line in raw.stdout.splitlines():
-            if "CPU per send" in line:
-                print("   " + line.strip())
-        if peer_rate and raw_rate:
-            print("   ratio Herald / Go: %.2f" % (float(raw_rate.group(1)) / float(peer_rate.group(1))))
+        if not args.quick:
+            raw_phase(args, shared, work, sink_port, env)
 
         # 2. The floor: a bare Hummingbird route under the same wrk.
-        floor = subprocess.run([args.bench, "--http-floor", "--seconds", "10", "--webhook-concurrency", str(args.connections)],
-                               capture_output=True, text=True)
-        floor_total, floor_seconds, _ = wrk_output_numbers(floor.stdout)
-        floor_rate = floor_total / floor_seconds
-        print("2. bare Hummingbird POST route, wrk -c%d 10 s: %.0f requests/s" % (args.connections, floor_rate))
-
+        floor_rate = float("nan")
+        if not args.quick:
+            floor = subprocess.run([args.bench, "--http-floor", "--seconds", "10", "--webhook-concurrency", str(args.connections)],
+                                   capture_output=True, text=True)
+            floor_total, floor_seconds, _ = wrk_output_numbers(floor.stdout)
+            floor_rate = floor_total / floor_seconds
+            print("2. bare Hummingbird POST route, wrk -c%d 10 s: %.0f requests/s" % (args.connections, floor_rate))
         # 3. herald serve under wrk, fresh token per request.
         server, port = start_herald(args.herald, os.path.join(work, "herald.sqlite"), env, os.path.join(work, "herald.log"))
         time.sleep(2)
         rss_idle = status_kb(server.pid, "VmRSS")
         script = os.path.join(work, "webhook.lua")
         with open(script, "w") as f:
-            f.write('''wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-counter = 0
-request = function()
-  counter = counter + 1
-  local token = string.format("%016x%048x", counter, 0xaa)
-  return wrk.format(nil, "/api/v1/notify?platform=ios&token=" .. token,
-    nil, '{"event":"swap.update","data":{"id":"wrk-' .. counter .. '","status":"transaction.mempool"}}')
-end
-''')
+            f.write(WRK_SCRIPT)
         before_lines = len(sink_lines(log))
         h0, s0, w0 = cpu_seconds(server.pid), sink_cpu(sink), children_cpu()
         started = time.monotonic()
@@ -228,28 +305,64 @@ end
             (h1 - h0) / max(acked, 1) * 1e6, (s1 - s0) / max(acked, 1) * 1e6, (w1 - w0) / max(acked, 1) * 1e6))
         print("   RSS: idle %.1f MB, peak %.1f MB" % (rss_idle / 1024, rss_peak / 1024))
 
-        # 4. Paced latency, webhook written -> sink log.
-        time.sleep(2)
-        before_lines = len(sink_lines(log))
-        h0 = cpu_seconds(server.pid)
-        count = args.rate * 10
-        pacer = subprocess.run([sys.executable, os.path.join(HERE, "pacer.py"), "127.0.0.1", str(port),
-                                "/api/v1/notify?platform=ios&token={token}", str(args.rate), "10", "32"],
-                               capture_output=True, text=True)
-        deadline = time.monotonic() + 60
-        while True:
-            rows = [r for r in sink_lines(log)[before_lines:] if r[1].endswith("%032x" % 0xbe)]
-            if len(rows) >= count or time.monotonic() > deadline:
-                break
-            time.sleep(1)
-        h1 = cpu_seconds(server.pid)
-        latencies = sorted((arrived - int(uri[16:32], 16) / 1e9) * 1000 for arrived, uri in rows)
+        # 4. After the load: what RSS goes back to, and what Herald costs doing nothing.
+        time.sleep(5)
+        rss_after = status_kb(server.pid, "VmRSS")
+        i0 = cpu_seconds(server.pid)
+        time.sleep(10)
+        idle_cpu = (cpu_seconds(server.pid) - i0) / 10
+        print("4. after the load: RSS %.1f MB; idle CPU %.1f ms/s" % (rss_after / 1024, idle_cpu * 1000))
 
-        def pct(p):
-            return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
-        print("4. paced %d webhooks/s for 10 s (%s): webhook -> sink p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d of %d; sink clock 1 ms)" % (
-            args.rate, pacer.stdout.strip(), pct(0.5), pct(0.99), latencies[-1] if latencies else float("nan"), len(latencies), count))
-        print("   CPU per webhook: Herald %.0f µs" % ((h1 - h0) / max(len(rows), 1) * 1e6))
+        # 5. Paced: webhook written -> sink log, and CPU per webhook, at each rate.
+        paced = {}
+        for rate in args.rates:
+            time.sleep(1)
+            paced[rate] = paced_run(server.pid, port, log, rate, HERE)
+            cpu, p50, p99, worst, got, count, sent = paced[rate]
+            print("5. paced %d webhooks/s for 10 s (%s): webhook -> sink p50 %.1f ms, p99 %.1f ms, max %.1f ms "
+                  "(%d of %d; sink clock 1 ms); CPU per webhook: Herald %.0f µs" % (
+                      rate, sent, p50, p99, worst, got, count, cpu * 1e6))
+        rss_final = status_kb(server.pid, "VmHWM")
+        stop_herald(server)
+        server = None
+
+        # 6. PostgreSQL, one instance, the same wrk load.
+        pg = None
+        if not args.no_postgres and not args.quick:
+            pg = postgres_run(args, env, work, log)
+            print("6. PostgreSQL, one instance, wrk -c%d %d s: acknowledged %.0f/s, delivered %.0f/s, every one "
+                  "delivered: %s; CPU per webhook: Herald %.0f µs + PostgreSQL %.0f µs" % (
+                      args.connections, args.seconds, pg["acked"], pg["delivered"], "yes" if pg["all"] else "NO",
+                      pg["herald"] * 1e6, pg["postgres"] * 1e6))
+
+        # The issue's targets against this run's figures.
+        full_cpu = (h1 - h0) / max(acked, 1)
+        rows = []
+        for rate in args.rates:
+            rows.append(("CPU per webhook at %d/s" % rate, "%.0f µs" % (paced[rate][0] * 1e6), "<= 100 µs",
+                         paced[rate][0] <= 100e-6))
+        rows.append(("CPU per webhook at full load", "%.0f µs" % (full_cpu * 1e6), "<= 100 µs", full_cpu <= 100e-6))
+        rows.append(("acknowledged and delivered, wrk -c%d" % args.connections,
+                     "%.0f/s, all delivered: %s" % (acked / seconds, "yes" if len(tokens) >= acked else "NO"),
+                     ">= 12,000/s, all", acked / seconds >= 12000 and len(tokens) >= acked))
+        rows.append(("intake vs bare Hummingbird route", "%.0f%%" % (100 * acked / seconds / floor_rate), ">= 40%",
+                     acked / seconds / floor_rate >= 0.4))
+        if 1000 in paced:
+            _, p50, p99 = paced[1000][:3]
+            rows.append(("webhook -> sink at 1,000/s", "p50 %.1f ms, p99 %.1f ms" % (p50, p99), "p50 <= 1, p99 <= 5 ms",
+                         p50 <= 1 and p99 <= 5))
+        rows.append(("RSS idle / peak / after load", "%.1f / %.1f / %.1f MB" % (
+            rss_idle / 1024, max(rss_peak, rss_final) / 1024, rss_after / 1024), "<= 28 / <= 64 MB",
+            rss_idle <= 28 * 1024 and max(rss_peak, rss_final) <= 64 * 1024))
+        if pg:
+            rows.append(("PostgreSQL 1 instance: delivered; CPU/webhook", "%.0f/s; %.0f µs" % (
+                pg["delivered"], (pg["herald"] + pg["postgres"]) * 1e6), ">= 5,000/s; <= 300 µs",
+                pg["delivered"] >= 5000 and pg["herald"] + pg["postgres"] <= 300e-6))
+        print()
+        print("| figure | this run | target | met |")
+        print("|---|---|---|---|")
+        for name, figure, target, met in rows:
+            print("| %s | %s | %s | %s |" % (name, figure, target, "yes" if met else "**no**"))
     finally:
         if server:
             stop_herald(server)

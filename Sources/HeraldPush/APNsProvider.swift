@@ -130,13 +130,14 @@ public struct APNsProvider: PushProvider {
     }
 
     private func outcome(
-        of answer: Result<PushHTTPResponse, any Error>, providerToken token: String, logger: Logger, verbose: Bool
+        of answer: Result<PushHTTPResponse, any Error>, providerToken token: String, logger: @autoclosure () -> Logger,
+        verbose: Bool
     ) async -> PushOutcome {
         let response: PushHTTPResponse
         switch answer {
         case .success(let value): response = value
         case .failure(let error):
-            TransportFailure.log(error, service: name, logger: logger)
+            TransportFailure.log(error, service: name, logger: logger())
             return TransportFailure.outcome(for: error)
         }
         // A success has no body: skip the decoder (a failed decode throws, which costs).
@@ -152,8 +153,10 @@ public struct APNsProvider: PushProvider {
         if response.status == 403, let reason, APNsResponse.providerTokenReasons.contains(reason) {
             await tokens.invalidate(token)
         }
+        // The scoped logger only when something is logged: each metadata key set makes the
+        // standard handler render all of its metadata again, five allocations per push.
         if outcome.kind != .delivered || verbose {
-            outcome.log(logger: logger)
+            outcome.log(logger: logger())
         }
         return outcome
     }

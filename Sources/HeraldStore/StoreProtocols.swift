@@ -102,9 +102,17 @@ public enum DeviceAlias {
 
     public static func hasAliasForm(_ token: String) -> Bool {
         token.hasPrefix(prefix) && token.utf8.count == prefix.utf8.count + 24
-            && token.utf8.dropFirst(prefix.utf8.count).allSatisfy {
-                $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
-            }
+            && isBase64URL(token.utf8.dropFirst(prefix.utf8.count))
+    }
+
+    /// Whether some device's alias, current or issued before the prefix, could be `token`; a
+    /// token that could not (a 64-digit APNs token, most FCM tokens) skips the alias lookups.
+    public static func couldBeAlias(_ token: String) -> Bool {
+        hasAliasForm(token) || (token.utf8.count == 24 && isBase64URL(token.utf8))
+    }
+
+    private static func isBase64URL(_ characters: some Sequence<UInt8>) -> Bool {
+        characters.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
     }
 }
 

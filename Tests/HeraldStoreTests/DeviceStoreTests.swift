@@ -27,4 +27,14 @@ struct DeviceStoreTests {
             #expect(raw.device == nil && !raw.isDeletedAlias)
         }
     }
+
+    @Test("only a token of an alias's forms, current or from before the prefix, is looked up as an alias")
+    func aliasForms() {
+        #expect(DeviceAlias.couldBeAlias(DeviceAlias.make()))
+        #expect(DeviceAlias.couldBeAlias("hostile-final-1234567890"))
+        #expect(!DeviceAlias.couldBeAlias(String(repeating: "ef", count: 32)))
+        #expect(!DeviceAlias.couldBeAlias("fcm:" + String(repeating: "x", count: 20)))
+        #expect(!DeviceAlias.couldBeAlias(String(repeating: "x", count: 25)))
+        #expect(!DeviceAlias.couldBeAlias("a." + String(repeating: "x", count: 23)))
+    }
 }

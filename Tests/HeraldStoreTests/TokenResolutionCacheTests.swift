@@ -29,7 +29,8 @@ struct TokenResolutionCacheTests {
             #expect(cache.lookup(key).0 == Self.live)
             peak = max(peak, usage.count)
         }
-        // About 4.2 KB an entry: four fit in 20,000 bytes, far fewer than the 1,000 entries allowed.
+        // About 4.4 KB an entry (the token and its slot): four fit in 20,000 bytes, far fewer than
+        // the 1,000 entries allowed.
         #expect(peak == 4)
     }
 

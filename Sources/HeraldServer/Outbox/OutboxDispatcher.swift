@@ -255,7 +255,8 @@ public final class OutboxDispatcher: Service, Sendable {
         if now() >= job.expiresAt {
             return deadLetter("ttl_expired", logger: logger)
         }
-        if deadTokens.withLockedValue({ $0.contains(Self.key(target)) }) {
+        // The key is built only when some token has died: it is a string allocation per send.
+        if deadTokens.withLockedValue({ !$0.isEmpty && $0.contains(Self.key(target)) }) {
             return deadLetter("token_unregistered", logger: logger)
         }
         guard var message = decoded ?? (try? WireJSON.decode(PushMessage.self, from: job.payload)) else {

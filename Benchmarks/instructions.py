@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Instructions per webhook, counted by valgrind's callgrind: a figure that wall-clock noise
+does not move, to compare two builds of the intake path.
+
+    python3 Benchmarks/instructions.py [--webhooks 1000] [--top 25]
+
+Runs `herald serve`'s application (release `herald-instructions`: the same application behind a
+synchronous main, which valgrind 3.19 needs; local development provider, a fresh SQLite file)
+under `valgrind --tool=callgrind` twice: once taking --webhooks webhooks, once three times as
+many, one at a time over one keep-alive connection (each with a fresh raw iOS token); both runs
+start, wait the same idle time and stop the same way. The difference of the two totals, divided
+by the difference in webhooks, is what one more webhook costs inside Herald, start-up and
+first-use costs cancelled out: HTTP parse, route, token lookup, group commit, the local
+provider's send and record, the outcome's write. Prints that, and the functions with the most
+instructions of their own in the larger run (`callgrind_annotate`). Needs valgrind
+(apt); takes a few minutes. Build first: `swift build -c release --product herald-instructions`.
+"""
+import argparse
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post_all(port, count):
+    """`count` webhooks in turn over one connection; returns how many were answered 200."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    reader = sock.makefile("rb")
+    ok = 0
+    for i in range(count):
+        body = '{"event":"swap.update","data":{"id":"cg-%d","status":"transaction.mempool"}}' % i
+        sock.sendall(("POST /api/v1/notify?platform=ios&token=%064x HTTP/1.1\r\nHost: x\r\n"
+                      "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (i + 1, len(body), body)).encode())
+        status = reader.readline()
+        length = 0
+        while True:
+            line = reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        reader.read(length)
+        ok += status.split(b" ")[1] == b"200"
+    sock.close()
+    return ok
+
+
+def run(binary, work, name, webhooks):
+    """One `herald serve` under callgrind; returns (total instructions, callgrind output file)."""
+    port = free_port()
+    out = os.path.join(work, "callgrind.%s" % name)
+    env = dict(os.environ, HERALD_LOG_LEVEL="warning")
+    process = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary, str(port),
+         os.path.join(work, "%s.sqlite" % name)],
+        env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "%s.log" % name), "w"))
+    for _ in range(600):
+        if process.poll() is not None:
+            raise SystemExit("herald serve under valgrind exited; see " + os.path.join(work, "%s.log" % name))
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    time.sleep(3)
+    ok = post_all(port, webhooks) if webhooks else 0
+    time.sleep(3)  # the last outcomes written
+    process.send_signal(signal.SIGTERM)
+    process.wait(120)
+    text = open(out).read()
+    total = int(re.search(r"^summary: (\d+)", text, re.M).group(1)) if "summary:" in text else \
+        int(re.search(r"^totals: (\d+)", text, re.M).group(1))
+    return total, out, ok
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--webhooks", type=int, default=1000)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--herald", default=os.path.join(ROOT, ".build/release/herald-instructions"))
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="herald-callgrind-")
+    # valgrind 3.19 gives up on the DWARF 5 the Swift toolchain writes; symbols are enough.
+    binary = os.path.join(work, "herald")
+    subprocess.run(["strip", "--strip-debug", "-o", binary, args.herald], check=True)
+    args.herald = binary
+    small, _, ok_small = run(args.herald, work, "small", args.webhooks)
+    large, out, ok_large = run(args.herald, work, "large", 3 * args.webhooks)
+    print("herald serve under callgrind: %d and %d webhooks (%d and %d answered 200), one at a time" % (
+        args.webhooks, 3 * args.webhooks, ok_small, ok_large))
+    print("  instructions: %d and %d" % (small, large))
+    print("  per webhook: %.0f instructions" % ((large - small) / (2 * args.webhooks)))
+    annotate = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True).stdout
+    lines = [l for l in annotate.splitlines() if re.match(r"^\s*[\d,]+ \(\s*[\d.]+%\)\s+\S", l) and "PROGRAM TOTALS" not in l]
+    demangled = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(lines[:args.top]),
+                               capture_output=True, text=True).stdout or "\n".join(lines[:args.top])
+    print("  instructions of their own in the larger run, top %d (%s):" % (args.top, out))
+    for line in demangled.splitlines():
+        print("   " + line.strip()[:160])
+
+if __name__ == "__main__":
+    main()
