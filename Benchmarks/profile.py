@@ -78,7 +78,8 @@ def main():
     split = collections.Counter()
     for share, dso, sym in rows:
         bucket = next((name for name, test in BUCKETS if test(dso, sym)), None)
-        split[bucket or ("Herald and its Swift packages" if dso == "herald" else "other (%s)" % dso)] += share
+        own = dso == os.path.basename(args.herald)
+        split[bucket or ("Herald and its Swift packages" if own else "other (%s)" % dso)] += share
     for name, share in split.most_common():
         print("  %5.1f%%  %s" % (share, name))
     print("top functions by self time:")
