@@ -237,8 +237,8 @@ extension SQLiteStore: OutboxStore {
     /// fsync.
     static func withoutSync(_ database: AsyncDatabase, _ updates: @escaping @Sendable (Database) throws -> Void) async throws {
         try await database.writeWithoutTransaction { db in
-            // Cached: prepared once per connection, not twice per outcome batch (callgrind showed
-            // the two parses as a sixth of a webhook's instructions).
+            // Cached: prepared once per connection, not twice per outcome batch (callgrind put the
+            // two parses at about 6% of a webhook's instructions).
             try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
             defer { try? db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
             try db.inTransaction {
