@@ -51,7 +51,7 @@ public final class SQLiteStore: Sendable {
         let pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
         pool.add(transactionObserver: TokenResolutionCache.Invalidator(tokenCache), extent: .databaseLifetime)
-        database = AsyncDatabase(pool)
+        database = AsyncDatabase(pool, threads: (writer: DatabaseThread(), reader: DatabaseThread()))
         checkpointer = AsyncDatabase(try DatabaseQueue(path: path, configuration: config))
     }
 
@@ -133,6 +133,8 @@ public struct CheckpointResult: Sendable, Equatable {
 
 extension SQLiteStore: OutboxStore {
     /// One process per file (WAL mode on a local disk).
+
+    public var writerExecutor: (any TaskExecutor)? { database.writerExecutor }
 
     public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date, leasing: Int) async throws -> [EnqueueResult] {
         guard !jobs.isEmpty else { return [] }

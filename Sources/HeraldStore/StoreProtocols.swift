@@ -3,6 +3,10 @@ import HeraldWire
 
 /// The durable outbox: at-least-once delivery of pushes.
 public protocol OutboxStore: Sendable {
+    /// Where the outbox's own loops (intake's group commit, recording outcomes) run, for a
+    /// store that writes on a thread of its own: there its writes need no hop. nil: anywhere.
+    var writerExecutor: (any TaskExecutor)? { get }
+
     /// Commits jobs in one transaction and returns one result per job, in order. The first
     /// `leasing` jobs start leased until `leaseUntil`, as the caller hands them straight to its
     /// dispatcher; the rest are due at once for ``claimDue(now:leaseUntil:limit:)``.
@@ -29,6 +33,8 @@ public protocol OutboxStore: Sendable {
 }
 
 extension OutboxStore {
+    public var writerExecutor: (any TaskExecutor)? { nil }
+
     /// Commits jobs that all start leased.
     public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult] {
         try await enqueue(jobs, now: now, leaseUntil: leaseUntil, leasing: jobs.count)

@@ -134,7 +134,8 @@ public final class OutboxDispatcher: Service, Sendable {
         }
         let dispatcher = self
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await dispatcher.recordCompletions() }
+            // On the store's writer thread when it has one, as intake's commits are.
+            group.addTask(executorPreference: store.writerExecutor) { await dispatcher.recordCompletions() }
             group.addTask {
                 await withTaskGroup(of: SenderExit.self) { senders in
                     senders.addTask {

@@ -154,7 +154,10 @@ public final class OutboxIntake: Service, Sendable {
     public func run() async throws {
         let buffer = self.buffer
         await withGracefulShutdownHandler {
-            await buffer.drain(limit: configuration.batchLimit) { batch in await self.commit(batch) }
+            // On the store's writer thread when it has one: each commit then runs there at once.
+            await withTaskExecutorPreference(store.writerExecutor) {
+                await buffer.drain(limit: configuration.batchLimit) { batch in await self.commit(batch) }
+            }
         } onGracefulShutdown: {
             buffer.close()
         }
