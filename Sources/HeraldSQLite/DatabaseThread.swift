@@ -14,7 +14,7 @@ import NIOPosix
 /// on the file. One NIO event loop with no channels serves as the thread and its job queue.
 final class DatabaseThread: TaskExecutor, @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
-    private let loop: any EventLoop
+    let loop: any EventLoop
 
     init() {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
