@@ -90,23 +90,61 @@ extension PostgresStore: DeviceStore {
     ) async throws
         -> WebhookTokenResolution
     {
-        // One round trip: the alias's device, if any, whether the token it leads to is dead, and
-        // whether the token is the alias of a device deleted since.
-        let rows = try await rows(
-            """
-            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
-                   EXISTS (SELECT 1 FROM dead_token t
-                           WHERE t.platform = coalesce(d.platform, \(rawPlatform?.rawValue))
-                             AND t.token = coalesce(d.token, \(token))),
-                   d.id IS NULL AND EXISTS (SELECT 1 FROM deleted_alias a WHERE a.alias = \(token))
-            FROM (SELECT 1) AS one LEFT JOIN device d ON d.alias = \(token)
-            """
-        )
-        guard let row = rows.first else { return WebhookTokenResolution(device: nil, isDead: false) }
+        // A token no alias can have (a raw APNs or FCM token) needs only the dead-token check.
+        guard DeviceAlias.couldBeAlias(token) else {
+            guard let rawPlatform else { return WebhookTokenResolution(device: nil, isDead: false) }
+            let dead = try await rows(DeadTokenStatement(platform: rawPlatform.rawValue, token: token)).first ?? false
+            return WebhookTokenResolution(device: nil, isDead: dead)
+        }
+        guard let row = try await rows(ResolveAliasStatement(token: token, rawPlatform: rawPlatform?.rawValue)).first else {
+            return WebhookTokenResolution(device: nil, isDead: false)
+        }
         let columns = row.makeRandomAccess()
         let device = try columns[0].decode(String?.self) == nil ? nil : try Self.device(from: row)
         if try columns[7].decode(Bool.self) { return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true) }
         return WebhookTokenResolution(device: device, isDead: try columns[6].decode(Bool.self))
+    }
+
+    /// One round trip: the alias's device, if any, whether the token it leads to is dead, and
+    /// whether the token is the alias of a device deleted since. Prepared: every webhook to an
+    /// alias runs it.
+    struct ResolveAliasStatement: PostgresPreparedStatement {
+        static let sql = """
+            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
+                   EXISTS (SELECT 1 FROM dead_token t
+                           WHERE t.platform = coalesce(d.platform, $2) AND t.token = coalesce(d.token, $1)),
+                   d.id IS NULL AND EXISTS (SELECT 1 FROM deleted_alias a WHERE a.alias = $1)
+            FROM (SELECT 1) AS one LEFT JOIN device d ON d.alias = $1
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.text, .text]
+        var token: String
+        var rawPlatform: String?
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(token)
+            bindings.append(rawPlatform)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
+    /// Whether a raw token is known dead. Prepared: every raw-token webhook runs it.
+    struct DeadTokenStatement: PostgresPreparedStatement {
+        static let sql = "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = $1 AND token = $2)"
+        static let bindingDataTypes: [PostgresDataType] = [.text, .text]
+        var platform: String
+        var token: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(platform)
+            bindings.append(token)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Bool { try row.decode(Bool.self) }
     }
 }
 

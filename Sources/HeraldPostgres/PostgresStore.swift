@@ -95,6 +95,17 @@ public final class PostgresStore: Sendable {
         try await guarded { try await client.query(query, logger: logger).collect() }
     }
 
+    /// Runs one statement PostgreSQL keeps prepared on each connection, and collects its rows:
+    /// for the statements every webhook runs, which would otherwise be parsed and planned each
+    /// time.
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
+        try await guarded {
+            var rows: [Statement.Row] = []
+            for try await row in try await client.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
     /// Runs `body` in one transaction on one connection: committed when it returns, rolled back
     /// when it throws.
     func transaction<Result: Sendable>(
