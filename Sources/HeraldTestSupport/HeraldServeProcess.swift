@@ -84,7 +84,11 @@ public final class HeraldServeProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--database", database] + arguments
-        if let environment { process.environment = environment }
+        // Inherited, but for Google's credentials variable: on a developer's machine it would turn
+        // the local development provider the tests expect into FCM.
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["GOOGLE_APPLICATION_CREDENTIALS"] = nil
+        process.environment = environment ?? inherited
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice

@@ -114,6 +114,44 @@ struct HeraldConfigurationTests {
         }
     }
 
+    @Test("GOOGLE_APPLICATION_CREDENTIALS is the default app's service account when Herald's own setting is set nowhere")
+    func googleApplicationCredentials() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gac-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func accountFile(_ project: String) throws -> String {
+            let file = folder.appendingPathComponent("\(project).json")
+            try TestKeys.serviceAccount(tokenURI: "https://oauth2.googleapis.com/token", projectID: project).json
+                .write(to: file)
+            return file.path
+        }
+        let google = try accountFile("from-google")
+        let fromGoogle = try await HeraldConfiguration.load(
+            flags: [:], environment: ["GOOGLE_APPLICATION_CREDENTIALS": google], file: nil)
+        #expect(fromGoogle.providers.fcm?.serviceAccount.projectID == "from-google")
+        #expect(!fromGoogle.server.settings.localProvider)
+
+        // Herald's own setting wins, from the environment or from the file.
+        let own = try await HeraldConfiguration.load(
+            flags: [:], environment: ["GOOGLE_APPLICATION_CREDENTIALS": google, "HERALD_FCM_SERVICE_ACCOUNT_FILE": try accountFile("own")],
+            file: nil)
+        #expect(own.providers.fcm?.serviceAccount.projectID == "own")
+        let fromFile = try await HeraldConfiguration.load(
+            flags: [:], environment: ["GOOGLE_APPLICATION_CREDENTIALS": google],
+            file: try Self.yaml("fcm: { service_account_file: \(try accountFile("file")) }"))
+        #expect(fromFile.providers.fcm?.serviceAccount.projectID == "file")
+
+        // gcloud's user credentials there are no service account: refused, naming the variable.
+        let user = folder.appendingPathComponent("user.json")
+        try Data(#"{"type":"authorized_user","client_id":"x","refresh_token":"y"}"#.utf8).write(to: user)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: ["GOOGLE_APPLICATION_CREDENTIALS": user.path], file: nil)
+            Issue.record("accepted user credentials as a service account")
+        } catch {
+            #expect("\(error)".contains("GOOGLE_APPLICATION_CREDENTIALS"), "\(error)")
+        }
+    }
+
     @Test("a bad apps section is refused, naming the app", arguments: [
         ("apps:\n  'bad name!':\n    fcm: { service_account_file: /x }\n", "app name 'bad name!'"),
         ("apps:\n  com.example.wallet: {}\n", "app 'com.example.wallet' has neither apns nor fcm"),

@@ -78,7 +78,10 @@ public struct HeraldConfiguration: Sendable {
             .init("apns.environment", flag: false, default: "production", "`production` or `sandbox`"),
             .init("apns.url", flag: false, default: "", "Overrides the APNs base URL (proxies, tests)"),
             .init("apns.connections", flag: false, default: "1", "HTTP/2 connections per push origin, 1 to 64"),
-            .init("fcm.service_account_file", flag: false, default: "", "Google service-account JSON; its `token_uri` is the OAuth endpoint"),
+            .init(
+                "fcm.service_account_file", flag: false, default: "",
+                "Google service-account JSON; its `token_uri` is the OAuth endpoint. Set nowhere, `GOOGLE_APPLICATION_CREDENTIALS` is read"
+            ),
             .init("fcm.url", flag: false, default: "https://fcm.googleapis.com", "Overrides the FCM base URL"),
             .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
         ]
@@ -100,9 +103,19 @@ public struct HeraldConfiguration: Sendable {
         -> HeraldConfiguration
     {
         let reader = try await reader(flags: flags, environment: environment, file: file)
-        let values = values(from: reader)
-        var configuration = try HeraldConfiguration(
-            values: values, source: source(flags: flags, environment: environment, file: file, resolved: values))
+        var values = values(from: reader)
+        var source = source(flags: flags, environment: environment, file: file, resolved: values)
+        // Google's own libraries (and gorush) take the service account from this variable: the
+        // default app's FCM uses it when Herald's own setting is set nowhere.
+        let accountVariable = "HERALD_FCM_SERVICE_ACCOUNT_FILE"
+        if values[accountVariable] == nil,
+            let google = environment[googleCredentialsVariable]?.trimmingCharacters(in: .whitespaces), !google.isEmpty
+        {
+            values[accountVariable] = google
+            let named = source
+            source = { variable in variable == accountVariable ? googleCredentialsVariable : named(variable) }
+        }
+        var configuration = try HeraldConfiguration(values: values, source: source)
         configuration.file = file
         // The apps' credentials go through the same reader, under `apps.<name>.`; only their
         // names come from the file directly, as no fixed list of keys can name them.
@@ -115,6 +128,9 @@ public struct HeraldConfiguration: Sendable {
         configuration.server.settings.localProvider = configuration.providers.isLocal
         return configuration
     }
+
+    /// Read as `fcm.service_account_file` when that is set nowhere, as Google's libraries do.
+    public static let googleCredentialsVariable = "GOOGLE_APPLICATION_CREDENTIALS"
 
     /// The one reader of every layer: flags, then `HERALD_*` variables, then the file.
     static func reader(flags: [String: String], environment: [String: String], file: String?) async throws -> ConfigReader {
