@@ -42,6 +42,23 @@ public struct IncomingPush: Sendable, Hashable {
         self.init(userInfo: object, sealKey: sealKey)
     }
 
+    /// Decodes a Web Push message (RFC 8291), as a UnifiedPush distributor or a browser hands it
+    /// over, opened with the subscription's P-256 private key and auth secret: its plaintext is
+    /// the same data map an FCM data message carries. One that does not open becomes
+    /// `.undecodable`, never an error.
+    ///
+    /// - Parameter sealKey: The device's X25519 private key, for a push also sealed (seed 004).
+    public init(
+        webPush body: Data, privateKey: P256.KeyAgreement.PrivateKey, authSecret: Data,
+        sealKey: Curve25519.KeyAgreement.PrivateKey? = nil
+    ) {
+        do throws(WebPushMessage.Failure) {
+            self.init(json: try WebPushMessage.decrypt(body, privateKey: privateKey, authSecret: authSecret), sealKey: sealKey)
+        } catch {
+            self.init(notification: .undecodable(type: nil, reason: "web push message not opened: \(error)"))
+        }
+    }
+
     /// Decodes a push from its top-level keys.
     public init(userInfo: [String: JSONValue], sealKey: Curve25519.KeyAgreement.PrivateKey? = nil) {
         var keys = userInfo

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldWire
 import Testing
@@ -28,6 +29,26 @@ struct PushDecodingTests {
         case .lnurlPayInvoice(let request): #expect(type == "lnurlpay_invoice" && request.amount == 5000 && request.comment == "hi")
         case .lnurlPayVerify(let request): #expect(type == "lnurlpay_verify" && request.paymentHash == "ab")
         default: Issue.record("decoded \(push.notification)")
+        }
+    }
+
+    @Test("a Web Push message opens to the FCM data map it carries and decodes the same; one for another key does not")
+    func webPush() throws {
+        let device = P256.KeyAgreement.PrivateKey()
+        let auth = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let map = Fixtures.fcmPush([
+            "notification_type": "swap_updated", "notification_payload": #"{"id":"w1","status":"transaction.mempool"}"#,
+            "app_data": "a9",
+        ])
+        let body = try WebPushMessage.encrypt(map, to: device.publicKey.x963Representation, authSecret: auth)
+        let push = IncomingPush(webPush: body, privateKey: device, authSecret: auth)
+        #expect(push == IncomingPush(json: map))
+        #expect(push.notification == .swapUpdated(SwapUpdate(id: "w1", status: "transaction.mempool")))
+
+        let other = IncomingPush(webPush: body, privateKey: P256.KeyAgreement.PrivateKey(), authSecret: auth)
+        guard case .undecodable = other.notification else {
+            Issue.record("opened with another key: \(other.notification)")
+            return
         }
     }
 
