@@ -47,16 +47,12 @@ public struct DeadLetterCursor: Sendable, Hashable {
 
     /// The opaque text a client hands back (`<finished_at>~<id>`, base64url).
     public var text: String {
-        Data("\(finishedAt)~\(id)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data("\(finishedAt)~\(id)".utf8).base64URLEncodedString
     }
 
     /// Parses ``text``; nil for anything else.
     public init?(text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard text.count <= 512, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
+        guard text.count <= 512, let data = Data(base64URL: text), let decoded = String(data: data, encoding: .utf8),
             let split = decoded.firstIndex(of: "~"), let finishedAt = Double(decoded[..<split]), finishedAt.isFinite
         else { return nil }
         self.init(finishedAt: finishedAt, id: String(decoded[decoded.index(after: split)...]))

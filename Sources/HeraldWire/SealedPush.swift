@@ -106,11 +106,7 @@ public struct SealPublicKey: Sendable, Hashable {
 
     /// Parses the registration form; base64url and missing padding are accepted too.
     public init(base64 text: String) throws(InvalidSealKey) {
-        var normalized = text.trimmingCharacters(in: .whitespaces)
-            .replacingOccurrences(of: "-", with: "+")
-            .replacingOccurrences(of: "_", with: "/")
-        if normalized.count % 4 != 0 { normalized += String(repeating: "=", count: 4 - normalized.count % 4) }
-        guard let bytes = Data(base64Encoded: normalized) else {
+        guard let bytes = Data(base64URL: text.trimmingCharacters(in: .whitespaces)) else {
             throw InvalidSealKey(message: "seal_key is not base64 of a 32-byte X25519 public key")
         }
         guard bytes.count == 32 else {

@@ -84,8 +84,4 @@ struct WebPushMessageTests {
     }
 }
 
-private func base64URL(_ text: String) -> Data {
-    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    return Data(base64Encoded: base64)!
-}
+private func base64URL(_ text: String) -> Data { Data(base64URL: text)! }
