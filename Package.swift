@@ -231,7 +231,8 @@ let package = Package(
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
-                "HeraldPush", "HeraldTestSupport",
+                "HeraldPush", "HeraldTestSupport", "HeraldWire",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
