@@ -39,6 +39,18 @@ struct VAPIDSignerTests {
         #expect(claims["exp"] as? Int == 1_800_000_000 + 12 * 3600)
     }
 
+    @Test("one header per origin for the first half of its token's life, then a fresh one; each origin its own")
+    func reuse() async throws {
+        let signer = try VAPIDSigner(privateKeyPEM: VAPIDSigner.makeKeyPEM(), contact: "https://wallet.example/contact")
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let endpoint = URL(string: "https://push.example.net/wpush/v2/a")!
+        let first = try await signer.authorization(for: endpoint, now: now)
+        #expect(try await signer.authorization(for: URL(string: "https://push.example.net/wpush/v2/b")!, now: now + 5 * 3600) == first)
+        let other = try await signer.authorization(for: URL(string: "https://fcm.googleapis.com/wp/x")!, now: now)
+        #expect(other != first)
+        #expect(try await signer.authorization(for: endpoint, now: now + 6 * 3600 + 1) != first)
+    }
+
     @Test("a contact that is not mailto: or https:, a lifetime past 24 h, a key that is not P-256 PEM: refused, no key in the message")
     func refusals() throws {
         let pem = VAPIDSigner.makeKeyPEM()

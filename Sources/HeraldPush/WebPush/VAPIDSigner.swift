@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldWire
 import JWTKit
+import NIOConcurrencyHelpers
 
 /// The claims of a VAPID token (RFC 8292 §2): the push service's origin, when the token ends,
 /// and whom the push service may contact about this sender.
@@ -24,6 +25,9 @@ public struct VAPIDSigner: Sendable {
     public let contact: String
     /// How long a token lasts: at most 24 hours (RFC 8292 §2), 12 by default.
     public let lifetime: TimeInterval
+    /// One header per origin, reused for the first half of its token's life: an ES256 signature
+    /// per push would cost more than the push's encryption.
+    private let cache = NIOLockedValueBox([String: (header: String, expires: Date)]())
 
     /// Parses the key now, so a bad key fails at start-up rather than on the first push.
     public init(privateKeyPEM: String, contact: String, lifetime: TimeInterval = 12 * 3600) throws(PushConfigurationError) {
@@ -53,12 +57,17 @@ public struct VAPIDSigner: Sendable {
             throw PushConfigurationError(message: "a Web Push endpoint needs a scheme and a host")
         }
         let origin = "\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
+        let halfLife = lifetime / 2
+        if let cached = cache.withLockedValue({ $0[origin] }), cached.expires.timeIntervalSince(now) > halfLife {
+            return cached.header
+        }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key, serializer: JWTIntegerDates.serializer)
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + lifetime).rounded(.down))
         let claims = VAPIDClaims(aud: AudienceClaim(value: [origin]), exp: ExpirationClaim(value: expiry), sub: SubjectClaim(value: contact))
-        let token = try await keys.sign(claims, header: ["typ": "JWT"])
-        return "vapid t=\(token), k=\(publicKey)"
+        let header = "vapid t=\(try await keys.sign(claims, header: ["typ": "JWT"])), k=\(publicKey)"
+        cache.withLockedValue { $0[origin] = (header, expiry) }
+        return header
     }
 
     /// A new key, as PKCS#8 PEM, for `herald webpush keygen`.
