@@ -521,17 +521,18 @@ extension SQLiteStore: DeviceStore {
         _ token: String, rawPlatform: Platform?, in db: Database
     ) throws -> WebhookTokenResolution {
         // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
-        // A token no alias can have needs neither alias lookup: two of the three queries of a
-        // raw-token webhook.
-        let couldBeAlias = DeviceAlias.couldBeAlias(token)
-        let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
-        let device = couldBeAlias ? try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:)) : nil
-        if device == nil && couldBeAlias {
+        // A token no alias can have (a raw APNs or FCM token) skips both alias lookups.
+        var device: Device?
+        if DeviceAlias.couldBeAlias(token) {
+            let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
+            device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
             // The alias of a device deleted since, of either form. (Whether an unknown token is an
             // alias or a raw token is the webhook's to decide, by its form.)
-            let deleted = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deleted_alias WHERE alias = ?)")
-            if try Bool.fetchOne(deleted, arguments: [token]) ?? false {
-                return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true)
+            if device == nil {
+                let deleted = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deleted_alias WHERE alias = ?)")
+                if try Bool.fetchOne(deleted, arguments: [token]) ?? false {
+                    return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true)
+                }
             }
         }
         let platform = device?.platform ?? rawPlatform

@@ -51,6 +51,18 @@ struct VAPIDSignerTests {
         #expect(try await signer.authorization(for: endpoint, now: now + 6 * 3600 + 1) != first)
     }
 
+    @Test("origins chosen by registrations cannot grow the header cache: past 1,024 it starts over")
+    func boundedCache() async throws {
+        let signer = try VAPIDSigner(privateKeyPEM: VAPIDSigner.makeKeyPEM(), contact: "mailto:ops@wallet.example")
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func origin(_ n: Int) -> URL { URL(string: "https://push\(n).example/x")! }
+        let first = try await signer.authorization(for: origin(0), now: now)
+        for n in 1..<1_024 { _ = try await signer.authorization(for: origin(n), now: now) }
+        #expect(try await signer.authorization(for: origin(0), now: now + 1) == first)
+        _ = try await signer.authorization(for: origin(1_024), now: now)
+        #expect(try await signer.authorization(for: origin(0), now: now + 1) != first)
+    }
+
     @Test("a contact that is not mailto: or https:, a lifetime past 24 h, a key that is not P-256 PEM: refused, no key in the message")
     func refusals() throws {
         let pem = VAPIDSigner.makeKeyPEM()

@@ -26,8 +26,10 @@ public struct VAPIDSigner: Sendable {
     /// How long a token lasts: at most 24 hours (RFC 8292 §2), 12 by default.
     public let lifetime: TimeInterval
     /// One header per origin, reused for the first half of its token's life: an ES256 signature
-    /// per push would cost more than the push's encryption.
+    /// per push would cost more than the push's encryption. Registrations choose the origins, so
+    /// a full cache is emptied rather than grown.
     private let cache = NIOLockedValueBox([String: (header: String, expires: Date)]())
+    static let cachedOrigins = 1_024
 
     /// Parses the key now, so a bad key fails at start-up rather than on the first push.
     public init(privateKeyPEM: String, contact: String, lifetime: TimeInterval = 12 * 3600) throws(PushConfigurationError) {
@@ -66,7 +68,10 @@ public struct VAPIDSigner: Sendable {
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + lifetime).rounded(.down))
         let claims = VAPIDClaims(aud: AudienceClaim(value: [origin]), exp: ExpirationClaim(value: expiry), sub: SubjectClaim(value: contact))
         let header = "vapid t=\(try await keys.sign(claims, header: ["typ": "JWT"])), k=\(publicKey)"
-        cache.withLockedValue { $0[origin] = (header, expiry) }
+        cache.withLockedValue { cache in
+            if cache.count >= Self.cachedOrigins { cache.removeAll() }
+            cache[origin] = (header, expiry)
+        }
         return header
     }
 
