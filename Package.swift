@@ -73,7 +73,8 @@ let package = Package(
             dependencies: ["HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // Talking to APNs, FCM and the local development provider.
+        // Talking to APNs, FCM, Web Push services and the local development provider, directly or
+        // through an HTTPS proxy.
         .target(
             name: "HeraldPush",
             dependencies: [
@@ -87,6 +88,10 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),

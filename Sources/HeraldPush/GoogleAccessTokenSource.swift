@@ -2,21 +2,22 @@ import Foundation
 import HeraldWire
 import JWTKit
 import NIOCore
-import NIOHPACK
+import AsyncHTTPClient
 
 /// Gets OAuth2 access tokens for a service account with the JWT-bearer grant (RFC 7523), the
 /// way Google's libraries do: an RS256 assertion signed with the account's key is exchanged
 /// at `token_uri` for a bearer token that lasts about an hour.
 ///
-/// It goes through the same HTTP/2 client as the pushes: Google's token endpoint speaks h2, an
-/// hourly request does not justify a second HTTP stack, and a corporate proxy in front of it
-/// must then speak HTTP/2 as well (say so in the README).
+/// It speaks HTTP/1.1 or HTTP/2, whichever the endpoint offers (``EgressHTTPClient``): Google's
+/// answers h2, but a token endpoint behind a gateway or a look-alike may not, and an FCM that
+/// cannot get a token sends nothing at all.
 struct GoogleAccessTokenSource: Sendable {
     private let key: Insecure.RSA.PrivateKey
     private let account: ServiceAccount
     private let configuration: FCMConfiguration
-    private let endpoint: PushEndpoint
-    private let tokenPath: String
+    private let client: EgressHTTPClient
+    private let tokenURL: String
+    private let tokenHost: String
     private let now: @Sendable () -> Date
 
     /// Parses the key now, so a bad key file fails at start-up.
@@ -26,11 +27,12 @@ struct GoogleAccessTokenSource: Sendable {
         now: @escaping @Sendable () -> Date
     ) throws(PushConfigurationError) {
         do {
-            endpoint = try httpClient.endpoint(configuration.serviceAccount.tokenURI)
+            tokenHost = try PushOrigin(url: configuration.serviceAccount.tokenURI).host
         } catch {
             throw PushConfigurationError(message: "the service account's token_uri: \(error)")
         }
-        tokenPath = PushOrigin.path(of: configuration.serviceAccount.tokenURI)
+        tokenURL = configuration.serviceAccount.tokenURI
+        client = httpClient.tokenClient
         do {
             key = try Insecure.RSA.PrivateKey(pem: configuration.serviceAccount.privateKey)
         } catch {
@@ -48,17 +50,19 @@ struct GoogleAccessTokenSource: Sendable {
     ///   error when it did not answer.
     func fetch() async throws -> BearerTokenCache.Token {
         let issuedAt = now()
-        var headers = HPACKHeaders()
-        headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-        headers.add(name: "accept", value: "application/json")
         let assertion = try await signAssertion(issuedAt: issuedAt)
         // The assertion is base64url and dots: nothing in it needs percent-encoding.
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
-        let request = PushHTTPRequest(path: tokenPath, headers: headers, body: ByteBuffer(string: form))
+        var request = HTTPClientRequest(url: tokenURL)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "accept", value: "application/json")
+        request.headers.add(name: "content-length", value: String(form.utf8.count))
+        request.body = .bytes(ByteBuffer(string: form))
 
-        let response = try await endpoint.execute(request, timeout: configuration.requestTimeout)
-        let body = Data(response.body.readableBytesView)
-        let status = response.status
+        let (response, responseBody) = try await client.execute(request, host: tokenHost, timeout: configuration.requestTimeout)
+        let body = Data(responseBody.readableBytesView)
+        let status = Int(response.status.code)
         guard status == 200 else {
             throw AccessTokenError(
                 status: status,

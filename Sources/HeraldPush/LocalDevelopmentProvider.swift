@@ -41,6 +41,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         switch target.platform {
         case .ios: try APNsPayload.validate(message)
         case .android: try FCMPayload.validate(message, now: now())
+        case .webpush: try WebPushPayload.validate(message)
         }
     }
 
@@ -49,6 +50,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         switch platform {
         case .ios: try APNsPayload.render(message)
         case .android: try FCMPayload.renderData(message)
+        case .webpush: try WebPushPayload.render(message)
         }
     }
 

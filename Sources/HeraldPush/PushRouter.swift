@@ -2,7 +2,7 @@ import HeraldWire
 import Logging
 
 /// The provider for each app and platform, chosen by the target: APNs (or local) for iOS, FCM
-/// (or local) for Android, with the credentials of the target's app. A platform without a
+/// (or local) for Android, Web Push (or local) for `webpush`, with the credentials of the target's app. A platform without a
 /// provider, or an app not configured, refuses its messages.
 public struct PushRouter: PushProvider {
     public var name: String { "router" }
@@ -11,9 +11,11 @@ public struct PushRouter: PushProvider {
     public struct App: Sendable {
         public var ios: (any PushProvider)?
         public var android: (any PushProvider)?
-        public init(ios: (any PushProvider)?, android: (any PushProvider)?) {
+        public var webpush: (any PushProvider)?
+        public init(ios: (any PushProvider)?, android: (any PushProvider)?, webpush: (any PushProvider)? = nil) {
             self.ios = ios
             self.android = android
+            self.webpush = webpush
         }
     }
 
@@ -25,13 +27,13 @@ public struct PushRouter: PushProvider {
     }
 
     /// A single app, named ``PushTarget/defaultApp``.
-    public init(ios: (any PushProvider)?, android: (any PushProvider)?) {
-        self.init(apps: [PushTarget.defaultApp: App(ios: ios, android: android)])
+    public init(ios: (any PushProvider)?, android: (any PushProvider)?, webpush: (any PushProvider)? = nil) {
+        self.init(apps: [PushTarget.defaultApp: App(ios: ios, android: android, webpush: webpush)])
     }
 
-    /// One provider for both platforms of the default app (the local development provider).
+    /// One provider for every platform of the default app (the local development provider).
     public init(both provider: any PushProvider) {
-        self.init(ios: provider, android: provider)
+        self.init(ios: provider, android: provider, webpush: provider)
     }
 
     /// Whether `app` is configured: what registration and webhooks check before storing.
@@ -41,6 +43,7 @@ public struct PushRouter: PushProvider {
         switch platform {
         case .ios: apps[app]?.ios
         case .android: apps[app]?.android
+        case .webpush: apps[app]?.webpush
         }
     }
 

@@ -25,6 +25,17 @@ public enum PushTokenForm {
             else {
                 throw PushValidationError(.invalidMessage, message: "an FCM registration token is letters, digits, '-', '_' and ':'")
             }
+        case .webpush:
+            // Registration stored the subscription in this form; whether its endpoint may be
+            // used (https, a public address) is the provider's policy, checked there.
+            guard let subscription = WebPushSubscription(storageToken: token) else {
+                throw PushValidationError(.invalidMessage, message: "a Web Push target is a registered subscription, not a token")
+            }
+            do {
+                _ = try subscription.checked(allowInsecure: true)
+            } catch {
+                throw PushValidationError(.invalidMessage, message: error.message)
+            }
         }
     }
 }

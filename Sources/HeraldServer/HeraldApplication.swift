@@ -121,7 +121,7 @@ public func buildApplication(
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock).register(on: api)
     WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
         .register(on: api)
-    BackendRoutes(delivery: delivery, store: store, providers: providers, now: now).register(on: api)
+    BackendRoutes(delivery: delivery, store: store, providers: providers, settings: configuration.settings, now: now).register(on: api)
     AdminRoutes(store: store, keys: store, replayed: { dispatcher.deferred() }, now: now).register(on: api)
     DashboardRoutes(
         store: store, keys: store, metrics: metrics, providers: providers, relay: relay, settings: configuration.settings,

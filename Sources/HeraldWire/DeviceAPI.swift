@@ -1,9 +1,13 @@
 /// `POST /api/v1/devices`: an app trades its push token for a webhook alias.
 public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
-    /// `ios` or `android`. Text rather than ``Platform``, so the server can name a wrong value in
-    /// its error instead of failing to decode the body.
+    /// `ios`, `android` or `webpush`. Text rather than ``Platform``, so the server can name a
+    /// wrong value in its error instead of failing to decode the body.
     public var platform: String
-    public var pushToken: String
+    /// The APNs device token or FCM registration token; absent for `webpush`.
+    public var pushToken: String?
+    /// The Web Push subscription (`PushSubscription.toJSON()`, a UnifiedPush endpoint and keys):
+    /// required for `webpush`, absent otherwise.
+    public var subscription: WebPushSubscription?
     /// Base64 (or base64url) of the device's 32-byte X25519 public key: with one, every push to
     /// the device is sealed to it (``SealedPush``). Text, so the server can name a bad value.
     public var sealKey: String?
@@ -15,10 +19,12 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     public var lspNodeID: String?
 
     public init(
-        platform: String, pushToken: String, sealKey: String? = nil, app: String? = nil, lspNodeID: String? = nil
+        platform: String, pushToken: String?, subscription: WebPushSubscription? = nil, sealKey: String? = nil,
+        app: String? = nil, lspNodeID: String? = nil
     ) {
         self.platform = platform
         self.pushToken = pushToken
+        self.subscription = subscription
         self.sealKey = sealKey
         self.app = app
         self.lspNodeID = lspNodeID
@@ -27,17 +33,21 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
+        case subscription
         case sealKey = "seal_key"
         case app
         case lspNodeID = "lsp_node_id"
     }
 }
 
-/// `PUT /api/v1/devices/{device_id}`: the OS rotated the push token. Without `platform` the
-/// device keeps its own.
+/// `PUT /api/v1/devices/{device_id}`: the OS rotated the push token (or the distributor the Web
+/// Push endpoint). Without `platform` the device keeps its own.
 public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     public var platform: String?
-    public var pushToken: String
+    /// The new token; absent for `webpush`.
+    public var pushToken: String?
+    /// The new Web Push subscription; required for `webpush`, absent otherwise.
+    public var subscription: WebPushSubscription?
     /// A new seal key; absent (or `null`) keeps the current one, `""` removes it and pushes go
     /// out in clear again.
     public var sealKey: String?
@@ -45,9 +55,13 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     /// notifications are taken unverified again.
     public var lspNodeID: String?
 
-    public init(platform: String? = nil, pushToken: String, sealKey: String? = nil, lspNodeID: String? = nil) {
+    public init(
+        platform: String? = nil, pushToken: String?, subscription: WebPushSubscription? = nil, sealKey: String? = nil,
+        lspNodeID: String? = nil
+    ) {
         self.platform = platform
         self.pushToken = pushToken
+        self.subscription = subscription
         self.sealKey = sealKey
         self.lspNodeID = lspNodeID
     }
@@ -55,6 +69,7 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
+        case subscription
         case sealKey = "seal_key"
         case lspNodeID = "lsp_node_id"
     }
@@ -121,5 +136,25 @@ public struct LocalPushFeed: Codable, Sendable, Hashable {
     public init(pushes: [Item], next: Int64) {
         self.pushes = pushes
         self.next = next
+    }
+}
+
+/// `GET /api/v1/webpush/vapid-public-key`: the key an app passes to `pushManager.subscribe`
+/// (`applicationServerKey`) or to its UnifiedPush connector, so that push services take only
+/// Herald's messages for its subscriptions.
+public struct VAPIDPublicKeyAnswer: Codable, Sendable, Hashable {
+    /// The uncompressed P-256 public key (65 bytes), base64url without padding.
+    public var publicKey: String
+    /// The app whose key it is.
+    public var app: String
+
+    public init(publicKey: String, app: String) {
+        self.publicKey = publicKey
+        self.app = app
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case publicKey = "public_key"
+        case app
     }
 }

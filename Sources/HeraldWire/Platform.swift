@@ -4,4 +4,8 @@ public enum Platform: String, Codable, Sendable, CaseIterable {
     case ios
     /// Firebase Cloud Messaging.
     case android
+    /// Web Push (RFC 8030/8291/8292): UnifiedPush distributors on phones without Google's
+    /// services, and browsers. The device's "token" is its subscription
+    /// (``WebPushSubscription/storageToken``), and it is reached only through a registered alias.
+    case webpush
 }

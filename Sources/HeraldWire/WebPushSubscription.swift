@@ -70,4 +70,21 @@ public struct WebPushSubscription: Codable, Sendable, Hashable {
         }
         return Checked(endpoint: url, p256dh: key, auth: auth)
     }
+
+    /// The subscription as Herald stores it in a device's token: its endpoint and keys as
+    /// sorted JSON, so one subscription is always the same token (dead-token memory, the token
+    /// cache and duplicates all compare tokens).
+    public var storageToken: String {
+        let stored = WebPushSubscription(endpoint: endpoint, keys: keys)
+        // Encoding a struct of strings cannot fail.
+        return (try? WireJSON.encodeString(stored)) ?? ""
+    }
+
+    /// The subscription a stored token holds; nil when the token is not one.
+    public init?(storageToken: String) {
+        guard storageToken.utf8.first == UInt8(ascii: "{"),
+            let decoded = try? WireJSON.decode(WebPushSubscription.self, from: Data(storageToken.utf8))
+        else { return nil }
+        self = decoded
+    }
 }

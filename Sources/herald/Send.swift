@@ -10,15 +10,15 @@ struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send one notification by hand through the configured provider.",
         discussion: """
-            Uses the same configuration as serve (--config, HERALD_APNS_* / HERALD_FCM_*, apps). With
+            Uses the same configuration as serve (--config, HERALD_APNS_* / HERALD_FCM_* / HERALD_WEBPUSH_*, apps). With
             no credentials, the local development provider prints the payload it would send.
             """
     )
 
-    @Option(help: "ios or android.")
+    @Option(help: "ios, android or webpush.")
     var platform: String
 
-    @Option(help: "The device's push token.")
+    @Option(help: "The device's push token; for webpush the subscription JSON ({\"endpoint\": …, \"keys\": {…}}).")
     var token: String
 
     @Option(help: "notification_type, e.g. swap_updated.")
@@ -37,7 +37,14 @@ struct Send: AsyncParsableCommand {
 
     func run() async throws {
         guard let platform = Platform(rawValue: platform) else {
-            throw ValidationError("--platform must be ios or android")
+            throw ValidationError("--platform must be ios, android or webpush")
+        }
+        var token = token
+        if platform == .webpush {
+            guard let subscription = try? WireJSON.decode(WebPushSubscription.self, from: Data(token.utf8)) else {
+                throw ValidationError("--token must be the subscription JSON for webpush: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
+            }
+            token = subscription.storageToken
         }
         guard (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) is [String: Any] else {
             throw ValidationError("--payload must be a JSON object")

@@ -138,6 +138,7 @@ struct Serve: AsyncParsableCommand {
                     "apps": "\(providers.apps.keys.sorted().joined(separator: ","))",
                     "ios": "\(providers.providerName(for: .ios))",
                     "android": "\(providers.providerName(for: .android))",
+                    "webpush": "\(providers.providerName(for: .webpush))",
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
                 ]
             )

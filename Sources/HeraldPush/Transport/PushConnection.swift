@@ -1,6 +1,8 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOExtras
+import NIOHTTP1
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
@@ -143,30 +145,69 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
     private func connect(tlsContext: NIOSSLContext?) {
         guard phase == .starting else { return }
         let origin = self.origin
+        let settings = [
+            HTTP2Setting(parameter: .enablePush, value: 0),
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024),
+        ]
+        // TLS (when the origin has it), HTTP/2 and this handler: right on the socket, or inside
+        // the proxy's tunnel once it is open.
+        let addProtocolHandlers: @Sendable (any Channel) throws -> Void = { channel in
+            let pipeline = channel.pipeline.syncOperations
+            if let tlsContext {
+                try pipeline.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: origin.serverHostname))
+            }
+            try pipeline.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: settings))
+            try pipeline.addHandler(self)
+        }
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(TimeAmount(configuration.connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
+        let connected: EventLoopFuture<Void>
+        if let proxy = configuration.proxy, proxy.applies(to: origin.host) {
+            let tunnel = eventLoop.makePromise(of: Void.self)
+            let deadline = NIODeadline.now() + TimeAmount(configuration.connectTimeout)
+            let headers = HTTPHeaders(proxy.authorization.map { [("Proxy-Authorization", $0)] } ?? [])
+            connected = bootstrap.channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let encoder = HTTPRequestEncoder()
+                    let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
+                    let connect = NIOHTTP1ProxyConnectHandler(
+                        targetHost: origin.host, targetPort: origin.port, headers: headers, deadline: deadline, promise: tunnel)
                     let pipeline = channel.pipeline.syncOperations
-                    if let tlsContext {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: origin.serverHostname))
+                    try pipeline.addHandlers([encoder, decoder, connect])
+                    // Once the proxy says 200, the HTTP/1 handlers leave and the tunnel carries
+                    // TLS and HTTP/2 as a socket would.
+                    tunnel.futureResult.assumeIsolated().whenSuccess {
+                        do {
+                            let pipeline = channel.pipeline.syncOperations
+                            pipeline.removeHandler(connect, promise: nil)
+                            pipeline.removeHandler(decoder, promise: nil)
+                            pipeline.removeHandler(encoder, promise: nil)
+                            try addProtocolHandlers(channel)
+                        } catch {
+                            channel.pipeline.fireErrorCaught(error)
+                            channel.close(promise: nil)
+                        }
                     }
-                    try pipeline.addHandler(
-                        NIOHTTP2Handler(
-                            mode: .client,
-                            initialSettings: [
-                                HTTP2Setting(parameter: .enablePush, value: 0),
-                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                                HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                                HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024),
-                            ]
-                        )
-                    )
-                    try pipeline.addHandler(self)
                 }
             }
-        bootstrap.connect(host: origin.host, port: origin.port).whenFailure { error in
+            .connect(host: proxy.host, port: proxy.port)
+            .flatMap { channel in
+                tunnel.futureResult.flatMapErrorThrowing { error in
+                    channel.close(promise: nil)
+                    // The proxy's own words (407, 502 …) say more than a closed connection.
+                    throw PushTransportError.proxyRefused("\(error)")
+                }
+            }
+        } else {
+            connected = bootstrap.channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try addProtocolHandlers(channel) }
+            }
+            .connect(host: origin.host, port: origin.port).map { _ in }
+        }
+        connected.whenFailure { error in
             self.failure = self.failure ?? error
             self.retire(failingEverything: error)
         }

@@ -5,7 +5,8 @@ import NIOHPACK
 import NIOPosix
 import NIOSSL
 
-/// The HTTP/2 client every provider sends through: APNs, FCM and Google's token endpoint.
+/// The client every provider sends through: HTTP/2 of our own for APNs and FCM, and
+/// AsyncHTTPClient for Google's token endpoint and Web Push (``EgressHTTPClient``).
 ///
 /// Built on swift-nio-http2 directly rather than AsyncHTTPClient, whose per-request machinery
 /// (a stream channel, a pipeline and a task per request, a flush per stream) cost more than the
@@ -34,15 +35,23 @@ public final class PushHTTPClient: Sendable {
         public var pingTimeout: Duration = .seconds(20)
         /// How often deadlines and keep-alive are checked: one timer per connection, none per request.
         public var sweepInterval: Duration = .seconds(1)
+        /// The HTTPS proxy every outgoing connection goes through (`NO_PROXY` hosts excepted).
+        public var proxy: EgressProxy?
+        /// Whether Web Push may connect to endpoints on non-public addresses.
+        public var allowPrivateWebPushEndpoints = false
 
         public init(
             extraTrustRootsPEMFile: String? = nil,
             connectionsPerOrigin: Int = 1,
-            connectTimeout: Duration = .seconds(10)
+            connectTimeout: Duration = .seconds(10),
+            proxy: EgressProxy? = nil,
+            allowPrivateWebPushEndpoints: Bool = false
         ) {
             self.extraTrustRootsPEMFile = extraTrustRootsPEMFile
             self.connectionsPerOrigin = max(1, connectionsPerOrigin)
             self.connectTimeout = connectTimeout
+            self.proxy = proxy
+            self.allowPrivateWebPushEndpoints = allowPrivateWebPushEndpoints
         }
     }
 
@@ -50,6 +59,10 @@ public final class PushHTTPClient: Sendable {
     let tlsContext: NIOSSLContext
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
+    /// HTTP/1.1-or-2 for Google's token endpoint.
+    let tokenClient: EgressHTTPClient
+    /// HTTP/1.1-or-2 for Web Push endpoints, refusing non-public addresses unless allowed.
+    let webPushClient: EgressHTTPClient
     private let endpoints = NIOLockedValueBox([PushOrigin: PushEndpoint]())
     private let isShutDown = NIOLockedValueBox(false)
 
@@ -69,6 +82,18 @@ public final class PushHTTPClient: Sendable {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
+        self.tokenClient = try EgressHTTPClient(
+            proxy: configuration.proxy, extraTrustRootsPEMFile: configuration.extraTrustRootsPEMFile,
+            connectTimeout: configuration.connectTimeout, eventLoopGroup: eventLoopGroup)
+        let publicOnly: EgressHTTPClient.AddressCheck = { address in
+            guard let address else { return false }
+            return EndpointAddresses.isPublic(address)
+        }
+        self.webPushClient = try EgressHTTPClient(
+            proxy: configuration.proxy, extraTrustRootsPEMFile: configuration.extraTrustRootsPEMFile,
+            connectTimeout: configuration.connectTimeout,
+            addressCheck: configuration.allowPrivateWebPushEndpoints ? nil : publicOnly,
+            eventLoopGroup: eventLoopGroup)
     }
 
     /// The connections to `baseURL`'s origin, shared by everyone who asks for it. Providers ask
@@ -88,6 +113,8 @@ public final class PushHTTPClient: Sendable {
         isShutDown.withLockedValue { $0 = true }
         let all = endpoints.withLockedValue { Array($0.values) }
         for endpoint in all { await endpoint.shutdown() }
+        await tokenClient.shutdown()
+        await webPushClient.shutdown()
     }
 }
 
@@ -195,6 +222,8 @@ public enum PushTransportError: Error, Sendable, Equatable, CustomStringConverti
     case goAway
     /// TLS worked but the server does not speak HTTP/2 (`h2` not chosen by ALPN).
     case noHTTP2(negotiated: String?)
+    /// The HTTPS proxy did not open a tunnel (its answer or the failure).
+    case proxyRefused(String)
     /// The answer's body exceeded what any push service sends.
     case responseTooLarge
     case shutDown
@@ -207,6 +236,7 @@ public enum PushTransportError: Error, Sendable, Equatable, CustomStringConverti
         case .streamReset(let code): "stream reset by the server (HTTP/2 error \(code))"
         case .goAway: "server kept closing connections (GOAWAY)"
         case .noHTTP2(let negotiated): "server did not negotiate h2 (ALPN: \(negotiated ?? "none"))"
+        case .proxyRefused(let answer): "the HTTPS proxy did not open a tunnel: \(answer)"
         case .responseTooLarge: "response body too large"
         case .shutDown: "client shut down"
         }

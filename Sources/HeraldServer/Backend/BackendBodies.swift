@@ -6,8 +6,10 @@ import HeraldWire
 struct SessionPutBody: Codable, Sendable {
     var allowNotifications: Bool
     var platform: String
-    /// Required when `allow_notifications` is true.
+    /// Required when `allow_notifications` is true (`subscription` instead for `webpush`).
     var pushToken: String?
+    /// The Web Push subscription, for platform `webpush`.
+    var subscription: WebPushSubscription?
     /// Base64 of the app's X25519 public key: the session's pushes are sealed to it. A PUT
     /// replaces the session, so absent means none.
     var sealKey: String?
@@ -18,6 +20,7 @@ struct SessionPutBody: Codable, Sendable {
         case allowNotifications = "allow_notifications"
         case platform
         case pushToken = "push_token"
+        case subscription
         case sealKey = "seal_key"
         case app
     }
@@ -29,6 +32,7 @@ struct SessionPatchBody: Codable, Sendable {
     var allowNotifications: Bool?
     var platform: String?
     var pushToken: String?
+    var subscription: WebPushSubscription?
     /// A new seal key; `""` removes it.
     var sealKey: String?
     var app: String?
@@ -37,6 +41,7 @@ struct SessionPatchBody: Codable, Sendable {
         case allowNotifications = "allow_notifications"
         case platform
         case pushToken = "push_token"
+        case subscription
         case sealKey = "seal_key"
         case app
     }
@@ -48,6 +53,8 @@ struct SessionView: Codable, Sendable {
     var platform: Platform
     var allowNotifications: Bool
     var pushToken: String?
+    /// A `webpush` session's subscription (its `push_token` is absent).
+    var subscription: WebPushSubscription?
     var tokenStatus: TokenStatus
     /// The id of the key pushes are sealed to; absent when they are not.
     var sealKeyID: String?
@@ -60,6 +67,7 @@ struct SessionView: Codable, Sendable {
         case platform
         case allowNotifications = "allow_notifications"
         case pushToken = "push_token"
+        case subscription
         case tokenStatus = "token_status"
         case sealKeyID = "seal_kid"
         case app
@@ -71,7 +79,11 @@ struct SessionView: Codable, Sendable {
         sessionID = session.sessionID
         platform = session.platform
         allowNotifications = session.allowNotifications
-        pushToken = session.pushToken
+        if session.platform == .webpush {
+            subscription = session.pushToken.flatMap(WebPushSubscription.init(storageToken:))
+        } else {
+            pushToken = session.pushToken
+        }
         tokenStatus = session.tokenStatus
         sealKeyID = session.sealKey?.keyID
         app = session.app

@@ -15,10 +15,11 @@ struct BackendRoutes: Sendable {
         delivery: PushDelivery,
         store: some APIKeyStore & SessionStore,
         providers: PushRouter,
+        settings: ServerSettings,
         now: @escaping @Sendable () -> Date
     ) {
         keys = store
-        sessions = SessionRoutes(sessions: store, providers: providers, now: now)
+        sessions = SessionRoutes(sessions: store, providers: providers, settings: settings, now: now)
         events = BackendEventRoutes(
             fanOut: BackendFanOut(delivery: delivery, sessions: store, providers: providers, now: now),
             sessions: store,

@@ -10,6 +10,7 @@ import Hummingbird
 struct SessionRoutes: Sendable {
     let sessions: any SessionStore
     let providers: PushRouter
+    let settings: ServerSettings
     let now: @Sendable () -> Date
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
@@ -25,9 +26,9 @@ struct SessionRoutes: Sendable {
         let sessionID = try backendID("session_id", in: context)
         var request = request
         let body = try await Edge.readJSONBody(SessionPutBody.self, from: &request)
-        let write = try checked(
+        let write = try await checked(
             userID: userID, sessionID: sessionID, platform: Edge.parsePlatform(body.platform),
-            allowNotifications: body.allowNotifications, pushToken: body.pushToken,
+            allowNotifications: body.allowNotifications, pushToken: body.pushToken, subscription: body.subscription,
             sealKey: try body.sealKey.flatMap(PushSealing.parseUpdate),
             app: try Edge.checkApp(body.app, providers: providers)
         )
@@ -44,11 +45,18 @@ struct SessionRoutes: Sendable {
         guard let current = try await sessions.session(userID: userID, sessionID: sessionID) else {
             throw APIError(.notFound, "session_not_found", "no session \(sessionID) for user \(userID); create it with PUT")
         }
-        let write = try checked(
+        let platform = try body.platform.map(Edge.parsePlatform) ?? current.platform
+        // A token or subscription sent replaces the one stored; none sent keeps it, checked when
+        // it was stored.
+        // A platform change checks the stored token against the new platform.
+        let sent = body.pushToken != nil || body.subscription != nil
+        let keep = !sent && platform == current.platform
+        let write = try await checked(
             userID: userID, sessionID: sessionID,
-            platform: try body.platform.map(Edge.parsePlatform) ?? current.platform,
+            platform: platform,
             allowNotifications: body.allowNotifications ?? current.allowNotifications,
-            pushToken: body.pushToken ?? current.pushToken,
+            pushToken: sent ? body.pushToken : (keep ? nil : current.pushToken), subscription: body.subscription,
+            stored: keep ? current.pushToken : nil,
             // Absent keeps the key; "" removes it.
             sealKey: try body.sealKey.map(PushSealing.parseUpdate) ?? current.sealKey,
             app: try body.app.map { try Edge.checkApp($0, providers: providers) } ?? current.app
@@ -90,19 +98,26 @@ struct SessionRoutes: Sendable {
 
     /// The session to store, refused when notifications are on without a token, or when the
     /// token cannot work on its platform (checked now, not at the first event).
+    ///
+    /// - Parameter stored: The session's token as stored, when the request keeps it.
     func checked(
         userID: String, sessionID: String, platform: Platform, allowNotifications: Bool, pushToken: String?,
-        sealKey: SealPublicKey?, app: String
-    ) throws -> SessionWrite {
-        let token = pushToken.flatMap { $0.isEmpty ? nil : $0 }
+        subscription: WebPushSubscription?, stored: String? = nil, sealKey: SealPublicKey?, app: String
+    ) async throws -> SessionWrite {
+        let given = pushToken.flatMap { $0.isEmpty ? nil : $0 }
+        var token = stored
+        if given != nil || subscription != nil {
+            token = try await Edge.pushAddress(platform: platform, pushToken: given, subscription: subscription, policy: settings.registrationWebPushPolicy)
+        }
         if allowNotifications, token == nil {
             throw APIError(
                 .unprocessableContent, "push_token_required",
-                "push_token is required when allow_notifications is true"
+                platform == .webpush
+                    ? "subscription is required when allow_notifications is true"
+                    : "push_token is required when allow_notifications is true"
             )
         }
         if let token {
-            try Edge.checkPushToken(token, platform: platform)
             // A message every provider accepts, so only the platform and token are judged.
             let probe = PushMessage(kind: .alert, data: [:], alert: .init(title: "-", body: "-"))
             do throws(PushValidationError) {

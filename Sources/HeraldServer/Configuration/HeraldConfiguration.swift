@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldPush
 import Logging
 import SystemPackage
 
@@ -83,7 +84,17 @@ public struct HeraldConfiguration: Sendable {
                 "Google service-account JSON; its `token_uri` is the OAuth endpoint. Set nowhere, `GOOGLE_APPLICATION_CREDENTIALS` is read"
             ),
             .init("fcm.url", flag: false, default: "https://fcm.googleapis.com", "Overrides the FCM base URL"),
+            .init("webpush.vapid_key_file", flag: false, default: "", "PEM of the P-256 VAPID key Web Push is signed with (`herald webpush keygen`)"),
+            .init("webpush.contact", flag: false, default: "", "`mailto:` or `https:` contact push services see in the VAPID token"),
+            .init("webpush.allow_insecure_endpoints", default: "false", "Take plain `http://` Web Push endpoints (local development only)"),
+            .init("webpush.allow_private_endpoints", default: "false", "Take Web Push endpoints on loopback, private, link-local or multicast addresses"),
+            .init("webpush.concurrency_per_origin", default: String(WebPushPolicy().concurrencyPerOrigin), "Web Push requests in flight to one push service at most"),
             .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
+            .init(
+                "https_proxy", flag: false, default: "",
+                "`http://[user:password@]host:port` of the proxy APNs, FCM, Google's token endpoint and Web Push go through. Set nowhere, `HTTPS_PROXY` / `https_proxy` is read"
+            ),
+            .init("no_proxy", flag: false, default: "", "Hosts reached without the proxy, comma-separated. Set nowhere, `NO_PROXY` / `no_proxy` is read"),
         ]
     }()
 
@@ -105,15 +116,16 @@ public struct HeraldConfiguration: Sendable {
         let reader = try await reader(flags: flags, environment: environment, file: file)
         var values = values(from: reader)
         var source = source(flags: flags, environment: environment, file: file, resolved: values)
-        // Google's own libraries (and gorush) take the service account from this variable: the
-        // default app's FCM uses it when Herald's own setting is set nowhere.
-        let accountVariable = "HERALD_FCM_SERVICE_ACCOUNT_FILE"
-        if values[accountVariable] == nil,
-            let google = environment[googleCredentialsVariable]?.trimmingCharacters(in: .whitespaces), !google.isEmpty
-        {
-            values[accountVariable] = google
+        // Variables other software reads for the same thing, used when Herald's own setting is
+        // set nowhere: Google's libraries (and gorush) take the service account from one, curl
+        // and nearly everything else take the proxy from the others.
+        for (variable, others) in conventionalVariables where values[variable] == nil {
+            guard let (other, value) = others.lazy.compactMap({ name in
+                environment[name].map { (name, $0.trimmingCharacters(in: .whitespaces)) }
+            }).first(where: { !$0.1.isEmpty }) else { continue }
+            values[variable] = value
             let named = source
-            source = { variable in variable == accountVariable ? googleCredentialsVariable : named(variable) }
+            source = { asked in asked == variable ? other : named(asked) }
         }
         var configuration = try HeraldConfiguration(values: values, source: source)
         configuration.file = file
@@ -131,6 +143,13 @@ public struct HeraldConfiguration: Sendable {
 
     /// Read as `fcm.service_account_file` when that is set nowhere, as Google's libraries do.
     public static let googleCredentialsVariable = "GOOGLE_APPLICATION_CREDENTIALS"
+
+    /// Herald's variable, and the conventional ones read in its place, first found wins.
+    static let conventionalVariables: [(String, [String])] = [
+        ("HERALD_FCM_SERVICE_ACCOUNT_FILE", [googleCredentialsVariable]),
+        ("HERALD_HTTPS_PROXY", ["HTTPS_PROXY", "https_proxy"]),
+        ("HERALD_NO_PROXY", ["NO_PROXY", "no_proxy"]),
+    ]
 
     /// The one reader of every layer: flags, then `HERALD_*` variables, then the file.
     static func reader(flags: [String: String], environment: [String: String], file: String?) async throws -> ConfigReader {
@@ -246,6 +265,7 @@ public struct HeraldConfiguration: Sendable {
         if let value = try seconds("HERALD_REPLY_TIMEOUT") { settings.replyTimeout = value }
         if let value = try int("HERALD_MAX_HELD_REPLIES") { settings.maxHeldReplies = value }
         settings.localProvider = providers.isLocal
+        settings.webPush = providers.webPushPolicy
         var edge = Self.defaultEdge
         if let value = try seconds("HERALD_IDLE_TIMEOUT") { edge.idleTimeout = value }
         if let value = try seconds("HERALD_REQUEST_READ_TIMEOUT") { edge.requestReadTimeout = value }
@@ -269,13 +289,15 @@ public struct HeraldConfiguration: Sendable {
             ("database", Self.redactingPassword(database)),
         ]
         if providers.isLocal {
-            lines.append(("apps", "default: local development provider (ios, android)"))
+            lines.append(("apps", "default: local development provider (ios, android, webpush)"))
         }
-        for (name, app) in providers.apps.sorted(by: { $0.key < $1.key }) where app.apns != nil || app.fcm != nil {
+        for (name, app) in providers.apps.sorted(by: { $0.key < $1.key }) where app.hasCredentials {
             let ios = app.apns.map { "APNs, topic \($0.topic), key \($0.keyID), \($0.environment)" } ?? "none"
             let android = app.fcm.map { "FCM, project \($0.serviceAccount.projectID)" } ?? "none"
-            lines.append(("app \(name)", "ios: \(ios); android: \(android)"))
+            let webpush = app.webPush.map { "Web Push, contact \($0.contact)" } ?? "none"
+            lines.append(("app \(name)", "ios: \(ios); android: \(android); webpush: \(webpush)"))
         }
+        if let proxy = providers.proxy { lines.append(("https proxy", proxy.description)) }
         if let file { lines.append(("file", file)) }
         return lines
     }

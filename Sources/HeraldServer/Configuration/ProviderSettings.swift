@@ -17,14 +17,20 @@ import Logging
 /// | `HERALD_TLS_CA_FILE` | PEM of extra trust roots for outgoing TLS |
 /// | `HERALD_APNS_CONNECTIONS` | HTTP/2 connections per push origin (default 1) |
 public struct ProviderSettings: Sendable {
-    /// One app's credentials: an APNs key and topic, an FCM service account, or both.
+    /// One app's credentials: an APNs key and topic, an FCM service account, a VAPID key for Web
+    /// Push, or any of them together.
     public struct App: Sendable {
         public var apns: APNsConfiguration?
         public var fcm: FCMConfiguration?
-        public init(apns: APNsConfiguration? = nil, fcm: FCMConfiguration? = nil) {
+        public var webPush: WebPushConfiguration?
+        public init(apns: APNsConfiguration? = nil, fcm: FCMConfiguration? = nil, webPush: WebPushConfiguration? = nil) {
             self.apns = apns
             self.fcm = fcm
+            self.webPush = webPush
         }
+
+        /// Whether any platform has credentials.
+        public var hasCredentials: Bool { apns != nil || fcm != nil || webPush != nil }
     }
 
     /// The apps by name: `default` from the `HERALD_APNS_*` / `HERALD_FCM_*` settings, the rest
@@ -33,6 +39,10 @@ public struct ProviderSettings: Sendable {
     public var extraTrustRootsFile: String?
     /// Connections per push origin; Apple asks for few, long-lived ones.
     public var connectionsPerOrigin = 1
+    /// Which Web Push endpoints may be reached, for every app.
+    public var webPushPolicy = WebPushPolicy()
+    /// The HTTPS proxy outgoing connections go through.
+    public var proxy: EgressProxy?
 
     /// The default app's APNs credentials.
     public var apns: APNsConfiguration? {
@@ -45,8 +55,14 @@ public struct ProviderSettings: Sendable {
         set { apps[PushTarget.defaultApp, default: App()].fcm = newValue }
     }
 
+    /// The default app's Web Push identity.
+    public var webPush: WebPushConfiguration? {
+        get { apps[PushTarget.defaultApp]?.webPush }
+        set { apps[PushTarget.defaultApp, default: App()].webPush = newValue }
+    }
+
     /// True when no app has credentials: the local development provider is used.
-    public var isLocal: Bool { apps.values.allSatisfy { $0.apns == nil && $0.fcm == nil } }
+    public var isLocal: Bool { apps.values.allSatisfy { !$0.hasCredentials } }
 
     public struct Missing: Error, CustomStringConvertible {
         public var description: String
@@ -56,7 +72,9 @@ public struct ProviderSettings: Sendable {
     /// `default` app under the top level (`HERALD_APNS_KEY_FILE`), for a named one under
     /// `apps.<name>.` in the configuration file.
     static let apnsRequired = ["apns.key_file", "apns.key_id", "apns.team_id", "apns.topic"]
-    static let appKeys = apnsRequired + ["apns.environment", "apns.url", "fcm.service_account_file", "fcm.url"]
+    static let appKeys = apnsRequired + [
+        "apns.environment", "apns.url", "fcm.service_account_file", "fcm.url", "webpush.vapid_key_file", "webpush.contact",
+    ]
 
     /// Reads the settings from resolved values by `HERALD_*` name. A platform with some but not
     /// all of its settings is an error that names what is missing: a half-configured platform
@@ -76,8 +94,33 @@ public struct ProviderSettings: Sendable {
             }
             connectionsPerOrigin = n
         }
+        func flag(_ key: String) throws -> Bool {
+            guard let text = value(key)?.lowercased() else { return false }
+            switch text {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw Missing(description: "\(source(variable(key))) must be true or false, not '\(text)'")
+            }
+        }
+        webPushPolicy.allowInsecureEndpoints = try flag("webpush.allow_insecure_endpoints")
+        webPushPolicy.allowPrivateEndpoints = try flag("webpush.allow_private_endpoints")
+        if let text = value("webpush.concurrency_per_origin") {
+            guard let n = Int(text), (1...1000).contains(n) else {
+                throw Missing(description: "\(source(variable("webpush.concurrency_per_origin"))) must be a whole number from 1 to 1000, not '\(text)'")
+            }
+            webPushPolicy.concurrencyPerOrigin = n
+        }
+        if let url = value("https_proxy") {
+            var proxyEnvironment = ["HERALD_HTTPS_PROXY": url]
+            proxyEnvironment["NO_PROXY"] = value("no_proxy")
+            do {
+                proxy = try EgressProxy.from(environment: proxyEnvironment)
+            } catch {
+                throw Missing(description: error.description.replacingOccurrences(of: "HERALD_HTTPS_PROXY", with: source("HERALD_HTTPS_PROXY")))
+            }
+        }
         let app = try App(reading: value, naming: { source(variable($0)) })
-        if app.apns != nil || app.fcm != nil { apps[PushTarget.defaultApp] = app }
+        if app.hasCredentials { apps[PushTarget.defaultApp] = app }
     }
 }
 
@@ -125,6 +168,27 @@ extension ProviderSettings.App {
         } else if value("fcm.url") != nil {
             throw Missing(description: "FCM is partly configured: set \(name("fcm.service_account_file"))")
         }
+        if let file = value("webpush.vapid_key_file") {
+            guard let contact = value("webpush.contact") else {
+                throw Missing(description: "Web Push is partly configured: set \(name("webpush.contact")) (mailto: or https:)")
+            }
+            let pem: String
+            do {
+                pem = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw Missing(description: "\(name("webpush.vapid_key_file")): cannot read '\(file)'")
+            }
+            let configuration = WebPushConfiguration(vapidKeyPEM: pem, contact: contact)
+            // Checked now, so a bad key or contact fails at start-up rather than at each push.
+            do {
+                _ = try VAPIDSigner(privateKeyPEM: pem, contact: contact)
+            } catch {
+                throw Missing(description: "\(name("webpush.vapid_key_file")) / \(name("webpush.contact")): \(error.message)")
+            }
+            webPush = configuration
+        } else if value("webpush.contact") != nil {
+            throw Missing(description: "Web Push is partly configured: set \(name("webpush.vapid_key_file"))")
+        }
     }
 }
 
@@ -132,7 +196,9 @@ extension ProviderSettings {
     /// The push client for these settings: trust roots read now, connections opened on first use.
     public func makeHTTPClient(logger: Logger) throws -> PushHTTPClient {
         try PushHTTPClient(
-            configuration: .init(extraTrustRootsPEMFile: extraTrustRootsFile, connectionsPerOrigin: connectionsPerOrigin),
+            configuration: .init(
+                extraTrustRootsPEMFile: extraTrustRootsFile, connectionsPerOrigin: connectionsPerOrigin, proxy: proxy,
+                allowPrivateWebPushEndpoints: webPushPolicy.allowPrivateEndpoints),
             logger: logger
         )
     }
@@ -147,15 +213,15 @@ extension ProviderSettings {
         logger: Logger
     ) throws -> PushRouter {
         if isLocal {
-            let local = LocalDevelopmentProvider(recorder: recordLocal)
-            return PushRouter(ios: local, android: local)
+            return PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal))
         }
         var router: [String: PushRouter.App] = [:]
         for (name, app) in apps {
             do {
                 router[name] = PushRouter.App(
                     ios: try app.apns.map { try APNsProvider(configuration: $0, httpClient: httpClient, sharing: sharing) },
-                    android: try app.fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient, sharing: sharing) }
+                    android: try app.fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient, sharing: sharing) },
+                    webpush: try app.webPush.map { try WebPushProvider(configuration: $0, policy: webPushPolicy, httpClient: httpClient) }
                 )
             } catch {
                 throw PushConfigurationError(message: "app '\(name)': \(error)")

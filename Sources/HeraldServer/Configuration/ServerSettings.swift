@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPush
 
 /// What the routes need to know about how the operator runs this NDS.
 public struct ServerSettings: Sendable {
@@ -35,6 +36,16 @@ public struct ServerSettings: Sendable {
     /// How often a held presence stream gets a comment line: proxies keep it open, and a dead
     /// connection is found (and the device no longer counted present) within this.
     public var presenceKeepAlive: Duration
+    /// Which Web Push endpoints registration takes (the provider applies the same policy).
+    public var webPush: WebPushPolicy
+
+    /// The policy registration applies: the local development provider sends nothing anywhere,
+    /// so with it an endpoint's addresses do not matter (and need not resolve).
+    var registrationWebPushPolicy: WebPushPolicy {
+        var policy = webPush
+        if localProvider { policy.allowPrivateEndpoints = true }
+        return policy
+    }
 
     public init(
         publicURL: String,
@@ -49,7 +60,8 @@ public struct ServerSettings: Sendable {
         replyBodyLimit: Int = 64 * 1024,
         replyPollInterval: Duration = .seconds(1),
         replyTombstone: Duration = .seconds(600),
-        presenceKeepAlive: Duration = .seconds(15)
+        presenceKeepAlive: Duration = .seconds(15),
+        webPush: WebPushPolicy = WebPushPolicy()
     ) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         self.acceptRawTokens = acceptRawTokens
@@ -64,5 +76,6 @@ public struct ServerSettings: Sendable {
         self.replyPollInterval = replyPollInterval
         self.replyTombstone = replyTombstone
         self.presenceKeepAlive = presenceKeepAlive
+        self.webPush = webPush
     }
 }

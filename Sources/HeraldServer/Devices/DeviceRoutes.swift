@@ -27,6 +27,7 @@ struct DeviceRoutes: Sendable {
         router.post("devices") { request, context in try await create(request, context: context) }
         router.put("devices/:id") { request, context in try await update(request, context: context) }
         router.delete("devices/:id") { request, context in try await delete(request, context: context) }
+        router.get("webpush/vapid-public-key") { request, _ in try vapidPublicKey(request) }
         if settings.localProvider {
             router.get("devices/:id/pushes") { request, context in try await pushes(request, context: context) }
         }
@@ -42,12 +43,13 @@ struct DeviceRoutes: Sendable {
         var request = request
         let body = try await Edge.readJSONBody(DeviceRegistrationRequest.self, from: &request)
         let platform = try Edge.parsePlatform(body.platform)
-        try Edge.checkPushToken(body.pushToken, platform: platform)
+        let token = try await Edge.pushAddress(
+            platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
         let sealKey = try body.sealKey.map(PushSealing.parse)
         let app = try Edge.checkApp(body.app, providers: providers)
         let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
         let registration = try await devices.registerDevice(
-            platform: platform, token: body.pushToken, sealKey: sealKey, app: app, now: now()
+            platform: platform, token: token, sealKey: sealKey, app: app, now: now()
         )
         if let lspNodeID {
             try await lsps5.setLSPNodeID(deviceID: registration.device.id, nodeID: lspNodeID.hex, now: now())
@@ -71,12 +73,13 @@ struct DeviceRoutes: Sendable {
         var request = request
         let body = try await Edge.readJSONBody(DeviceTokenUpdate.self, from: &request)
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
-        try Edge.checkPushToken(body.pushToken, platform: platform)
+        let token = try await Edge.pushAddress(
+            platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
         // Absent keeps the key; "" removes it.
         let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
         // Absent keeps the node id; "" removes it.
         let lspNodeID = try body.lspNodeID.map { $0.isEmpty ? Optional<NodeID>.none : try Self.parseNodeID($0) }
-        try await devices.updateToken(deviceID: device.id, platform: platform, token: body.pushToken, now: now())
+        try await devices.updateToken(deviceID: device.id, platform: platform, token: token, now: now())
         if let sealKey {
             try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())
         }
@@ -95,6 +98,18 @@ struct DeviceRoutes: Sendable {
                 sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: nodeID
             )
         )
+    }
+
+    /// The app's VAPID public key, which its subscriptions must be made with.
+    func vapidPublicKey(_ request: Request) throws -> Response {
+        let app = try Edge.checkApp(request.uri.queryParameters.get("app"), providers: providers)
+        guard let provider = providers.provider(for: .webpush, app: app) as? WebPushProvider else {
+            throw APIError(
+                .notFound, "platform_not_configured",
+                "Web Push is not configured" + (app == PushTarget.defaultApp ? "" : " for app '\(app)'")
+                    + ": set webpush.vapid_key_file and webpush.contact")
+        }
+        return try JSONResponse.make(VAPIDPublicKeyAnswer(publicKey: provider.signer.publicKey, app: app))
     }
 
     func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {

@@ -127,6 +127,44 @@ enum Edge {
         }
     }
 
+    /// What a device or session is reached at: the push token for `ios` and `android`, the
+    /// subscription's stored form for `webpush`, each checked as its platform requires. A Web
+    /// Push endpoint must be https (unless the operator allows http) and, unless the operator
+    /// allows it, resolve to public addresses only: whoever registers chooses it.
+    static func pushAddress(
+        platform: Platform, pushToken: String?, subscription: WebPushSubscription?, policy: WebPushPolicy
+    ) async throws -> String {
+        guard platform == .webpush else {
+            if subscription != nil {
+                throw APIError.badRequest("invalid_subscription", "subscription is for platform webpush; \(platform.rawValue) takes push_token")
+            }
+            guard let pushToken else { throw APIError.badRequest("missing_token", "push_token is required for \(platform.rawValue)") }
+            try checkPushToken(pushToken, platform: platform)
+            return pushToken
+        }
+        guard let subscription else {
+            throw APIError.badRequest(
+                "invalid_subscription",
+                "platform webpush takes the subscription object: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
+        }
+        if pushToken != nil {
+            throw APIError.badRequest("invalid_subscription", "platform webpush takes subscription, not push_token")
+        }
+        let checked: WebPushSubscription.Checked
+        do {
+            checked = try subscription.checked(allowInsecure: policy.allowInsecureEndpoints)
+        } catch {
+            throw APIError.badRequest("invalid_subscription", "subscription.\(error.field): \(error.message)")
+        }
+        if !policy.allowPrivateEndpoints, let host = checked.endpoint.host {
+            let port = checked.endpoint.port ?? (checked.endpoint.scheme == "http" ? 80 : 443)
+            if let refusal = await EndpointAddresses.refusal(host: host, port: port) {
+                throw APIError.badRequest("private_endpoint", refusal)
+            }
+        }
+        return subscription.storageToken
+    }
+
     /// A decoding failure in words a developer can act on.
     private static func describe(_ error: DecodingError) -> String {
         func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {

@@ -1,3 +1,4 @@
+import HeraldWire
 import HeraldPush
 import HeraldStore
 import Hummingbird
@@ -22,7 +23,7 @@ struct OperationsRoutes: Sendable {
             let health = Health(
                 status: database == "ok" ? "ok" : "degraded",
                 database: database,
-                providers: ["ios": providers.providerName(for: .ios), "android": providers.providerName(for: .android)]
+                providers: Dictionary(uniqueKeysWithValues: Platform.allCases.map { ($0.rawValue, providers.providerName(for: $0)) })
             )
             return try JSONResponse.make(health, status: database == "ok" ? .ok : .serviceUnavailable)
         }

@@ -99,7 +99,9 @@ struct WakeService: Sendable {
     /// silent push is never stored (`apns-expiration: 0`) and collapses nothing, and the alert
     /// alone carries the expiry and the collapse id; sent as one job, the silent push is written
     /// first on the same connection by whichever instance sends it. On Android one
-    /// high-priority data message, which always reaches the app's service.
+    /// high-priority data message, which always reaches the app's service; on Web Push one
+    /// `Urgency: high` message with the same data, which a UnifiedPush distributor hands to the
+    /// app at once.
     func message(
         for wake: WakeRequest, platform: Platform, extraData: [String: String] = [:], now: Date
     ) throws -> (push: String, message: PushMessage) {
@@ -121,7 +123,7 @@ struct WakeService: Sendable {
                 interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
             )
             return ("alert", alert)
-        case .android:
+        case .android, .webpush:
             return ("data", PushMessage(kind: .wake, data: data, collapseID: collapseID, expiresAt: expiresAt))
         }
     }

@@ -89,6 +89,12 @@ struct WebhookRoutes: Sendable {
             guard let platform else {
                 throw APIError.badRequest("missing_platform", "the query parameter 'platform' is required")
             }
+            // A subscription carries its keys and a URL Herald would be told to POST to: only
+            // registration, which checks both, may name one.
+            guard platform != .webpush else {
+                throw APIError.badRequest(
+                    "alias_required", "a Web Push device is reached only through its registered alias (POST /api/v1/devices)")
+            }
             try Edge.checkPushToken(token, platform: platform, field: "token")
             // A raw token names its app in the query; a registered device's is its own.
             let app = try Edge.checkApp(query.get("app"), providers: providers)

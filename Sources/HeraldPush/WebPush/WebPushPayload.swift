@@ -1,0 +1,49 @@
+import Crypto
+import Foundation
+import HeraldWire
+
+/// What a Web Push message carries and the headers that steer it (RFC 8030 §5): the plaintext
+/// is the data map an FCM data message would carry, as JSON, so the device decodes a Web Push
+/// message exactly as it decodes an FCM one.
+public enum WebPushPayload {
+    /// RFC 8030 asks services to take at least 4,096 bytes of encrypted body; more is refused.
+    public static let maxBodyBytes = 4096
+    /// The most plaintext that fits: the body less the `aes128gcm` header, delimiter and tag.
+    public static let maxPlaintextBytes = maxBodyBytes - WebPushMessage.headerBytes - WebPushMessage.overheadBytes
+    /// A message without an expiry is worth a day to the wallet; services cap TTL anyway.
+    public static let defaultTTL = 86_400
+
+    /// The plaintext: the data map as JSON.
+    public static func render(_ message: PushMessage) throws -> Data {
+        try WireJSON.encode(message.data)
+    }
+
+    /// Refuses a message whose encrypted body would pass ``maxBodyBytes``.
+    public static func validate(_ message: PushMessage) throws(PushValidationError) {
+        try PayloadChecks.checkSize(
+            of: "the Web Push plaintext", limit: maxPlaintextBytes, service: "a 4,096-byte encrypted Web Push body"
+        ) { try render(message) }
+    }
+
+    /// `TTL`: seconds until the message's expiry (0 when it is past: deliver now or drop).
+    public static func ttl(_ message: PushMessage, now: Date) -> Int {
+        guard let expiresAt = message.expiresAt else { return defaultTTL }
+        return max(0, Int(expiresAt.timeIntervalSince(now).rounded(.down)))
+    }
+
+    /// `Urgency`: a wake (a payment, a relayed request, a Lightning-address request) must reach a
+    /// phone in battery saving now; anything else may wait for the next window.
+    public static func urgency(_ message: PushMessage) -> String {
+        message.kind == .wake ? "high" : "normal"
+    }
+
+    /// `Topic`: the collapse id when it fits the header's rules (at most 32 base64url
+    /// characters), else a digest of it, so equal ids still replace each other.
+    public static func topic(_ message: PushMessage) -> String? {
+        guard let id = message.collapseID, !id.isEmpty else { return nil }
+        if id.utf8.count <= 32, id.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }) {
+            return id
+        }
+        return String(Data(SHA256.hash(data: Data(id.utf8)).prefix(24)).base64URLEncodedString.prefix(32))
+    }
+}
