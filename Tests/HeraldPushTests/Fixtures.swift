@@ -21,10 +21,14 @@ func withPushHTTPClient<T: Sendable>(
     trusting caFile: String?,
     connectTimeout: Duration = .seconds(10),
     connections: Int = 1,
+    proxy: EgressProxy? = nil,
+    allowPrivateWebPushEndpoints: Bool = true,
     _ body: (PushHTTPClient) async throws -> T
 ) async throws -> T {
     let client = try PushHTTPClient(
-        configuration: .init(extraTrustRootsPEMFile: caFile, connectionsPerOrigin: connections, connectTimeout: connectTimeout))
+        configuration: .init(
+            extraTrustRootsPEMFile: caFile, connectionsPerOrigin: connections, connectTimeout: connectTimeout, proxy: proxy,
+            allowPrivateWebPushEndpoints: allowPrivateWebPushEndpoints))
     do {
         let value = try await body(client)
         await client.shutdown()
