@@ -82,6 +82,8 @@ struct WebPushProviderTests {
         #expect(received.urgency == "normal")
         #expect(received.topic?.count == 32)
         #expect(received.ttl == WebPushPayload.defaultTTL)
+        // The text travels with the data, as FCM's `notification` does beside its `data`.
+        #expect(received.plaintext.map { String(decoding: $0, as: UTF8.self) } == #"{"k":"v","notification":{"body":"b","title":"t"}}"#)
     }
 
     @Test("answers: 404 and 410 dead, 413 and other 4xx permanent with the service's words, 429 and 5xx retried with Retry-After, 401/403 retried")

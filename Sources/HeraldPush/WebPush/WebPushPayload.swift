@@ -13,9 +13,34 @@ public enum WebPushPayload {
     /// A message without an expiry is worth a day to the wallet; services cap TTL anyway.
     public static let defaultTTL = 86_400
 
-    /// The plaintext: the data map as JSON.
+    /// The plaintext: the data map as JSON. A visible alert (a backend event) also carries its
+    /// text under `notification`, as FCM's message does beside the data: a Web Push message has
+    /// no other place for it, and the app must show it. Wakes carry the data map alone, as an
+    /// FCM data message does, and the plugin writes their text.
     public static func render(_ message: PushMessage) throws -> Data {
-        try WireJSON.encode(message.data)
+        guard message.kind == .alert, let alert = message.alert, message.data["notification"] == nil else {
+            return try WireJSON.encode(message.data)
+        }
+        return try WireJSON.encode(AlertPlaintext(data: message.data, notification: alert))
+    }
+
+    /// The data keys and `notification` side by side in one object.
+    private struct AlertPlaintext: Encodable {
+        var data: [String: String]
+        var notification: NotificationText
+
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            for (key, value) in data { try container.encode(value, forKey: Key(stringValue: key)) }
+            try container.encode(notification, forKey: Key(stringValue: "notification"))
+        }
     }
 
     /// Refuses a message whose encrypted body would pass ``maxBodyBytes``.
