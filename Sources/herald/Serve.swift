@@ -78,6 +78,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical [HERALD_LOG_LEVEL, default info].")
     var logLevel: String?
 
+    @Option(help: "Take plain http:// Web Push endpoints, for local development [HERALD_WEBPUSH_ALLOW_INSECURE_ENDPOINTS, default false].")
+    var webpushAllowInsecureEndpoints: Bool?
+
+    @Option(help: "Take Web Push endpoints on loopback, private, link-local or multicast addresses [HERALD_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS, default false].")
+    var webpushAllowPrivateEndpoints: Bool?
+
+    @Option(help: "Web Push requests in flight to one push service at most [HERALD_WEBPUSH_CONCURRENCY_PER_ORIGIN, default 8].")
+    var webpushConcurrencyPerOrigin: Int?
+
     @OptionGroup var configurationFile: ConfigurationOptions
 
     /// The flags given, by setting key.
@@ -92,6 +101,9 @@ struct Serve: AsyncParsableCommand {
             ("target_push_burst", targetPushBurst.map(String.init)), ("max_held_replies", maxHeldReplies.map(String.init)),
             ("max_jobs_in_memory", maxJobsInMemory.map(String.init)), ("log_level", logLevel),
             ("lease_seconds", leaseSeconds.map(String.init)),
+            ("webpush.allow_insecure_endpoints", webpushAllowInsecureEndpoints.map(String.init)),
+            ("webpush.allow_private_endpoints", webpushAllowPrivateEndpoints.map(String.init)),
+            ("webpush.concurrency_per_origin", webpushConcurrencyPerOrigin.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { key, value in value.map { (key, $0) } })
     }

@@ -27,7 +27,7 @@ struct ConfigCheckTests {
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("listen: 127.0.0.1:9100"))
         #expect(result.output.contains("public url: https://push.example.com"))
-        #expect(result.output.contains("apps: default: local development provider (ios, android)"))
+        #expect(result.output.contains("apps: default: local development provider (ios, android, webpush)"))
         #expect(result.output.contains("configuration ok"))
     }
 

@@ -12,8 +12,11 @@ public struct SettingDescription: Sendable, Hashable {
     public var key: String
     /// `HERALD_` and the key in capitals, dots as underscores.
     public var environment: String { "HERALD_" + key.uppercased().replacingOccurrences(of: ".", with: "_") }
-    /// `--port`; nil for secrets and credentials, which never go on a command line (it shows in `ps`).
-    public var flag: String? { isFlag ? "--" + key.replacingOccurrences(of: "_", with: "-") : nil }
+    /// `--port`, `--webpush-allow-private-endpoints`; nil for secrets and credentials, which never
+    /// go on a command line (it shows in `ps`).
+    public var flag: String? {
+        isFlag ? "--" + key.replacingOccurrences(of: "_", with: "-").replacingOccurrences(of: ".", with: "-") : nil
+    }
     public var isFlag: Bool
     /// The default as the README shows it.
     public var defaultValue: String

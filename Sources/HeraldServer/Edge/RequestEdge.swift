@@ -138,7 +138,10 @@ enum Edge {
             if subscription != nil {
                 throw APIError.badRequest("invalid_subscription", "subscription is for platform webpush; \(platform.rawValue) takes push_token")
             }
-            guard let pushToken else { throw APIError.badRequest("missing_token", "push_token is required for \(platform.rawValue)") }
+            guard let pushToken else {
+                // As a body without the field has always been answered.
+                throw APIError(.unprocessableContent, "invalid_body", "the field 'push_token' is required")
+            }
             try checkPushToken(pushToken, platform: platform)
             return pushToken
         }
