@@ -62,7 +62,7 @@ extension MockFCMServer {
             MockOAuthAnswer(status: 400, error: "invalid_grant", description: description)
         }
         guard claims.algorithm == "RS256" else { return invalid("Invalid JWT: algorithm must be RS256.") }
-        guard claims.audience == "\(await state.baseURL ?? "")/token" else { return invalid("Invalid JWT: audience.") }
+        guard claims.audience == "\(await state.tokenBaseURL ?? "")/token" else { return invalid("Invalid JWT: audience.") }
         guard claims.scope.split(separator: " ").contains(Substring(Self.messagingScope)) else {
             return MockOAuthAnswer(status: 400, error: "invalid_scope", description: "Invalid OAuth scope.")
         }
@@ -114,11 +114,15 @@ extension MockFCMServer {
 /// The mock's accounts and the access tokens it issued.
 actor MockGoogleState {
     private(set) var baseURL: String?
+    /// Where `/token` is served: the same server, or an HTTP/1.1-only one of its own.
+    private var separateTokenBaseURL: String?
+    var tokenBaseURL: String? { separateTokenBaseURL ?? baseURL }
     private var accounts: [String: TestServiceAccount] = [:]
     private var issued: [String: Date] = [:]
     private(set) var issuedCount = 0
 
     func setBaseURL(_ url: String) { baseURL = url }
+    func setTokenBaseURL(_ url: String) { separateTokenBaseURL = url }
     func trust(_ account: TestServiceAccount) { accounts[account.clientEmail] = account }
     func account(_ email: String) -> TestServiceAccount? { accounts[email] }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdHTTP2
+import HummingbirdTLS
 import JWTKit
 import Logging
 import NIOCore
@@ -70,7 +71,7 @@ public struct MockFCMServer: Sendable {
     public func makeServiceAccount(
         clientEmail: String = "herald-push@herald-test.iam.gserviceaccount.com"
     ) async throws -> TestServiceAccount {
-        guard let baseURL = await state.baseURL else { throw MockServerError.didNotStart }
+        guard let baseURL = await state.tokenBaseURL else { throw MockServerError.didNotStart }
         let account = try TestKeys.serviceAccount(
             tokenURI: "\(baseURL)/token",
             projectID: projectID,
@@ -108,6 +109,33 @@ public struct MockFCMServer: Sendable {
             logger: logger
         )
         await state.setBaseURL(running.baseURL)
+        return running
+    }
+
+    /// Starts a second listener that serves only the token endpoint, over TLS and HTTP/1.1 only
+    /// (no ALPN `h2`), as a gateway in front of Google's might; service accounts made after it
+    /// point their `token_uri` there. Call after ``start(logger:)``; stop both.
+    public func startHTTP1TokenEndpoint(
+        logger: Logger = Logger(label: "mock-oauth-http1", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws -> RunningMockServer {
+        guard let certificate else { throw MockServerError.didNotStart }
+        let router = Router(context: MockRequestContext.self)
+        router.post("/token") { request, _ in try await self.issueToken(request) }
+        let tls = try certificate.serverTLSConfiguration()
+        let running = try await RunningMockServer.start(
+            { onServerRunning in
+                Application(
+                    router: router,
+                    server: try .tls(.http1(), tlsConfiguration: tls),
+                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                    onServerRunning: onServerRunning,
+                    logger: logger
+                )
+            },
+            tls: true,
+            logger: logger
+        )
+        await state.setTokenBaseURL(running.baseURL)
         return running
     }
 

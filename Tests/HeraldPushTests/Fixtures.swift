@@ -66,13 +66,14 @@ struct APNsFixture {
         connectTimeout: Duration = .seconds(10),
         signingKey: APNsTestKey? = nil,
         connections: Int = 1,
+        proxy: EgressProxy? = nil,
         _ body: (APNsProvider) async throws -> T
     ) async throws -> T {
         let signingKey = signingKey ?? key
         return try await server.withRunning { running in
             let caFile = trustCA ? try certificate.writeCAToTemporaryFile() : nil
             defer { caFile.map { try? FileManager.default.removeItem(atPath: $0) } }
-            return try await withPushHTTPClient(trusting: caFile, connectTimeout: connectTimeout, connections: connections) { client in
+            return try await withPushHTTPClient(trusting: caFile, connectTimeout: connectTimeout, connections: connections, proxy: proxy) { client in
                 let configuration = APNsConfiguration(
                     signingKeyPEM: signingKey.privateKeyPEM,
                     keyID: signingKey.keyID,
@@ -97,19 +98,26 @@ struct FCMFixture {
         server = MockFCMServer(certificate: certificate, now: clock.function, responseDelay: responseDelay)
     }
 
-    /// - Parameter trusted: Whether the mock knows the service account's key.
+    /// - Parameters:
+    ///   - trusted: Whether the mock knows the service account's key.
+    ///   - http1TokenEndpoint: Serve the token endpoint from a listener of its own that speaks
+    ///     HTTP/1.1 only.
     func run<T: Sendable>(
         trusted: Bool = true,
+        http1TokenEndpoint: Bool = false,
+        proxy: EgressProxy? = nil,
         _ body: (FCMProvider, TestServiceAccount) async throws -> T
     ) async throws -> T {
         try await server.withRunning { running in
+            let tokenServer = http1TokenEndpoint ? try await server.startHTTP1TokenEndpoint() : nil
+            defer { if let tokenServer { Task { await tokenServer.stop() } } }
             let caFile = try certificate.writeCAToTemporaryFile()
             defer { try? FileManager.default.removeItem(atPath: caFile) }
             let account =
                 trusted
                 ? try await server.makeServiceAccount()
                 : try TestKeys.serviceAccount(tokenURI: "\(running.baseURL)/token")
-            return try await withPushHTTPClient(trusting: caFile) { client in
+            return try await withPushHTTPClient(trusting: caFile, proxy: proxy) { client in
                 let configuration = FCMConfiguration(
                     // Through the JSON decoder, as a deployment reads the key file.
                     serviceAccount: try ServiceAccount(json: account.json),

@@ -19,13 +19,16 @@ struct WebPushFixture {
 
     func run<T: Sendable>(
         policy: WebPushPolicy = WebPushPolicy(allowPrivateEndpoints: true),
+        proxy: EgressProxy? = nil,
         _ body: (WebPushProvider, MockWebPushSubscription) async throws -> T
     ) async throws -> T {
         try await server.withRunning { _ in
             let caFile = try certificate.writeCAToTemporaryFile()
             defer { try? FileManager.default.removeItem(atPath: caFile) }
             let subscription = try await server.makeSubscription()
-            return try await withPushHTTPClient(trusting: caFile, allowPrivateWebPushEndpoints: policy.allowPrivateEndpoints) { client in
+            return try await withPushHTTPClient(
+                trusting: caFile, proxy: proxy, allowPrivateWebPushEndpoints: policy.allowPrivateEndpoints
+            ) { client in
                 let provider = try WebPushProvider(
                     configuration: WebPushConfiguration(vapidKeyPEM: vapidPEM, contact: "mailto:ops@wallet.example"),
                     policy: policy, httpClient: client, now: clock.function)

@@ -52,8 +52,9 @@ public final class EgressHTTPClient: Sendable {
                     })
                 }
             )
-            // A refused address is final for this connection: no quiet retry of the connect.
-            configuration.connectionPool.retryConnectionEstablishment = check == nil
+            // A failed connect (a refused address, a proxy that is down) fails the request at
+            // once: the outbox retries it with its own backoff instead of a request held open.
+            configuration.connectionPool.retryConnectionEstablishment = false
             configuration.httpVersion = .automatic
             if let check {
                 let verify: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in

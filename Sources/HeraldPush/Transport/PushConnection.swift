@@ -166,36 +166,38 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
         let connected: EventLoopFuture<Void>
         if let proxy = configuration.proxy, proxy.applies(to: origin.host) {
-            let tunnel = eventLoop.makePromise(of: Void.self)
             let deadline = NIODeadline.now() + TimeAmount(configuration.connectTimeout)
             let headers = HTTPHeaders(proxy.authorization.map { [("Proxy-Authorization", $0)] } ?? [])
+            // Made by the initializer, which always runs before `connect` succeeds; its promises
+            // are the pipeline's to complete, so none is left unfulfilled whatever happens.
+            let setUp = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
             connected = bootstrap.channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let tunnel = channel.eventLoop.makePromise(of: Void.self)
                     let encoder = HTTPRequestEncoder()
                     let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
                     let connect = NIOHTTP1ProxyConnectHandler(
                         targetHost: origin.host, targetPort: origin.port, headers: headers, deadline: deadline, promise: tunnel)
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandlers([encoder, decoder, connect])
-                    // Once the proxy says 200, the HTTP/1 handlers leave and the tunnel carries
-                    // TLS and HTTP/2 as a socket would.
-                    tunnel.futureResult.assumeIsolated().whenSuccess {
-                        do {
-                            let pipeline = channel.pipeline.syncOperations
-                            pipeline.removeHandler(connect, promise: nil)
-                            pipeline.removeHandler(decoder, promise: nil)
-                            pipeline.removeHandler(encoder, promise: nil)
-                            try addProtocolHandlers(channel)
-                        } catch {
-                            channel.pipeline.fireErrorCaught(error)
-                            channel.close(promise: nil)
-                        }
-                    }
+                    try channel.pipeline.syncOperations.addHandlers([encoder, decoder, connect])
+                    // Once the proxy answers 200 the CONNECT handler leaves by itself; the HTTP/1
+                    // codec follows, and only then TLS and HTTP/2 go in (the decoder, still
+                    // reading, would take TLS's first write for an HTTP request).
+                    let done = tunnel.futureResult.assumeIsolated().flatMap {
+                        let pipeline = channel.pipeline.syncOperations
+                        let removed = (0..<2).map { _ in channel.eventLoop.makePromise(of: Void.self) }
+                        pipeline.removeHandler(decoder, promise: removed[0])
+                        pipeline.removeHandler(encoder, promise: removed[1])
+                        return EventLoopFuture.andAllSucceed(removed.map(\.futureResult), on: channel.eventLoop)
+                    }.flatMapThrowing {
+                        try addProtocolHandlers(channel)
+                    }.nonisolated()
+                    setUp.withLockedValue { $0 = done }
                 }
             }
             .connect(host: proxy.host, port: proxy.port)
             .flatMap { channel in
-                tunnel.futureResult.flatMapErrorThrowing { error in
+                let done = setUp.withLockedValue { $0 } ?? channel.eventLoop.makeFailedFuture(PushTransportError.connectionClosed)
+                return done.flatMapErrorThrowing { error in
                     channel.close(promise: nil)
                     // The proxy's own words (407, 502 …) say more than a closed connection.
                     throw PushTransportError.proxyRefused("\(error)")
