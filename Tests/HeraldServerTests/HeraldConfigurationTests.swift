@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPush
 import HeraldServer
 import HeraldTestSupport
 import Testing
@@ -149,6 +150,57 @@ struct HeraldConfigurationTests {
             Issue.record("accepted user credentials as a service account")
         } catch {
             #expect("\(error)".contains("GOOGLE_APPLICATION_CREDENTIALS"), "\(error)")
+        }
+    }
+
+    @Test("the proxy: HERALD_HTTPS_PROXY, else HTTPS_PROXY or https_proxy, with NO_PROXY; a bad one names its variable without its password")
+    func proxy() async throws {
+        let conventional = try await HeraldConfiguration.load(
+            flags: [:], environment: ["https_proxy": "http://u:pw@proxy.corp:3128", "NO_PROXY": "push.corp"], file: nil)
+        let proxy = try #require(conventional.providers.proxy)
+        #expect(proxy.host == "proxy.corp" && proxy.port == 3128 && proxy.credentials == "u:pw")
+        #expect(!proxy.applies(to: "push.corp"))
+        #expect(conventional.summary.contains { $0.0 == "https proxy" && $0.1 == "http://…@proxy.corp:3128" })
+        let own = try await HeraldConfiguration.load(
+            flags: [:], environment: ["HTTPS_PROXY": "http://other:1", "HERALD_HTTPS_PROXY": "http://mine:2"], file: nil)
+        #expect(own.providers.proxy?.host == "mine")
+        #expect(try await HeraldConfiguration.load(flags: [:], environment: [:], file: nil).providers.proxy == nil)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: ["HTTPS_PROXY": "socks5://u:hunter2@p:1"], file: nil)
+            Issue.record("accepted a socks proxy")
+        } catch {
+            #expect("\(error)".contains("HTTPS_PROXY"), "\(error)")
+            #expect(!"\(error)".contains("hunter2"), "\(error)")
+        }
+    }
+
+    @Test("Web Push: the VAPID key and contact go together and are checked at start; the policy flags are read")
+    func webPush() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vapid-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = folder.appendingPathComponent("vapid.pem")
+        try Data(VAPIDSigner.makeKeyPEM().utf8).write(to: key)
+        let configured = try await HeraldConfiguration.load(
+            flags: ["webpush.allow_private_endpoints": "true"],
+            environment: ["HERALD_WEBPUSH_VAPID_KEY_FILE": key.path, "HERALD_WEBPUSH_CONTACT": "mailto:ops@example.com"], file: nil)
+        #expect(configured.providers.webPush?.contact == "mailto:ops@example.com")
+        #expect(configured.server.settings.webPush.allowPrivateEndpoints)
+        #expect(!configured.server.settings.webPush.allowInsecureEndpoints)
+        #expect(!configured.server.settings.localProvider)
+        for (environment, mentions) in [
+            (["HERALD_WEBPUSH_VAPID_KEY_FILE": key.path], "HERALD_WEBPUSH_CONTACT"),
+            (["HERALD_WEBPUSH_CONTACT": "mailto:a@b"], "HERALD_WEBPUSH_VAPID_KEY_FILE"),
+            (["HERALD_WEBPUSH_VAPID_KEY_FILE": key.path, "HERALD_WEBPUSH_CONTACT": "ops@example.com"], "mailto:"),
+            (["HERALD_WEBPUSH_VAPID_KEY_FILE": "/nonexistent.pem", "HERALD_WEBPUSH_CONTACT": "mailto:a@b"], "cannot read"),
+            (["HERALD_WEBPUSH_CONCURRENCY_PER_ORIGIN": "0"], "HERALD_WEBPUSH_CONCURRENCY_PER_ORIGIN"),
+        ] {
+            do {
+                _ = try await HeraldConfiguration.load(flags: [:], environment: environment, file: nil)
+                Issue.record("accepted \(environment)")
+            } catch {
+                #expect("\(error)".contains(mentions), "\(error)")
+            }
         }
     }
 
