@@ -58,8 +58,9 @@ def integer(description: str | None = None, **extra) -> dict:
 
 
 BOOL = {"type": "boolean"}
-PLATFORM = {"type": "string", "enum": ["ios", "android"],
-            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."}
+PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush"],
+            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, "
+                           "browsers); read case-insensitively."}
 JOB_IDS = {"type": "array", "items": string(minLength=1)}
 LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
                "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 "
@@ -109,10 +110,23 @@ SCHEMAS: dict[str, dict] = {
         },
         "oneOf": [{"required": ["event"]}, {"required": ["template"]}, {"required": ["jsonrpc", "method"]}],
     },
+    "WebPushSubscription": obj(
+        {"endpoint": string("The push service's URL for this subscription: https, at most 1,000 bytes.",
+                            minLength=1, maxLength=1000),
+         "keys": obj({"p256dh": string("Base64url of the subscriber's uncompressed P-256 public key (65 bytes).",
+                                       minLength=1),
+                      "auth": string("Base64url of the 16-byte authentication secret.", minLength=1)},
+                     closed=False)},
+        {"expirationTime": {"type": ["number", "null"]}},
+        closed=False,
+        description="A Web Push subscription as `PushSubscription.toJSON()` and UnifiedPush connectors give it.",
+    ),
     "DeviceRegistrationRequest": obj(
-        {"platform": PLATFORM, "push_token": string("The APNs device token or FCM registration token.",
-                                                    minLength=1, maxLength=4096)},
-        {"seal_key": string("Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are "
+        {"platform": PLATFORM},
+        {"push_token": string("The APNs device token or FCM registration token; required for `ios` and "
+                              "`android`, absent for `webpush`.", minLength=1, maxLength=4096),
+         "subscription": ref("WebPushSubscription"),
+         "seal_key": string("Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are "
                             "sealed to it."),
          "app": string("The configured app whose credentials push to the device; absent: `default`.",
                        minLength=1),
@@ -120,12 +134,18 @@ SCHEMAS: dict[str, dict] = {
         closed=False,
     ),
     "DeviceTokenUpdate": obj(
-        {"push_token": string(minLength=1, maxLength=4096)},
-        {"platform": PLATFORM,
+        {},
+        {"push_token": string("Required for `ios` and `android`.", minLength=1, maxLength=4096),
+         "subscription": ref("WebPushSubscription"),
+         "platform": PLATFORM,
          "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it."),
          "lsp_node_id": string("Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it "
                                "(66 hex digits).")},
         closed=False,
+    ),
+    "VAPIDPublicKey": obj(
+        {"public_key": string("Base64url of the uncompressed P-256 public key (65 bytes).", minLength=1),
+         "app": string(minLength=1)},
     ),
     "DeviceRegistration": obj(
         {"device_id": string(minLength=1), "device_secret": string("Shown once: the bearer of the device routes.",
@@ -207,13 +227,16 @@ SCHEMAS: dict[str, dict] = {
     ),
     "SessionPut": obj(
         {"allow_notifications": BOOL, "platform": PLATFORM},
-        {"push_token": string("Required when allow_notifications is true.", maxLength=4096),
+        {"push_token": string("Required when allow_notifications is true (`subscription` for `webpush`).",
+                              maxLength=4096),
+         "subscription": ref("WebPushSubscription"),
          "seal_key": string("As on device registration; absent means none."),
          "app": string("The configured app whose credentials push to the token; absent: `default`.")},
         closed=False,
     ),
     "SessionPatch": obj(
         {}, {"allow_notifications": BOOL, "platform": PLATFORM, "push_token": string(maxLength=4096),
+             "subscription": ref("WebPushSubscription"),
              "seal_key": string("Absent keeps the key, `\"\"` removes it."), "app": string()},
         closed=False,
     ),
@@ -222,7 +245,7 @@ SCHEMAS: dict[str, dict] = {
          "token_status": {"type": "string", "enum": ["active", "dead", "none"]},
          "app": string("The app whose credentials push to the session."),
          "created_at": string(format="date-time"), "updated_at": string(format="date-time")},
-        {"push_token": string(), "seal_kid": string()},
+        {"push_token": string(), "subscription": ref("WebPushSubscription"), "seal_kid": string()},
     ),
     "SessionList": obj(
         {"user_id": string(), "sessions": {"type": "array", "items": ref("Session")},
@@ -250,7 +273,8 @@ SCHEMAS: dict[str, dict] = {
     "Health": obj(
         {"status": {"type": "string", "enum": ["ok", "degraded"]},
          "database": {"type": "string", "enum": ["ok", "unavailable"]},
-         "providers": obj({"ios": string("apns, local or none"), "android": string("fcm, local or none")})},
+         "providers": obj({"ios": string("apns, local or none"), "android": string("fcm, local or none"),
+                           "webpush": string("webpush, local or none")})},
     ),
     "DeadLetter": obj(
         {"id": string("The dead job's id."),
@@ -486,6 +510,7 @@ def paths() -> dict:
                              {**REPLAYED, "Cache-Control": {"schema": {"type": "string"}}}),
             **errors({
                 400: ["invalid_json", "unknown_body_shape", "unknown_platform", "missing_platform", "missing_token",
+                      "alias_required",
                       "invalid_token", "invalid_idempotency_key", "platform_not_configured", "unknown_app",
                       "invalid_notification", "stale_timestamp"],
                 401: ["invalid_signature"], 409: ["replayed"],
@@ -512,10 +537,20 @@ def paths() -> dict:
         body=request_body(ref("DeviceRegistrationRequest")),
         responses={
             "201": json_body(ref("DeviceRegistration"), "Registered."),
-            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key", "unknown_app",
-                           "invalid_lsp_node_id"],
+            **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
+                           "private_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
+        })}
+
+    p["/api/v1/webpush/vapid-public-key"] = {"get": op(
+        "vapidPublicKey", "The VAPID public key apps subscribe with", tags=["Devices"],
+        description="The `applicationServerKey` for `pushManager.subscribe`, or a UnifiedPush connector's VAPID "
+                    "key. No key needed.",
+        parameters=[query_param("app", "The configured app; absent: `default`.", string(minLength=1))],
+        responses={
+            "200": json_body(ref("VAPIDPublicKey"), "The key."),
+            **errors({400: ["unknown_app"], 404: ["platform_not_configured"]}, body=False),
         })}
 
     p["/api/v1/devices/{id}"] = {
@@ -524,8 +559,8 @@ def paths() -> dict:
             parameters=[DEVICE_ID], body=request_body(ref("DeviceTokenUpdate")),
             responses={
                 "200": json_body(ref("Device"), "Updated."),
-                **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_seal_key",
-                               "invalid_lsp_node_id"],
+                **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
+                               "private_endpoint", "invalid_seal_key", "invalid_lsp_node_id"],
                           401: ["unauthorized"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),
@@ -638,7 +673,8 @@ def paths() -> dict:
 
     backend = ["Wallet backends"]
     session_400 = ["invalid_json", "invalid_user_id", "invalid_session_id", "unknown_platform", "invalid_token",
-                   "platform_not_configured", "invalid_seal_key", "unknown_app"]
+                   "invalid_subscription", "private_endpoint", "platform_not_configured", "invalid_seal_key",
+                   "unknown_app"]
     p["/api/v1/users/{user_id}/sessions"] = {"get": op(
         "listSessions", "The user's sessions and their token status", tags=backend, security=api_key("sessions"),
         parameters=[USER_ID],

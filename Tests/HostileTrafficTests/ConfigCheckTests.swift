@@ -31,6 +31,29 @@ struct ConfigCheckTests {
         #expect(result.output.contains("configuration ok"))
     }
 
+    @Test("herald webpush keygen writes an owner-only VAPID key whose public half it prints, and config check takes it")
+    func webPushKeygen() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-vapid-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = folder.appendingPathComponent("vapid.pem").path
+        let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
+        let made = try await ProgramRun.output(try ServerProcess.binary(), ["webpush", "keygen", "--out", key], environment: environment)
+        #expect(made.status == 0, "\(made.output)")
+        let publicKey = made.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Data(base64Encoded: publicKey.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "=")?.count == 65)
+        let mode = try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // Never over an existing key: subscriptions made with it would stop working.
+        let again = try await ProgramRun.output(try ServerProcess.binary(), ["webpush", "keygen", "--out", key], environment: environment, includeStandardError: true)
+        #expect(again.status != 0)
+        #expect(again.output.contains("--force"))
+
+        let checked = try await check("webpush:\n  vapid_key_file: \(key)\n  contact: mailto:ops@example.com\n")
+        #expect(checked.status == 0, "\(checked.output)")
+        #expect(checked.output.contains("webpush: Web Push, contact mailto:ops@example.com"), "\(checked.output)")
+    }
+
     @Test("an unparsable signing key, a half-configured platform or a bad URL fails with a message and exit code 1", arguments: [
         ("apns:\n  key_file: FOLDER/bad.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "invalid configuration"),
         // The error names where the value came from: the key in the file, not HERALD_APNS_KEY_FILE.

@@ -73,9 +73,10 @@ enum OpenAPIDocument {
               "type": "string",
               "enum": [
                 "ios",
-                "android"
+                "android",
+                "webpush"
               ],
-              "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+              "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
             }
           },
           {
@@ -181,7 +182,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `invalid_notification`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `alias_required`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `invalid_notification`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -199,6 +200,7 @@ enum OpenAPIDocument {
                             "unknown_platform",
                             "missing_platform",
                             "missing_token",
+                            "alias_required",
                             "invalid_token",
                             "invalid_idempotency_key",
                             "platform_not_configured",
@@ -742,7 +744,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -758,6 +760,8 @@ enum OpenAPIDocument {
                             "invalid_json",
                             "unknown_platform",
                             "invalid_token",
+                            "invalid_subscription",
+                            "private_endpoint",
                             "invalid_seal_key",
                             "unknown_app",
                             "invalid_lsp_node_id",
@@ -911,6 +915,121 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/api/v1/webpush/vapid-public-key": {
+      "get": {
+        "operationId": "vapidPublicKey",
+        "summary": "The VAPID public key apps subscribe with",
+        "tags": [
+          "Devices"
+        ],
+        "description": "The `applicationServerKey` for `pushManager.subscribe`, or a UnifiedPush connector's VAPID key. No key needed.",
+        "parameters": [
+          {
+            "name": "app",
+            "in": "query",
+            "required": false,
+            "description": "The configured app; absent: `default`.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VAPIDPublicKey"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `unknown_app`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unknown_app"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `platform_not_configured`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "platform_not_configured"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/api/v1/devices/{id}": {
       "put": {
         "operationId": "updateDevice",
@@ -957,7 +1076,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -973,6 +1092,8 @@ enum OpenAPIDocument {
                             "invalid_json",
                             "unknown_platform",
                             "invalid_token",
+                            "invalid_subscription",
+                            "private_endpoint",
                             "invalid_seal_key",
                             "invalid_lsp_node_id",
                             "malformed_request"
@@ -3668,7 +3789,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -3686,6 +3807,8 @@ enum OpenAPIDocument {
                             "invalid_session_id",
                             "unknown_platform",
                             "invalid_token",
+                            "invalid_subscription",
+                            "private_endpoint",
                             "platform_not_configured",
                             "invalid_seal_key",
                             "unknown_app",
@@ -3947,7 +4070,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -3965,6 +4088,8 @@ enum OpenAPIDocument {
                             "invalid_session_id",
                             "unknown_platform",
                             "invalid_token",
+                            "invalid_subscription",
+                            "private_endpoint",
                             "platform_not_configured",
                             "invalid_seal_key",
                             "unknown_app",
@@ -6782,6 +6907,47 @@ enum OpenAPIDocument {
           }
         ]
       },
+      "WebPushSubscription": {
+        "type": "object",
+        "properties": {
+          "endpoint": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1000,
+            "description": "The push service's URL for this subscription: https, at most 1,000 bytes."
+          },
+          "keys": {
+            "type": "object",
+            "properties": {
+              "p256dh": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Base64url of the subscriber's uncompressed P-256 public key (65 bytes)."
+              },
+              "auth": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Base64url of the 16-byte authentication secret."
+              }
+            },
+            "required": [
+              "p256dh",
+              "auth"
+            ]
+          },
+          "expirationTime": {
+            "type": [
+              "number",
+              "null"
+            ]
+          }
+        },
+        "required": [
+          "endpoint",
+          "keys"
+        ],
+        "description": "A Web Push subscription as `PushSubscription.toJSON()` and UnifiedPush connectors give it."
+      },
       "DeviceRegistrationRequest": {
         "type": "object",
         "properties": {
@@ -6789,15 +6955,19 @@ enum OpenAPIDocument {
             "type": "string",
             "enum": [
               "ios",
-              "android"
+              "android",
+              "webpush"
             ],
-            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
           },
           "push_token": {
             "type": "string",
             "minLength": 1,
             "maxLength": 4096,
-            "description": "The APNs device token or FCM registration token."
+            "description": "The APNs device token or FCM registration token; required for `ios` and `android`, absent for `webpush`."
+          },
+          "subscription": {
+            "$ref": "#/components/schemas/WebPushSubscription"
           },
           "seal_key": {
             "type": "string",
@@ -6815,8 +6985,7 @@ enum OpenAPIDocument {
           }
         },
         "required": [
-          "platform",
-          "push_token"
+          "platform"
         ]
       },
       "DeviceTokenUpdate": {
@@ -6825,15 +6994,20 @@ enum OpenAPIDocument {
           "push_token": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 4096
+            "maxLength": 4096,
+            "description": "Required for `ios` and `android`."
+          },
+          "subscription": {
+            "$ref": "#/components/schemas/WebPushSubscription"
           },
           "platform": {
             "type": "string",
             "enum": [
               "ios",
-              "android"
+              "android",
+              "webpush"
             ],
-            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
           },
           "seal_key": {
             "type": "string",
@@ -6843,10 +7017,26 @@ enum OpenAPIDocument {
             "type": "string",
             "description": "Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it (66 hex digits)."
           }
+        }
+      },
+      "VAPIDPublicKey": {
+        "type": "object",
+        "properties": {
+          "public_key": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Base64url of the uncompressed P-256 public key (65 bytes)."
+          },
+          "app": {
+            "type": "string",
+            "minLength": 1
+          }
         },
         "required": [
-          "push_token"
-        ]
+          "public_key",
+          "app"
+        ],
+        "additionalProperties": false
       },
       "DeviceRegistration": {
         "type": "object",
@@ -6937,9 +7127,10 @@ enum OpenAPIDocument {
                   "type": "string",
                   "enum": [
                     "ios",
-                    "android"
+                    "android",
+                    "webpush"
                   ],
-                  "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+                  "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
                 },
                 "payload": {
                   "description": "The push as the device gets it: APNs userInfo or the FCM data map."
@@ -7291,14 +7482,18 @@ enum OpenAPIDocument {
             "type": "string",
             "enum": [
               "ios",
-              "android"
+              "android",
+              "webpush"
             ],
-            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
           },
           "push_token": {
             "type": "string",
             "maxLength": 4096,
-            "description": "Required when allow_notifications is true."
+            "description": "Required when allow_notifications is true (`subscription` for `webpush`)."
+          },
+          "subscription": {
+            "$ref": "#/components/schemas/WebPushSubscription"
           },
           "seal_key": {
             "type": "string",
@@ -7324,13 +7519,17 @@ enum OpenAPIDocument {
             "type": "string",
             "enum": [
               "ios",
-              "android"
+              "android",
+              "webpush"
             ],
-            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
           },
           "push_token": {
             "type": "string",
             "maxLength": 4096
+          },
+          "subscription": {
+            "$ref": "#/components/schemas/WebPushSubscription"
           },
           "seal_key": {
             "type": "string",
@@ -7351,9 +7550,10 @@ enum OpenAPIDocument {
             "type": "string",
             "enum": [
               "ios",
-              "android"
+              "android",
+              "webpush"
             ],
-            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
           },
           "allow_notifications": {
             "type": "boolean"
@@ -7380,6 +7580,9 @@ enum OpenAPIDocument {
           },
           "push_token": {
             "type": "string"
+          },
+          "subscription": {
+            "$ref": "#/components/schemas/WebPushSubscription"
           },
           "seal_kid": {
             "type": "string"
@@ -7593,11 +7796,16 @@ enum OpenAPIDocument {
               "android": {
                 "type": "string",
                 "description": "fcm, local or none"
+              },
+              "webpush": {
+                "type": "string",
+                "description": "webpush, local or none"
               }
             },
             "required": [
               "ios",
-              "android"
+              "android",
+              "webpush"
             ],
             "additionalProperties": false
           }
@@ -7624,9 +7832,10 @@ enum OpenAPIDocument {
             "type": "string",
             "enum": [
               "ios",
-              "android"
+              "android",
+              "webpush"
             ],
-            "description": "`ios` (APNs) or `android` (FCM); read case-insensitively."
+            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
           },
           "token": {
             "type": "string",
