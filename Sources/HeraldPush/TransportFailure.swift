@@ -20,6 +20,8 @@ enum TransportFailure {
             return "cancelled"
         case PushTransportError.noHTTP2:
             return "no_http2"
+        case PushTransportError.proxyRefused:
+            return "proxy_refused"
         case is CancellationError:
             return "cancelled"
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
@@ -30,7 +32,15 @@ enum TransportFailure {
     }
 
     static func log(_ error: any Error, service: String, logger: Logger) {
-        logger.debug(
+        // A service that does not speak HTTP/2, or a proxy that refuses the tunnel, is a
+        // configuration to fix, not a passing failure: said where an operator looks.
+        let level: Logger.Level
+        switch error {
+        case PushTransportError.noHTTP2, PushTransportError.proxyRefused: level = .warning
+        default: level = .debug
+        }
+        logger.log(
+            level: level,
             "push transport failed",
             metadata: [
                 "push.service": "\(service)",

@@ -20,6 +20,28 @@ struct EgressTests {
         #expect(await fixture.server.messages.count == 1)
     }
 
+    @Test("an APNs endpoint that does not negotiate h2 is reported as exactly that")
+    func apnsWithoutHTTP2() async throws {
+        let certificate = try TestCertificate.make()
+        // Any TLS server that offers HTTP/1.1 only.
+        let http1 = MockWebPushServer(certificate: certificate, http1Only: true)
+        let key = TestKeys.apnsP8()
+        let outcome = try await http1.withRunning { running in
+            let caFile = try certificate.writeCAToTemporaryFile()
+            defer { try? FileManager.default.removeItem(atPath: caFile) }
+            return try await withPushHTTPClient(trusting: caFile) { client in
+                let provider = try APNsProvider(
+                    configuration: APNsConfiguration(
+                        signingKeyPEM: key.privateKeyPEM, keyID: key.keyID, teamID: key.teamID, topic: "com.example.wallet",
+                        environment: .custom(running.baseURL), requestTimeout: .seconds(5)),
+                    httpClient: client)
+                return await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .ios, token: String(repeating: "ab", count: 32)), logger: testLogger)
+            }
+        }
+        #expect(outcome.kind == .retry)
+        #expect(outcome.reason == "no_http2")
+    }
+
     static func proxy(_ running: TinyProxy) -> EgressProxy {
         EgressProxy(host: "127.0.0.1", port: running.port, credentials: running.credentials.map { "\($0.user):\($0.password)" })
     }
@@ -66,6 +88,7 @@ struct EgressTests {
             await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .ios, token: String(repeating: "ab", count: 32)), logger: testLogger)
         }
         #expect(outcome.kind == .retry)
+        #expect(outcome.reason == "proxy_refused")
         #expect(await fixture.server.requests.count == 0)
     }
 

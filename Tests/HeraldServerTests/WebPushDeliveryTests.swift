@@ -98,6 +98,8 @@ struct WebPushDeliveryTests {
 
                 let id = try #require(pushed.json["id"] as? String)
                 #expect(try await eventually { try await nds.store.status(jobID: id)?.state == .delivered })
+                let metrics = try await client.execute(uri: "/metrics", method: .get)
+                #expect(metrics.text.contains(#"provider="webpush""#), "\(metrics.text.prefix(2000))")
             }
         }
     }
