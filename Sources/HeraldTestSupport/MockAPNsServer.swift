@@ -109,19 +109,7 @@ public struct MockAPNsServer: Sendable {
             }
         }
         let tls = try certificate.serverTLSConfiguration()
-        return try await RunningMockServer.start(
-            { onServerRunning in
-                Application(
-                    router: router,
-                    server: try .http2Upgrade(tlsConfiguration: tls),
-                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                    onServerRunning: onServerRunning,
-                    logger: logger
-                )
-            },
-            tls: true,
-            logger: logger
-        )
+        return try await RunningMockServer.start(router: router, server: try .http2Upgrade(tlsConfiguration: tls), tls: true, logger: logger)
     }
 
     /// The provider tokens each key has gone through, by key id: one per refresh, however many

@@ -95,19 +95,7 @@ public struct MockFCMServer: Sendable {
             }
         }
         let tls = try certificate?.serverTLSConfiguration()
-        let running = try await RunningMockServer.start(
-            { onServerRunning in
-                Application(
-                    router: router,
-                    server: try tls.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(),
-                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                    onServerRunning: onServerRunning,
-                    logger: logger
-                )
-            },
-            tls: tls != nil,
-            logger: logger
-        )
+        let running = try await RunningMockServer.start(router: router, server: try tls.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(), tls: tls != nil, logger: logger)
         await state.setBaseURL(running.baseURL)
         return running
     }
@@ -122,19 +110,7 @@ public struct MockFCMServer: Sendable {
         let router = Router(context: MockRequestContext.self)
         router.post("/token") { request, _ in try await self.issueToken(request) }
         let tls = try certificate.serverTLSConfiguration()
-        let running = try await RunningMockServer.start(
-            { onServerRunning in
-                Application(
-                    router: router,
-                    server: try .tls(.http1(), tlsConfiguration: tls),
-                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                    onServerRunning: onServerRunning,
-                    logger: logger
-                )
-            },
-            tls: true,
-            logger: logger
-        )
+        let running = try await RunningMockServer.start(router: router, server: try .tls(.http1(), tlsConfiguration: tls), tls: true, logger: logger)
         await state.setTokenBaseURL(running.baseURL)
         return running
     }

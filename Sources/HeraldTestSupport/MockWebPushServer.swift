@@ -76,19 +76,7 @@ public struct MockWebPushServer: Sendable {
         }
         let tls = try certificate.serverTLSConfiguration()
         let http1Only = self.http1Only
-        let running = try await RunningMockServer.start(
-            { onServerRunning in
-                Application(
-                    router: router,
-                    server: http1Only ? try .tls(.http1(), tlsConfiguration: tls) : try .http2Upgrade(tlsConfiguration: tls),
-                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                    onServerRunning: onServerRunning,
-                    logger: logger
-                )
-            },
-            tls: true,
-            logger: logger
-        )
+        let running = try await RunningMockServer.start(router: router, server: http1Only ? try .tls(.http1(), tlsConfiguration: tls) : try .http2Upgrade(tlsConfiguration: tls), tls: true, logger: logger)
         await state.setBaseURL(running.baseURL)
         return running
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP2
@@ -74,6 +75,28 @@ public final class RunningMockServer: Sendable {
             group.cancelAll()
         }
         _ = await task.result
+    }
+}
+
+extension RunningMockServer {
+    /// A mock's router on 127.0.0.1 (a free port), served as `server` says: HTTP/2 and HTTP/1.1
+    /// over TLS by ALPN, HTTP/1.1 only over TLS, or plain HTTP/1.1.
+    static func start(
+        router: Router<MockRequestContext>, server: HTTPServerBuilder, tls: Bool, logger: Logger
+    ) async throws -> RunningMockServer {
+        try await start(
+            { onServerRunning in
+                Application(
+                    router: router,
+                    server: server,
+                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                    onServerRunning: onServerRunning,
+                    logger: logger
+                )
+            },
+            tls: tls,
+            logger: logger
+        )
     }
 }
 
