@@ -84,10 +84,13 @@ public final class HeraldServeProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--database", database] + arguments
-        // Inherited, but for Google's credentials variable: on a developer's machine it would turn
-        // the local development provider the tests expect into FCM.
+        // Inherited, but for the variables other software shares with Herald: on a developer's
+        // machine Google's credentials would turn the local development provider the tests expect
+        // into FCM, and a proxy would carry the look-alikes' loopback traffic.
         var inherited = ProcessInfo.processInfo.environment
-        inherited["GOOGLE_APPLICATION_CREDENTIALS"] = nil
+        for variable in ["GOOGLE_APPLICATION_CREDENTIALS", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"] {
+            inherited[variable] = nil
+        }
         process.environment = environment ?? inherited
         process.standardOutput = log
         process.standardError = log
