@@ -164,7 +164,11 @@ let package = Package(
         // What an extension would carry: the plugin, run on one push or against a local NDS, with
         // a development wallet that signs real BOLT11 invoices through HeraldBolt11 (where a real
         // app would bring its Lightning SDK).
-        .executableTarget(name: "herald-device", dependencies: ["HeraldDevice", "HeraldBolt11"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "herald-device",
+            dependencies: ["HeraldDevice", "HeraldBolt11", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [

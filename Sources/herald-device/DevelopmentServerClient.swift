@@ -18,11 +18,11 @@ struct DevelopmentServerClient {
     }
 
     /// `POST /api/v1/devices`.
-    func register(platform: Platform, pushToken: String) async throws -> DeviceRegistration {
+    func register(platform: Platform, pushToken: String?, subscription: WebPushSubscription? = nil) async throws -> DeviceRegistration {
         var request = URLRequest(url: server.appendingPathComponent("api/v1/devices"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try WireJSON.encode(DeviceRegistrationRequest(platform: platform.rawValue, pushToken: pushToken))
+        request.httpBody = try WireJSON.encode(DeviceRegistrationRequest(platform: platform.rawValue, pushToken: pushToken, subscription: subscription))
         let answer = try await decode(DeviceRegistrationAnswer.self, request, expecting: 201)
         guard let secret = answer.deviceSecret else { throw ServerError(status: 201, body: "the answer has no device_secret") }
         return DeviceRegistration(deviceID: answer.deviceID, deviceSecret: secret, webhookURL: answer.webhookURL, alias: answer.alias)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldDevice
 import HeraldWire
@@ -10,7 +11,7 @@ enum ListenCommand {
             throw UsageError("listen needs --server URL")
         }
         let platformText = arguments.option("platform") ?? "ios"
-        guard let platform = Platform(rawValue: platformText) else { throw UsageError("--platform is ios or android") }
+        guard let platform = Platform(rawValue: platformText) else { throw UsageError("--platform is ios, android or webpush") }
         let maxPushes = try arguments.integer("max-pushes")
         let environment = try DeviceEnvironment(arguments)
         let plugin = try environment.plugin()
@@ -52,7 +53,20 @@ enum ListenCommand {
         let made = platform == .ios
             ? (0..<32).map { _ in UInt8.random(in: .min ... .max) }.lowercaseHex
             : "herald-device-\(UUID().uuidString)"
-        var registration = try await client.register(platform: platform, pushToken: token ?? made)
+        var registration: DeviceRegistration
+        if platform == .webpush {
+            // A subscription of the form a UnifiedPush connector makes; the local development
+            // provider records the message's plaintext for the feed instead of sending it.
+            let key = P256.KeyAgreement.PrivateKey()
+            let subscription = WebPushSubscription(
+                endpoint: "https://push.herald-device.invalid/up/\(UUID().uuidString)",
+                keys: .init(
+                    p256dh: key.publicKey.x963Representation.base64URLEncodedString,
+                    auth: Data((0..<16).map { _ in UInt8.random(in: .min ... .max) }).base64URLEncodedString))
+            registration = try await client.register(platform: platform, pushToken: nil, subscription: subscription)
+        } else {
+            registration = try await client.register(platform: platform, pushToken: token ?? made)
+        }
         registration.server = server
         // It holds the device secret: owner-only, as the node key is.
         try OwnerOnlyFile.write(try WireJSON.encode(registration), to: file)

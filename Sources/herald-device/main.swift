@@ -5,7 +5,7 @@ import Foundation
 let usage = """
     usage:
       herald-device handle <push.json|->   run the plugin on one push; prints one JSON object
-      herald-device listen --server URL [--platform ios|android] [--token T] [--max-pushes N]
+      herald-device listen --server URL [--platform ios|android|webpush] [--token T] [--max-pushes N]
                                            register with a local NDS and handle its pushes
       herald-device app                    play the main app: hold the wallet, answer pings
       herald-device wallet settle <hash>   mark a development-wallet invoice paid
