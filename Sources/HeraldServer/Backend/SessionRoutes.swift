@@ -46,9 +46,8 @@ struct SessionRoutes: Sendable {
             throw APIError(.notFound, "session_not_found", "no session \(sessionID) for user \(userID); create it with PUT")
         }
         let platform = try body.platform.map(Edge.parsePlatform) ?? current.platform
-        // A token or subscription sent replaces the one stored; none sent keeps it, checked when
-        // it was stored.
-        // A platform change checks the stored token against the new platform.
+        // A token or subscription sent replaces the one stored. None sent keeps it as it was
+        // checked when stored, unless the platform changes: then it is checked against the new one.
         let sent = body.pushToken != nil || body.subscription != nil
         let keep = !sent && platform == current.platform
         let write = try await checked(
