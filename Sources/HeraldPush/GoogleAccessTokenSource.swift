@@ -57,7 +57,6 @@ struct GoogleAccessTokenSource: Sendable {
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "accept", value: "application/json")
-        request.headers.add(name: "content-length", value: String(form.utf8.count))
         request.body = .bytes(ByteBuffer(string: form))
 
         let (response, responseBody) = try await client.execute(request, host: tokenHost, timeout: configuration.requestTimeout)

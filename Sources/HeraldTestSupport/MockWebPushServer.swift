@@ -142,6 +142,9 @@ public struct MockWebPushServer: Sendable {
         guard entry.ttl != nil else { return .init(status: 400, body: "TTL header required") }
         guard headers["content-encoding"] == "aes128gcm" else { return .init(status: 400, body: "Content-Encoding must be aes128gcm") }
         guard body.count <= 4096 else { return .init(status: 413, body: "payload too large") }
+        if let length = headers["content-length"], Int(length) != body.count {
+            return .init(status: 400, body: "Content-Length says \(length), the body is \(body.count) bytes")
+        }
         if let urgency = entry.urgency, !["very-low", "low", "normal", "high"].contains(urgency) {
             return .init(status: 400, body: "invalid Urgency")
         }

@@ -111,7 +111,6 @@ public struct WebPushProvider: PushProvider {
         if let topic = WebPushPayload.topic(message) { request.headers.add(name: "Topic", value: topic) }
         request.headers.add(name: "Content-Encoding", value: "aes128gcm")
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
-        request.headers.add(name: "Content-Length", value: String(body.count))
         request.body = .bytes(ByteBuffer(bytes: body))
         let policy = self.policy
         let client = self.client
