@@ -73,6 +73,13 @@ let package = Package(
             dependencies: ["HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
+        // Nostr for the Lightning address's zaps (NIP-57): events, BIP-340 keys, zap requests
+        // and receipts.
+        .target(
+            name: "HeraldNostr",
+            dependencies: ["HeraldWire", "HeraldLSPS5", "HeraldBolt11", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // Talking to APNs, FCM, Web Push services and the local development provider, directly or
         // through an HTTPS proxy.
         .target(
@@ -232,6 +239,12 @@ let package = Package(
         .testTarget(
             name: "HeraldLSPS5Tests",
             dependencies: ["HeraldLSPS5", "HeraldWire"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "HeraldNostrTests",
+            dependencies: ["HeraldNostr", "HeraldBolt11", "HeraldWire"],
+            resources: [.copy("bip340-test-vectors.csv")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

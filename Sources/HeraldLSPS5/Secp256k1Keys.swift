@@ -6,7 +6,7 @@ import HeraldWire
 /// libsecp256k1 documents a context as safe to share between threads for every call that takes
 /// it `const` (signing, recovery, key derivation, serialization); only randomizing, cloning and
 /// destroying it mutate, and nothing does that after this initializer. Hence `nonisolated(unsafe)`.
-nonisolated(unsafe) let secp256k1Context: OpaquePointer = {
+nonisolated(unsafe) public let secp256k1Context: OpaquePointer = {
     guard let context = secp256k1_context_create(UInt32(SECP256K1_CONTEXT_NONE)) else {
         fatalError("libsecp256k1 could not create a context")
     }
@@ -34,7 +34,7 @@ public struct NodeID: Sendable, Hashable, CustomStringConvertible {
 
     /// From 66 hex digits, either case.
     public init?(hex: String) {
-        guard hex.utf8.count == 66, let bytes = Self.bytes(hex: hex) else { return nil }
+        guard hex.utf8.count == 66, let bytes = [UInt8](hex: hex) else { return nil }
         self.init(bytes: bytes)
     }
 
@@ -46,26 +46,6 @@ public struct NodeID: Sendable, Hashable, CustomStringConvertible {
     public var hex: String { bytes.lowercaseHex }
 
     public var description: String { hex }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count.isMultiple(of: 2) else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
 }
 
 /// A node's secret key: 32 bytes, a non-zero scalar below the curve order.
@@ -84,7 +64,7 @@ public struct NodeSecretKey: Sendable, CustomStringConvertible {
 
     /// From 64 hex digits, either case.
     public init?(hex: String) {
-        guard hex.utf8.count == 64, let bytes = NodeID.bytes(hex: hex) else { return nil }
+        guard hex.utf8.count == 64, let bytes = [UInt8](hex: hex) else { return nil }
         self.init(bytes: bytes)
     }
 

@@ -11,3 +11,28 @@ extension Sequence<UInt8> {
         return String(decoding: text, as: UTF8.self)
     }
 }
+
+extension Array where Element == UInt8 {
+    /// The bytes of hex text, either case; nil for an odd length or a non-hex digit.
+    public init?(hex: some StringProtocol) {
+        let digits = Array<UInt8>(hex.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        self = bytes
+    }
+}
