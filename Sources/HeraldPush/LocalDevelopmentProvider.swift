@@ -42,6 +42,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         case .ios: try APNsPayload.validate(message)
         case .android: try FCMPayload.validate(message, now: now())
         case .webpush: try WebPushPayload.validate(message)
+        case .nostr: throw PushValidationError(.platformNotConfigured, message: "relays are published to, never recorded")
         }
     }
 
@@ -51,6 +52,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         case .ios: try APNsPayload.render(message)
         case .android: try FCMPayload.renderData(message)
         case .webpush: try WebPushPayload.render(message)
+        case .nostr: Data(message.data[NostrRelayProvider.eventKey]?.utf8 ?? "".utf8)
         }
     }
 

@@ -21,9 +21,17 @@ public struct PushRouter: PushProvider {
 
     /// The apps by name.
     public let apps: [String: App]
+    /// Where zap receipts go, for every app: Nostr relays.
+    public let relays: (any PushProvider)?
 
-    public init(apps: [String: App]) {
+    public init(apps: [String: App], relays: (any PushProvider)? = nil) {
         self.apps = apps
+        self.relays = relays
+    }
+
+    /// The same apps, publishing to Nostr relays through `relays`.
+    public func publishing(to relays: any PushProvider) -> PushRouter {
+        PushRouter(apps: apps, relays: relays)
     }
 
     /// A single app, named ``PushTarget/defaultApp``.
@@ -44,6 +52,7 @@ public struct PushRouter: PushProvider {
         case .ios: apps[app]?.ios
         case .android: apps[app]?.android
         case .webpush: apps[app]?.webpush
+        case .nostr: apps[app] == nil ? nil : relays
         }
     }
 

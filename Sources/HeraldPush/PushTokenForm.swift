@@ -36,6 +36,10 @@ public enum PushTokenForm {
             } catch {
                 throw PushValidationError(.invalidMessage, message: error.message)
             }
+        case .nostr:
+            guard NostrRelayProvider.isRelayURL(token) else {
+                throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")
+            }
         }
     }
 }

@@ -8,4 +8,10 @@ public enum Platform: String, Codable, Sendable, CaseIterable {
     /// services, and browsers. The device's "token" is its subscription
     /// (``WebPushSubscription/storageToken``), and it is reached only through a registered alias.
     case webpush
+    /// Not a device's: Nostr relays, where the outbox publishes zap receipts (NIP-57) with the
+    /// same retries, expiry, metrics and dead letters as pushes. A job's "token" is the relay URL.
+    case nostr
+
+    /// The platforms a device registers with; `nostr` is the outbox's own.
+    public static let devicePlatforms: [Platform] = [.ios, .android, .webpush]
 }

@@ -54,7 +54,7 @@ struct DashboardRoutes: Sendable {
             heldReplies: relay.heldCount,
             // Every app's providers; the default app's under the bare platform name.
             providers: providers.apps.keys.sorted().flatMap { app in
-                Platform.allCases.map { platform in
+                Platform.devicePlatforms.map { platform in
                     (
                         app == PushTarget.defaultApp ? platform.rawValue : "\(platform.rawValue) · \(app)",
                         providers.provider(for: platform, app: app)?.status

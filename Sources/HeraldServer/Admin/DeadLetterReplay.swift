@@ -26,7 +26,7 @@ public enum DeadLetterReplay {
             filter.reason = reason
         }
         if let platform, !platform.isEmpty {
-            filter.platform = try Edge.parsePlatform(platform)
+            filter.platform = try Edge.parseJobPlatform(platform)
         }
         return filter
     }

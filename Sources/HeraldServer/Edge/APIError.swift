@@ -48,7 +48,7 @@ extension APIError {
     /// Valid JSON with the wrong fields.
     static func invalidBody(_ message: String) -> APIError { APIError(.unprocessableContent, "invalid_body", message) }
     static func unknownPlatform(_ text: String) -> APIError {
-        .badRequest("unknown_platform", "platform must be 'ios' or 'android', not '\(text.prefix(32))'")
+        .badRequest("unknown_platform", "platform must be 'ios', 'android' or 'webpush', not '\(text.prefix(32))'")
     }
     static let invalidIdempotencyKey = APIError.badRequest(
         "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes"

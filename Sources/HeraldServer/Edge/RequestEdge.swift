@@ -92,7 +92,16 @@ enum Edge {
 
     // MARK: Fields
 
+    /// A device's platform (`ios`, `android`, `webpush`).
     static func parsePlatform(_ text: String) throws -> Platform {
+        guard let platform = Platform(rawValue: text.lowercased()), Platform.devicePlatforms.contains(platform) else {
+            throw APIError.unknownPlatform(text)
+        }
+        return platform
+    }
+
+    /// Any platform a job may have, `nostr` (zap receipts) included: for filters over the outbox.
+    static func parseJobPlatform(_ text: String) throws -> Platform {
         guard let platform = Platform(rawValue: text.lowercased()) else { throw APIError.unknownPlatform(text) }
         return platform
     }

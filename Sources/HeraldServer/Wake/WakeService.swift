@@ -123,7 +123,7 @@ struct WakeService: Sendable {
                 interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
             )
             return ("alert", alert)
-        case .android, .webpush:
+        case .android, .webpush, .nostr:
             return ("data", PushMessage(kind: .wake, data: data, collapseID: collapseID, expiresAt: expiresAt))
         }
     }

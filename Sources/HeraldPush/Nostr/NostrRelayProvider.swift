@@ -1,0 +1,160 @@
+import Foundation
+import HTTPTypes
+import HeraldWire
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+import WSClient
+
+/// Publishes a signed Nostr event to one relay (NIP-01): a WebSocket to the relay URL (the job's
+/// token), `["EVENT", <event>]`, and the relay's `["OK", <id>, <accepted>, <message>]`. What the
+/// outbox delivers for zap receipts, one job per relay, so a relay that refuses or drops is
+/// retried on its own.
+public struct NostrRelayProvider: PushProvider {
+    public var name: String { "nostr" }
+
+    /// The data key holding the event's JSON.
+    public static let eventKey = "event"
+
+    public struct Configuration: Sendable {
+        /// Relays on loopback, private, link-local or multicast addresses (tests).
+        public var allowPrivateRelays = false
+        /// PEM trust roots beside the system's (`tls.ca_file`).
+        public var extraTrustRootsPEMFile: String?
+        /// Connect, publish and the relay's answer, together.
+        public var timeout: Duration = .seconds(15)
+        public var proxy: EgressProxy?
+
+        public init(allowPrivateRelays: Bool = false, extraTrustRootsPEMFile: String? = nil, proxy: EgressProxy? = nil) {
+            self.allowPrivateRelays = allowPrivateRelays
+            self.extraTrustRootsPEMFile = extraTrustRootsPEMFile
+            self.proxy = proxy
+        }
+    }
+
+    public let configuration: Configuration
+    private let tls: TLSConfiguration
+
+    public init(configuration: Configuration) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let path = configuration.extraTrustRootsPEMFile {
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(path))]
+        }
+        self.tls = tls
+        self.configuration = configuration
+    }
+
+    /// A relay URL Herald publishes to: `wss://` with a host, at most 512 bytes.
+    public static func isRelayURL(_ text: String) -> Bool {
+        guard text.utf8.count <= 512, let url = URL(string: text), url.scheme?.lowercased() == "wss", let host = url.host,
+            !host.isEmpty, url.user == nil
+        else { return false }
+        return true
+    }
+
+    public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
+        guard target.platform == .nostr, Self.isRelayURL(target.token) else {
+            throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")
+        }
+        guard let event = message.data[Self.eventKey], event.utf8.first == UInt8(ascii: "{") else {
+            throw PushValidationError(.invalidMessage, message: "a Nostr publication carries the signed event")
+        }
+    }
+
+    public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
+        do {
+            try validate(message, for: target)
+        } catch {
+            return .refused(error, service: name, logger: logger)
+        }
+        let event = message.data[Self.eventKey] ?? "{}"
+        let eventID = (try? WireJSON.decode(EventID.self, from: Data(event.utf8)))?.id ?? ""
+        guard let url = URL(string: target.token), let host = url.host else {
+            return PushOutcome(kind: .permanent, reason: "invalid_relay")
+        }
+        let proxied = configuration.proxy.map { $0.applies(to: host) } ?? false
+        if !configuration.allowPrivateRelays, !proxied,
+            let refusal = await EndpointAddresses.refusal(host: host, port: url.port ?? 443)
+        {
+            logger.warning("relay refused: \(refusal)", metadata: ["nostr.relay": "\(host)"])
+            return PushOutcome(kind: .permanent, reason: "private_relay")
+        }
+        let answer = Answer()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await self.publish(event, id: eventID, to: target.token, proxied: proxied, answer: answer, logger: logger)
+                }
+                group.addTask {
+                    try await Task.sleep(for: configuration.timeout)
+                    throw PublishTimeout()
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch {
+            logger.notice(
+                "relay publication failed; will retry",
+                metadata: ["nostr.relay": "\(host)", "error.type": "\(type(of: error))", "error": "\(error)"])
+            return PushOutcome(kind: .retry, reason: error is PublishTimeout ? "timeout" : "network_error")
+        }
+        guard let (accepted, said) = answer.value else {
+            // The relay closed without an OK for the event.
+            return PushOutcome(kind: .retry, reason: "no_ok")
+        }
+        return Self.outcome(accepted: accepted, message: said)
+    }
+
+    /// NIP-01's OK: accepted, or a refusal whose prefix says whether trying again can help.
+    static func outcome(accepted: Bool, message: String) -> PushOutcome {
+        let prefix = message.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        if accepted || prefix == "duplicate" { return PushOutcome(kind: .delivered, status: 200) }
+        switch prefix {
+        case "rate-limited", "error":
+            return PushOutcome(kind: .retry, reason: String("\(prefix): \(message)".prefix(200)))
+        default:
+            // blocked, invalid, pow, restricted, and any other refusal: the relay will not take it.
+            return PushOutcome(kind: .permanent, reason: String("relay_refused: \(message)".prefix(200)))
+        }
+    }
+
+    private func publish(_ event: String, id: String, to relay: String, proxied: Bool, answer: Answer, logger: Logger) async throws {
+        let handler: WebSocketDataHandler<WebSocketClient.Context> = { inbound, outbound, _ in
+            try await outbound.write(.text("[\"EVENT\",\(event)]"))
+            for try await message in inbound.messages(maxSize: 64 * 1024) {
+                guard case .text(let text) = message,
+                    let reply = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any],
+                    reply.count >= 3, reply[0] as? String == "OK", reply[1] as? String == id, let accepted = reply[2] as? Bool
+                else { continue }
+                answer.value = (accepted, reply.count > 3 ? (reply[3] as? String ?? "") : "")
+                return
+            }
+        }
+        if proxied, let proxy = configuration.proxy {
+            var headers = HTTPFields()
+            if let authorization = proxy.authorization { headers[.proxyAuthorization] = authorization }
+            try await WebSocketClient.connect(
+                url: relay, tlsConfiguration: tls,
+                proxySettings: .init(host: proxy.host, port: proxy.port, type: .http(connectHeaders: headers)),
+                logger: logger, handler: handler)
+        } else {
+            try await WebSocketClient.connect(url: relay, tlsConfiguration: tls, logger: logger, handler: handler)
+        }
+    }
+
+    private struct EventID: Decodable { var id: String }
+    private struct PublishTimeout: Error, CustomStringConvertible {
+        var description: String { "no answer from the relay in time" }
+    }
+
+    /// The relay's answer, set from inside the WebSocket handler.
+    private final class Answer: Sendable {
+        private let box = NIOLockedValueBox<(Bool, String)?>(nil)
+        var value: (Bool, String)? {
+            get { box.withLockedValue { $0 } }
+            set { box.withLockedValue { $0 = newValue } }
+        }
+    }
+}
