@@ -150,6 +150,8 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
+                // Zaps on the Lightning address: Nostr events, and BOLT11 to check the invoice.
+                "HeraldNostr", "HeraldBolt11",
                 "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -185,7 +187,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldWire",
+                "HeraldServer", "HeraldPush", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldWire", "HeraldNostr",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

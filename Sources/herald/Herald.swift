@@ -6,7 +6,7 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Herald: push notifications that wake Lightning and crypto wallets.",
         version: Herald.version,
-        subcommands: [Serve.self, Send.self, Keys.self, WebPush.self, DeadLetters.self, Config.self]
+        subcommands: [Serve.self, Send.self, Keys.self, WebPush.self, Nostr.self, DeadLetters.self, Config.self]
     )
 
     /// `herald --version`; raised with each release.

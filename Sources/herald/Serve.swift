@@ -87,6 +87,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Web Push requests in flight to one push service at most [HERALD_WEBPUSH_CONCURRENCY_PER_ORIGIN, default 8].")
     var webpushConcurrencyPerOrigin: Int?
 
+    @Option(help: "Take zap requests naming relays on loopback, private, link-local or multicast addresses [HERALD_NOSTR_ALLOW_PRIVATE_RELAYS, default false].")
+    var nostrAllowPrivateRelays: Bool?
+
     @OptionGroup var configurationFile: ConfigurationOptions
 
     /// The flags given, by setting key.
@@ -104,6 +107,7 @@ struct Serve: AsyncParsableCommand {
             ("webpush.allow_insecure_endpoints", webpushAllowInsecureEndpoints.map(String.init)),
             ("webpush.allow_private_endpoints", webpushAllowPrivateEndpoints.map(String.init)),
             ("webpush.concurrency_per_origin", webpushConcurrencyPerOrigin.map(String.init)),
+            ("nostr.allow_private_relays", nostrAllowPrivateRelays.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { key, value in value.map { (key, $0) } })
     }

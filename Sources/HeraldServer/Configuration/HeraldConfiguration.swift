@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldNostr
 import HeraldPush
 import Logging
 import SystemPackage
@@ -92,6 +93,8 @@ public struct HeraldConfiguration: Sendable {
             .init("webpush.allow_insecure_endpoints", default: "false", "Take plain `http://` Web Push endpoints (local development only)"),
             .init("webpush.allow_private_endpoints", default: "false", "Take Web Push endpoints on loopback, private, link-local or multicast addresses"),
             .init("webpush.concurrency_per_origin", default: String(WebPushPolicy().concurrencyPerOrigin), "Web Push requests in flight to one push service at most"),
+            .init("nostr.secret_key_file", flag: false, default: "", "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
+            .init("nostr.allow_private_relays", default: "false", "Take zap requests naming relays on loopback, private, link-local or multicast addresses"),
             .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
             .init(
                 "https_proxy", flag: false, default: "",
@@ -269,6 +272,20 @@ public struct HeraldConfiguration: Sendable {
         if let value = try int("HERALD_MAX_HELD_REPLIES") { settings.maxHeldReplies = value }
         settings.localProvider = providers.isLocal
         settings.webPush = providers.webPushPolicy
+        if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
+            let key: NostrSecretKey
+            do {
+                key = try NostrSecretKey(text: String(contentsOfFile: file, encoding: .utf8))
+            } catch let error as NostrSecretKey.Invalid {
+                throw Invalid("\(source("HERALD_NOSTR_SECRET_KEY_FILE")): \(error.description)")
+            } catch {
+                throw Invalid("\(source("HERALD_NOSTR_SECRET_KEY_FILE")): cannot read '\(file)'")
+            }
+            let allowPrivate = try bool("HERALD_NOSTR_ALLOW_PRIVATE_RELAYS") ?? false
+            settings.zaps = ZapSettings(key: key, allowPrivateRelays: allowPrivate)
+            providers.relays = NostrRelayProvider.Configuration(
+                allowPrivateRelays: allowPrivate, extraTrustRootsPEMFile: providers.extraTrustRootsFile, proxy: providers.proxy)
+        }
         var edge = Self.defaultEdge
         if let value = try seconds("HERALD_IDLE_TIMEOUT") { edge.idleTimeout = value }
         if let value = try seconds("HERALD_REQUEST_READ_TIMEOUT") { edge.requestReadTimeout = value }
@@ -301,6 +318,7 @@ public struct HeraldConfiguration: Sendable {
             lines.append(("app \(name)", "ios: \(ios); android: \(android); webpush: \(webpush)"))
         }
         if let proxy = providers.proxy { lines.append(("https proxy", proxy.description)) }
+        if let zaps = server.settings.zaps { lines.append(("zaps", "on, nostrPubkey \(zaps.key.publicKeyHex)")) }
         if let file { lines.append(("file", file)) }
         return lines
     }

@@ -43,6 +43,8 @@ public struct ProviderSettings: Sendable {
     public var webPushPolicy = WebPushPolicy()
     /// The HTTPS proxy outgoing connections go through.
     public var proxy: EgressProxy?
+    /// Publishing zap receipts, when zaps are on.
+    public var relays: NostrRelayProvider.Configuration?
 
     /// The default app's APNs credentials.
     public var apns: APNsConfiguration? {
@@ -212,8 +214,10 @@ extension ProviderSettings {
         sharing: TokenSharing? = nil,
         logger: Logger
     ) throws -> PushRouter {
+        let relays = try self.relays.map { try NostrRelayProvider(configuration: $0) }
         if isLocal {
-            return PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal))
+            let router = PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal))
+            return relays.map { router.publishing(to: $0) } ?? router
         }
         var router: [String: PushRouter.App] = [:]
         for (name, app) in apps {
@@ -227,6 +231,6 @@ extension ProviderSettings {
                 throw PushConfigurationError(message: "app '\(name)': \(error)")
             }
         }
-        return PushRouter(apps: router)
+        return PushRouter(apps: router, relays: relays)
     }
 }

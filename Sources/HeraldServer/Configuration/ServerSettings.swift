@@ -1,4 +1,5 @@
 import Foundation
+import HeraldNostr
 import HeraldPush
 
 /// What the routes need to know about how the operator runs this NDS.
@@ -38,6 +39,8 @@ public struct ServerSettings: Sendable {
     public var presenceKeepAlive: Duration
     /// Which Web Push endpoints registration takes (the provider applies the same policy).
     public var webPush: WebPushPolicy
+    /// Zaps (NIP-57) on the Lightning address, when a Nostr key is configured.
+    public var zaps: ZapSettings?
 
     /// The policy registration applies: the local development provider sends nothing anywhere,
     /// so with it an endpoint's addresses do not matter (and need not resolve).
@@ -77,5 +80,17 @@ public struct ServerSettings: Sendable {
         self.replyTombstone = replyTombstone
         self.presenceKeepAlive = presenceKeepAlive
         self.webPush = webPush
+    }
+}
+
+/// What zaps need: the key receipts are signed with, and which relays a zap request may name.
+public struct ZapSettings: Sendable {
+    public var key: NostrSecretKey
+    /// Relays on loopback, private, link-local or multicast addresses (tests).
+    public var allowPrivateRelays: Bool
+
+    public init(key: NostrSecretKey, allowPrivateRelays: Bool = false) {
+        self.key = key
+        self.allowPrivateRelays = allowPrivateRelays
     }
 }
