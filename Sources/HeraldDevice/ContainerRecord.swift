@@ -141,17 +141,22 @@ public struct PendingItem: Codable, Sendable, Hashable {
     public var amount: String?
     public var unit: String?
     public var createdAt: Date
+    /// For an invoice issued to a zap (NIP-57): where to report its payment, so the server
+    /// publishes the zap receipt.
+    public var zapURL: String?
 
-    public init(kind: Kind, id: String, amount: String? = nil, unit: String? = nil, createdAt: Date) {
+    public init(kind: Kind, id: String, amount: String? = nil, unit: String? = nil, createdAt: Date, zapURL: String? = nil) {
         self.kind = kind
         self.id = id
         self.amount = amount
         self.unit = unit
         self.createdAt = createdAt
+        self.zapURL = zapURL
     }
 
     enum CodingKeys: String, CodingKey {
         case kind, id, amount, unit
         case createdAt = "created_at"
+        case zapURL = "zap_url"
     }
 }

@@ -82,7 +82,9 @@ public struct DevicePlugin: Sendable {
             configuration: configuration,
             deadline: deadline,
             log: log,
-            lastLnurlMetadata: previous?.lastLnurlMetadata
+            lastLnurlMetadata: previous?.lastLnurlMetadata,
+            zapURLs: Dictionary(
+                (previous?.pending ?? []).compactMap { item in item.zapURL.map { (item.id, $0) } }, uniquingKeysWith: { $1 })
         )
         let fallback = fallbackOutcome(for: push)
         let leaseHolder = LeaseHolder()

@@ -14,10 +14,19 @@ public struct TaskContext: Sendable {
     let log: DeviceLog
     /// The LNURL metadata this device last sent, from the shared container.
     let lastLnurlMetadata: String?
+    /// Where to report the payment of each invoice issued to a zap, by payment hash.
+    var zapURLs: [String: String] = [:]
 
     /// The wallet, connected on first use.
     public func wallet() async throws -> any WalletService {
         try await session.connected()
+    }
+
+    /// Reports a settled payment to the server when its invoice was issued to a zap, so the zap
+    /// receipt is published (NIP-57); nothing for any other payment.
+    func reportZapIfAny(paymentHash: String, preimage: String?) async {
+        guard let url = zapURLs[paymentHash], let preimage else { return }
+        await reply(ZapPaymentReport(preimage: preimage), to: url)
     }
 
     /// POSTs a JSON answer to a reply URL with retries inside the deadline, and records it.

@@ -40,8 +40,9 @@ public struct ZapRequest: Sendable, Hashable {
     /// SHA-256 of the request as received: the description hash of its invoice.
     public var descriptionHash: [UInt8] { Array(SHA256.hash(data: Data(json.utf8))) }
 
-    /// Checks `json` for a zap of `amount` msat to the address whose LNURL-pay URL is `payURL`.
-    public init(json: String, amount: UInt64, payURL: String) throws(Invalid) {
+    /// Checks `json` for a zap of `amount` msat to the address whose LNURL-pay URL is `payURL`;
+    /// with nil for either, its tag is not compared (a request read back once checked).
+    public init(json: String, amount: UInt64?, payURL: String?) throws(Invalid) {
         func fail(_ rule: String, _ message: String) -> Invalid { Invalid(rule: rule, message: message) }
         guard json.utf8.count <= Self.maximumBytes else { throw fail("size", "at most \(Self.maximumBytes) bytes") }
         guard let event = try? WireJSON.decode(NostrEvent.self, from: Data(json.utf8)) else {
@@ -86,13 +87,15 @@ public struct ZapRequest: Sendable, Hashable {
         var named: UInt64?
         if let text = amounts.first?.first {
             guard let value = UInt64(text) else { throw fail("amount", "the amount tag must be millisatoshis") }
-            guard value == amount else { throw fail("amount", "the amount tag says \(value) msat, the request \(amount) msat") }
+            if let amount, value != amount {
+                throw fail("amount", "the amount tag says \(value) msat, the request \(amount) msat")
+            }
             named = value
         }
         let lnurls = event.tags(named: "lnurl")
         guard lnurls.count <= 1 else { throw fail("lnurl", "at most one lnurl tag") }
         if let lnurl = lnurls.first?.first {
-            guard let url = LNURL.decode(lnurl), url == payURL else {
+            guard let url = LNURL.decode(lnurl), payURL.map({ url == $0 }) ?? true else {
                 throw fail("lnurl", "the lnurl tag is not this address's LNURL")
             }
         }

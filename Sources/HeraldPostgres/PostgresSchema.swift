@@ -156,6 +156,7 @@ enum PostgresSchema {
         deadLetters,
         apps,
         deletedAliases,
+        zaps,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

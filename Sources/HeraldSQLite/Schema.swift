@@ -65,6 +65,7 @@ enum Schema {
         migrator.registerMigration("v6-dead-letters") { db in try addDeadLetterColumns(db) }
         migrator.registerMigration("v7-apps") { db in try addApps(db) }
         migrator.registerMigration("v8-deleted-aliases") { db in try addDeletedAliases(db) }
+        migrator.registerMigration("v9-zaps") { db in try addZaps(db) }
         return migrator
     }
 }

@@ -106,7 +106,8 @@ public func buildApplication(
     LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, now: now)
         .register(on: api)
     LnurlPayRoutes(
-        addresses: store, devices: store, cache: store, delivery: delivery, settings: configuration.settings, now: now
+        addresses: store, devices: store, cache: store, delivery: delivery, settings: configuration.settings,
+        zaps: ZapReceipts(zaps: store, delivery: delivery, settings: configuration.settings, now: now), now: now
     ).register(on: router)
     DeviceRoutes(
         devices: store,

@@ -71,9 +71,15 @@ public struct LnurlPayInvoiceRequest: Codable, Hashable, Sendable {
     public var identifier: String?
     /// The exact `metadata` string the payer got, when the service kept it; preferred over rebuilding.
     public var metadata: String?
+    /// A NIP-57 zap request, as the payer sent it: the invoice's description hash commits to it
+    /// (SHA-256 of this exact string) instead of to `metadata`.
+    public var nostr: String?
+    /// Where the device reports the zap's payment (``ZapPaymentReport``), with the literal
+    /// `{payment_hash}` placeholder: the server then publishes the zap receipt.
+    public var zapURL: String?
     public init(
         amount: UInt64, replyURL: String, verifyURL: String? = nil, comment: String? = nil,
-        identifier: String? = nil, metadata: String? = nil
+        identifier: String? = nil, metadata: String? = nil, nostr: String? = nil, zapURL: String? = nil
     ) {
         self.amount = amount
         self.replyURL = replyURL
@@ -81,6 +87,8 @@ public struct LnurlPayInvoiceRequest: Codable, Hashable, Sendable {
         self.comment = comment
         self.identifier = identifier
         self.metadata = metadata
+        self.nostr = nostr
+        self.zapURL = zapURL
     }
     enum CodingKeys: String, CodingKey {
         case amount
@@ -89,6 +97,8 @@ public struct LnurlPayInvoiceRequest: Codable, Hashable, Sendable {
         case comment
         case identifier
         case metadata
+        case nostr
+        case zapURL = "zap_url"
     }
 }
 

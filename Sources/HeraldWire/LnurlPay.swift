@@ -202,3 +202,32 @@ public enum ReplyCacheLifetime {
         seconds > 0 ? "max-age=\(seconds)" : nil
     }
 }
+
+/// `POST` to a zap's `zap_url`: the device says the zap's invoice is paid. The preimage proves
+/// it (its SHA-256 is the payment hash); the server then publishes the zap receipt.
+public struct ZapPaymentReport: Codable, Sendable, Hashable {
+    /// 64 hex digits.
+    public var preimage: String
+
+    public init(preimage: String) {
+        self.preimage = preimage
+    }
+}
+
+/// The answer to a ``ZapPaymentReport``.
+public struct ZapPaymentAnswer: Codable, Sendable, Hashable {
+    /// The relays the receipt is being published to.
+    public var relays: Int
+    /// Publication jobs newly made (0 when an earlier report made them).
+    public var jobIDs: [String]
+
+    public init(relays: Int, jobIDs: [String]) {
+        self.relays = relays
+        self.jobIDs = jobIDs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case relays
+        case jobIDs = "job_ids"
+    }
+}

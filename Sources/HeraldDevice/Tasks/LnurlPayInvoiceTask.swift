@@ -18,15 +18,18 @@ struct LnurlPayInvoiceTask: Sendable {
             if let comment = request.comment, comment.count > commentAllowed {
                 throw WalletError(.invalidRequest, "Comment is too long")
             }
-            let metadata = metadataString(in: context)
+            // A zap's invoice commits to the zap request as the payer sent it (NIP-57), any other
+            // to the metadata the payer saw.
+            let description = request.nostr ?? metadataString(in: context)
             let invoice = try await wallet.receive(
-                ReceiveRequest(amountMsat: request.amount, description: metadata, descriptionHash: true, payerNote: request.comment)
+                ReceiveRequest(amountMsat: request.amount, description: description, descriptionHash: true, payerNote: request.comment)
             )
             let verify = request.verifyURL.map { LnurlPayInvoice.verifyURL(template: $0, paymentHash: invoice.paymentHash) }
             let report = await context.reply(LnurlPayInvoice(pr: invoice.bolt11, verify: verify), to: request.replyURL)
             let pending = PendingItem(
                 kind: .issuedInvoice, id: invoice.paymentHash, amount: String(request.amount), unit: Receipt.millisatoshis,
-                createdAt: Date()
+                createdAt: Date(),
+                zapURL: request.nostr == nil ? nil : request.zapURL.map { LnurlPayInvoice.verifyURL(template: $0, paymentHash: invoice.paymentHash) }
             )
             guard report.delivered else {
                 return TaskOutcome(content: catalogue.content(for: .lnurlPayFailure), fallbackReason: "reply \(report.outcome.rawValue)")

@@ -19,6 +19,7 @@ struct LnurlPayVerifyTask: Sendable {
             let maxAge = payment.isSettled ? ReplyCacheLifetime.settledVerification : ReplyCacheLifetime.unsettledVerification
             let report = await context.reply(answer, to: request.replyURL, cacheMaxAge: maxAge)
             var effects: [RecordEffect] = []
+            if payment.isSettled { await context.reportZapIfAny(paymentHash: request.paymentHash, preimage: payment.preimage) }
             if payment.isSettled {
                 effects.append(
                     .received(Receipt(id: request.paymentHash, amount: String(payment.amountMsat), unit: Receipt.millisatoshis, at: Date()))

@@ -17,6 +17,7 @@ struct WakeTask: Sendable {
             let wallet = try await context.wallet()
             try await wallet.sync()
             guard let payment = try await wallet.payment(hash: hash), payment.isSettled else { return notify }
+            await context.reportZapIfAny(paymentHash: hash, preimage: payment.preimage)
             let receipt = Receipt(id: hash, amount: String(payment.amountMsat), unit: Receipt.millisatoshis, at: Date())
             return TaskOutcome(
                 content: context.catalogue.content(for: .paymentReceived, values: ["sats": String(payment.amountSat)]),

@@ -18,6 +18,7 @@ struct LnurlPayRoutes: Sendable {
     let cache: any ReplyStore
     let delivery: PushDelivery
     let settings: ServerSettings
+    let zaps: ZapReceipts
     let now: @Sendable () -> Date
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
@@ -26,6 +27,8 @@ struct LnurlPayRoutes: Sendable {
             await lnurl(context) { try await invoice(request, context) }
         }
         router.get("lnurlp/:username/verify/:hash") { _, context in await lnurl(context) { try await verify(context) } }
+        // The device, not a payer: Herald's own JSON errors.
+        router.post("lnurlp/:username/zap/:hash") { request, context in try await zapPaid(request, context) }
     }
 
     // MARK: The three steps
@@ -33,7 +36,7 @@ struct LnurlPayRoutes: Sendable {
     func info(_ context: HeraldRequestContext) async throws -> Response {
         let address = try await lookUp(context)
         let key = Self.cachePrefix(deviceID: address.device.id) + address.username + ":info"
-        if let cached = try await cache.cachedReply(key: key, now: now()) { return cached.response() }
+        if let cached = try await cache.cachedReply(key: key, now: now()) { return advertisingZaps(cached).response() }
 
         let webhook = WebhookRequest(
             form: .template,
@@ -58,7 +61,18 @@ struct LnurlPayRoutes: Sendable {
             username: address.username, deviceID: address.device.id, now: now()
         )
         try await store(answer, key: key)
-        return answer.response()
+        return advertisingZaps(answer).response()
+    }
+
+    /// The pay request with `allowsNostr` and `nostrPubkey` (NIP-57 Appendix C) when zaps are on:
+    /// Nostr clients offer to zap only an address that says so.
+    func advertisingZaps(_ answer: ReplyAnswer) -> ReplyAnswer {
+        guard let zaps = settings.zaps, case .object(var fields)? = try? WireJSON.decode(JSONValue.self, from: answer.body)
+        else { return answer }
+        fields["allowsNostr"] = .bool(true)
+        fields["nostrPubkey"] = .string(zaps.key.publicKeyHex)
+        guard let body = try? WireJSON.encode(JSONValue.object(fields)) else { return answer }
+        return ReplyAnswer(body: body, cacheMaxAge: answer.cacheMaxAge)
     }
 
     /// 21 million bitcoin in millisatoshis.
@@ -98,12 +112,20 @@ struct LnurlPayRoutes: Sendable {
             "metadata": .string(info.metadata),
         ]
         if let comment { data["comment"] = .string(comment) }
+        let zap = try await zaps.request(
+            query.get("nostr"), amount: amount, payURL: Self.wellKnownURL(settings: settings, username: address.username))
+        if let zap {
+            // The invoice commits to the zap request instead of the metadata (NIP-57).
+            data["nostr"] = .string(zap.json)
+            data["zap_url"] = .string(zapURL(address.username, hash: LnurlPayInvoice.paymentHashPlaceholder))
+        }
         let webhook = WebhookRequest(form: .template, name: NotificationType.lnurlpayInvoice.rawValue, data: data)
         let answer = try await ask(webhook, address: address)
         if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
         guard let invoice = try? WireJSON.decode(LnurlPayInvoice.self, from: answer.body), !invoice.pr.isEmpty else {
             throw LnurlFailure(.badGateway, "The wallet answered with an invalid invoice")
         }
+        if let zap { try await zaps.keep(zap, invoice: invoice.pr, deviceID: address.device.id) }
         // An invoice is for one payer only: never cached, whatever the device sent.
         return ReplyAnswer(body: answer.body).response()
     }
@@ -121,11 +143,36 @@ struct LnurlPayRoutes: Sendable {
         )
         let answer = try await ask(webhook, address: address)
         if Self.isLnurlError(answer) { return ReplyAnswer(body: answer.body).response() }
-        guard (try? WireJSON.decode(LnurlPayVerification.self, from: answer.body)) != nil else {
+        guard let verification = try? WireJSON.decode(LnurlPayVerification.self, from: answer.body) else {
             throw LnurlFailure(.badGateway, "The wallet answered with an invalid verification")
+        }
+        if verification.settled, let preimage = verification.preimage {
+            // A settled zap's receipt goes out now if the device has not reported it already;
+            // the payer's answer never waits on it.
+            do {
+                _ = try await zaps.paid(paymentHash: hash, preimage: preimage, deviceID: address.device.id, app: address.device.app)
+            } catch {
+                context.logger.warning("zap receipt not published from the verify answer", metadata: ["error": "\(error)"])
+            }
         }
         try await store(answer, key: key)
         return answer.response()
+    }
+
+    /// `POST /lnurlp/{username}/zap/{payment_hash}` `{"preimage": …}`: the device reports the
+    /// payment of a zap's invoice; the receipt is published to the request's relays.
+    func zapPaid(_ request: Request, _ context: HeraldRequestContext) async throws -> Response {
+        let raw = context.parameters.get("username")?.lowercased() ?? ""
+        guard let username = LightningAddressName.valid(raw), let address = try await addresses.lightningAddress(username: username) else {
+            throw APIError.notFound("no Lightning address \(raw.prefix(64))")
+        }
+        let hash = context.parameters.get("hash")?.lowercased() ?? ""
+        var request = request
+        let body = try await Edge.readJSONBody(ZapPaymentReport.self, from: &request)
+        guard let answer = try await zaps.paid(paymentHash: hash, preimage: body.preimage, deviceID: address.device.id, app: address.device.app) else {
+            throw APIError(.notFound, "unknown_zap", "no zap request was kept for this payment hash")
+        }
+        return try JSONResponse.make(answer, status: .accepted)
     }
 
     // MARK: Helpers
@@ -169,6 +216,7 @@ struct LnurlPayRoutes: Sendable {
     func identifier(_ username: String) -> String { "\(username)@\(host)" }
     func callbackURL(_ username: String) -> String { "\(settings.publicURL)/lnurlp/\(username)/callback" }
     func verifyURL(_ username: String, hash: String) -> String { "\(settings.publicURL)/lnurlp/\(username)/verify/\(hash)" }
+    func zapURL(_ username: String, hash: String) -> String { "\(settings.publicURL)/lnurlp/\(username)/zap/\(hash)" }
 
     static func wellKnownURL(settings: ServerSettings, username: String) -> String {
         "\(settings.publicURL)/.well-known/lnurlp/\(username)"
