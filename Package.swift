@@ -201,6 +201,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -263,7 +264,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
-                "HeraldPush", "HeraldTestSupport", "HeraldWire",
+                "HeraldPush", "HeraldTestSupport", "HeraldWire", "HeraldNostr",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -289,6 +290,8 @@ let package = Package(
                 "HeraldDevice",
                 // The development wallet's invoice issuer.
                 "HeraldBolt11",
+                // Zap requests signed as a Nostr client would.
+                "HeraldNostr",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A second connection to the server's database file: to make the store fail or stall for real.
