@@ -22,8 +22,9 @@ public struct MockNostrRelay: Sendable {
         self.certificate = certificate
     }
 
+    /// - Parameter port: 0 for any free port; a fixed one to come back where a client expects it.
     public func start(
-        logger: Logger = Logger(label: "mock-relay", factory: { _ in SwiftLogNoOpLogHandler() })
+        port: Int = 0, logger: Logger = Logger(label: "mock-relay", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> RunningMockServer {
         let events = self.events
         let script = self.script
@@ -52,7 +53,8 @@ public struct MockNostrRelay: Sendable {
         }
         let tls = try certificate.serverTLSConfiguration()
         return try await RunningMockServer.start(
-            router: Router(context: MockRequestContext.self), server: try .tls(server, tlsConfiguration: tls), tls: true, logger: logger)
+            router: Router(context: MockRequestContext.self), server: try .tls(server, tlsConfiguration: tls), tls: true, port: port,
+            logger: logger)
     }
 
     public func withRunning<T: Sendable>(_ body: (RunningMockServer) async throws -> T) async throws -> T {

@@ -82,14 +82,14 @@ extension RunningMockServer {
     /// A mock's router on 127.0.0.1 (a free port), served as `server` says: HTTP/2 and HTTP/1.1
     /// over TLS by ALPN, HTTP/1.1 only over TLS, or plain HTTP/1.1.
     static func start(
-        router: Router<MockRequestContext>, server: HTTPServerBuilder, tls: Bool, logger: Logger
+        router: Router<MockRequestContext>, server: HTTPServerBuilder, tls: Bool, port: Int = 0, logger: Logger
     ) async throws -> RunningMockServer {
         try await start(
             { onServerRunning in
                 Application(
                     router: router,
                     server: server,
-                    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                    configuration: .init(address: .hostname("127.0.0.1", port: port)),
                     onServerRunning: onServerRunning,
                     logger: logger
                 )

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldPush
 import HeraldStore
 import HeraldWire
 import Hummingbird
@@ -97,6 +98,7 @@ struct LnurlPayTests {
         _ username: String,
         token: String,
         nds: TestNDS? = nil,
+        providers: PushRouter? = nil,
         respond: @escaping @Sendable (TestPhone.Push) -> (json: String, cacheControl: String?)? =
             aliceWallet,
         _ body:
@@ -106,7 +108,7 @@ struct LnurlPayTests {
         let nds = try nds ?? TestNDS()
         let phone = TestPhone(nds: nds, platform: .ios, token: TestToken.apns(token))
         try await withPhoneHTTP { http in
-            try await nds.app().test(.live) { client in
+            try await nds.app(providers: providers).test(.live) { client in
                 let port = try #require(client.port)
                 let owner = try await register(client, token: token)
                 #expect(try await claim(client, owner, username).status == .created)
