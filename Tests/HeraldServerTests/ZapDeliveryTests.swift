@@ -244,4 +244,44 @@ struct ZapDeliveryTests {
             #expect(await relays[0].0.events.count == 1)
         }
     }
+
+    @Test("a receipt settled while its relay is down is published after a restart, once the relay is up")
+    func restartBetweenSettlementAndPublication() async throws {
+        let certificate = try TestCertificate.make()
+        let caFile = try certificate.writeCAToTemporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        let port = try LoopbackPort.free()
+        let relayURL = "wss://localhost:\(port)"
+        let key = NostrSecretKey.generate().key
+        let nds = try Self.nds(key: key)
+        let wallet = ZapWallet()
+        let providers = try Self.providers(nds, caFile: caFile)
+        // Before the restart: the payment is reported, the relay is not there.
+        try await LnurlPayTests.withAddress("alice", token: "alice-restart", nds: nds, providers: providers, respond: { wallet.respond($0) }) {
+            nds, _, client, _ in
+            #expect(try await client.execute(uri: "/.well-known/lnurlp/alice", method: .get).status == .ok)
+            let invoice = try await client.execute(uri: Self.callback(Self.zapRequest(relays: [relayURL])), method: .get)
+            let pr = try #require(invoice.json["pr"] as? String)
+            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+            let preimage = try #require(wallet.preimages.withLockedValue { $0[hash] })
+            let report = try await client.post("/lnurlp/alice/zap/\(hash)", json: #"{"preimage":"\#(preimage)"}"#)
+            #expect((report.json["job_ids"] as? [String])?.count == 1)
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        // After it: a new server on the same database, the relay up on its port.
+        let relay = MockNostrRelay(certificate: certificate)
+        let running = try await relay.start(port: port)
+        do {
+            try await nds.app(providers: providers).test(.live) { _ in
+                let received = try #require(try await relay.events.waitFor(count: 1, timeout: .seconds(20)).first)
+                let receipt = try WireJSON.decode(NostrEvent.self, from: received.event)
+                #expect(receipt.isValid)
+                #expect(receipt.pubkey == key.publicKeyHex)
+            }
+        } catch {
+            await running.stop()
+            throw error
+        }
+        await running.stop()
+    }
 }
