@@ -65,7 +65,12 @@ struct ZapReceipts: Sendable {
         }
         try await zaps.saveZap(
             StoredZap(paymentHash: paymentHash.lowercaseHex, deviceID: deviceID, request: request.json, bolt11: invoice, createdAt: now()))
+        // Zaps are few: each new one clears those whose invoices expired long ago (through an index).
+        _ = try? await zaps.purgeZaps(before: now().addingTimeInterval(-Self.keptFor))
     }
+
+    /// How long a zap request waits for its payment to be reported.
+    static let keptFor: TimeInterval = 7 * 86_400
 
     /// The payment of a zap's invoice was reported with `preimage`: publishes its receipt to every
     /// relay the request named. Nil when no zap was kept for `paymentHash` (a plain payment).
