@@ -320,7 +320,7 @@ let package = Package(
         .testTarget(
             name: "HeraldDeviceTests",
             dependencies: [
-                "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald", "HeraldBolt11", "HeraldLSPS5",
+                "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald", "HeraldBolt11", "HeraldLSPS5", "HeraldNostr",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSwiftSettings

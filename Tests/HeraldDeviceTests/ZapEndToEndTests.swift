@@ -1,0 +1,117 @@
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HeraldBolt11
+import HeraldNostr
+import HeraldTestSupport
+import HeraldWire
+import Testing
+
+/// A zap paid through `herald serve` and `herald-device` (the development wallet's real BOLT11
+/// invoices): the receipt reaches a relay look-alike over TLS, signed by the key the address
+/// advertises, describing the request, its invoice committing to it.
+@Suite("Zaps through herald serve and herald-device", .serialized)
+struct ZapEndToEndTests {
+    @Test("a zap request signed by a payer's key, paid, becomes a receipt on the relay that verifies")
+    func zap() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-zap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificate = try TestCertificate.make()
+        let caFile = folder.appendingPathComponent("ca.pem").path
+        try certificate.writeCA(to: caFile)
+        let relay = MockNostrRelay(certificate: certificate)
+        let running = try await relay.start()
+        defer { Task { await running.stop() } }
+
+        // Herald's key, as `herald nostr keygen` writes it.
+        let keyFile = folder.appendingPathComponent("nostr.key").path
+        let keygen = try await ProgramRun.output(try HeraldServeProcess.binary(), ["nostr", "keygen", "--out", keyFile])
+        #expect(keygen.status == 0)
+        let advertised = keygen.output.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_NOSTR_SECRET_KEY_FILE"] = keyFile
+        environment["HERALD_TLS_CA_FILE"] = caFile
+        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS"] { environment[variable] = nil }
+        let server = try await HeraldServeProcess.running(
+            arguments: ["--nostr-allow-private-relays", "true"], folder: folder.appendingPathComponent("server"), environment: environment)
+        defer { Task { await server.stop() } }
+        let base = server.baseURL
+        let phoneFolder = folder.appendingPathComponent("phone")
+        let phone = try ChildProcess(arguments: ["listen", "--server", base, "--platform", "android", "--wallet", phoneFolder.path])
+        defer { phone.stop() }
+        let registered = try #require(await phone.nextLine(within: .seconds(30)))
+        let registration = try #require(try JSONSerialization.jsonObject(with: Data(registered.utf8)) as? [String: Any])
+        let deviceID = try #require(registration["device_id"] as? String)
+        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: phoneFolder.appendingPathComponent("registration.json"))) as? [String: Any]
+        let secret = try #require(saved?["device_secret"] as? String)
+
+        let claim = try await Self.http("POST", "\(base)/api/v1/lnurlpay", json: #"{"device_id":"\#(deviceID)","username":"alice"}"#, bearer: secret)
+        #expect(claim.status == 201, "\(claim.body)")
+        let info = try await Self.http("GET", "\(base)/.well-known/lnurlp/alice")
+        let pay = try #require(try JSONSerialization.jsonObject(with: Data(info.body.utf8)) as? [String: Any])
+        #expect(pay["allowsNostr"] as? Bool == true)
+        #expect(pay["nostrPubkey"] as? String == advertised)
+
+        // The payer's client: a zap request signed by a key of its own.
+        let payer = NostrSecretKey.generate().key
+        let request = NostrEvent.signed(
+            kind: 9734,
+            tags: [["relays", running.relayURL], ["p", String(repeating: "5c", count: 32)], ["amount", "21000"],
+                   ["lnurl", LNURL.encode("\(base)/.well-known/lnurlp/alice")]],
+            content: "Great post!", createdAt: Int64(Date().timeIntervalSince1970), by: payer
+        ).json
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let callback = try await Self.http(
+            "GET", "\(base)/lnurlp/alice/callback?amount=21000&nostr=\(request.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")")
+        #expect(callback.status == 200, "\(callback.body)")
+        let invoiceAnswer = try #require(try JSONSerialization.jsonObject(with: Data(callback.body.utf8)) as? [String: Any])
+        let pr = try #require(invoiceAnswer["pr"] as? String)
+        let verifyURL = try #require(invoiceAnswer["verify"] as? String)
+        let fields = try Bolt11Invoice.decode(pr).invoice.fields
+        let paymentHash = try #require(fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+        #expect(fields.contains(.descriptionHash(Array(SHA256.hash(data: Data(request.utf8))))))
+
+        // Paid: the wallet settles, the payer's client checks LUD-21.
+        let settle = try await ProgramRun.output(
+            try HeraldServeProcess.binary("herald-device"), ["wallet", "settle", paymentHash, "--wallet", phoneFolder.path])
+        #expect(settle.status == 0, "\(settle.output)")
+        var settled = false
+        for _ in 0..<40 where !settled {
+            let verify = try await Self.http("GET", verifyURL)
+            settled = (try? JSONSerialization.jsonObject(with: Data(verify.body.utf8)) as? [String: Any])?["settled"] as? Bool == true
+            if !settled { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        #expect(settled)
+
+        let received = try #require(try await relay.events.waitFor(count: 1, timeout: .seconds(20)).first)
+        let receipt = try WireJSON.decode(NostrEvent.self, from: received.event)
+        #expect(receipt.kind == 9735)
+        #expect(receipt.pubkey == advertised)
+        #expect(receipt.isValid)
+        let description = try #require(receipt.tags(named: "description").first?.first)
+        #expect(description == request)
+        let bolt11 = try #require(receipt.tags(named: "bolt11").first?.first)
+        #expect(bolt11 == pr)
+        #expect(try Bolt11Invoice.decode(bolt11).invoice.fields.contains(.descriptionHash(Array(SHA256.hash(data: Data(description.utf8))))))
+        // Reported by the verify answer and by the phone: published once.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await relay.events.count == 1)
+    }
+
+    static func http(_ method: String, _ url: String, json: String? = nil, bearer: String? = nil) async throws -> (status: Int, body: String) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        if let json {
+            request.httpBody = Data(json.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+}
