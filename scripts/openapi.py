@@ -62,6 +62,8 @@ PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush"],
             "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, "
                            "browsers); read case-insensitively."}
 JOB_IDS = {"type": "array", "items": string(minLength=1)}
+JOB_PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush", "nostr"],
+                "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay."}
 LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
                "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 "
                               "notification must then be signed by it."}
@@ -214,13 +216,19 @@ SCHEMAS: dict[str, dict] = {
     "LnurlPayInfo": obj(
         {"callback": string(), "minSendable": integer(minimum=1), "maxSendable": integer(minimum=1),
          "metadata": string("The metadata JSON array, as a string."), "tag": {"const": "payRequest"}},
-        {"commentAllowed": integer(minimum=0)}, closed=False,
-        description="LUD-06 pay request as the wallet answered it, byte for byte.",
+        {"commentAllowed": integer(minimum=0),
+         "allowsNostr": {"const": True, "description": "NIP-57: present when zaps are configured."},
+         "nostrPubkey": string("NIP-57: the x-only key zap receipts are signed with, 64 hex digits.")},
+        closed=False,
+        description="LUD-06 pay request as the wallet answered it, byte for byte; with zaps configured, Herald "
+                    "adds `allowsNostr` and `nostrPubkey`.",
     ),
     "LnurlPayInvoice": obj(
         {"pr": string(minLength=1)}, {"routes": {"type": "array"}, "verify": string()}, closed=False,
         description="LUD-06 invoice (with the LUD-21 verify URL) as the wallet answered it.",
     ),
+    "ZapPaymentReport": obj({"preimage": string("64 hex digits whose SHA-256 is the payment hash.")}),
+    "ZapPaymentAnswer": obj({"relays": integer(minimum=0), "job_ids": JOB_IDS}),
     "LnurlPayVerification": obj(
         {"status": string(), "settled": BOOL, "preimage": {"type": ["string", "null"]}, "pr": string()},
         closed=False, description="LUD-21 verify answer as the wallet answered it.",
@@ -280,8 +288,8 @@ SCHEMAS: dict[str, dict] = {
         {"id": string("The dead job's id."),
          "reason": string("The reason code: ttl_expired, permanent, max_attempts, token_unregistered, "
                           "undecodable_payload …"),
-         "platform": PLATFORM,
-         "token": string("The push token, redacted to its first characters."),
+         "platform": JOB_PLATFORM,
+         "token": string("The push token (a relay URL for `nostr`), redacted to its first characters."),
          "notification_type": string(),
          "attempts": integer(minimum=0),
          "created_at": string(format="date-time"),
@@ -664,12 +672,29 @@ def paths() -> dict:
         parameters=[USERNAME,
                     query_param("amount", "Millisatoshis, within the pay request's limits.",
                                 {"type": "integer", "minimum": 1}, required=True),
-                    query_param("comment", "LUD-12, up to commentAllowed characters.", {"type": "string"})],
+                    query_param("comment", "LUD-12, up to commentAllowed characters.", {"type": "string"}),
+                    query_param("nostr", "NIP-57 zap request (kind 9734 event, JSON): checked as NIP-57 Appendix D "
+                                "asks; the invoice then commits to it.", {"type": "string"}),
+                    query_param("lnurl", "NIP-57: the address's LNURL (ignored: the zap request's lnurl tag is "
+                                "what is checked).", {"type": "string"})],
         responses={"200": lnurl_ok("LnurlPayInvoice", "invoice"), **lnurl_errors(extra_400=True)})}
     p["/lnurlp/{username}/verify/{payment_hash}"] = {"get": op(
         "lnurlpVerify", "LUD-21: has the invoice been paid? (wakes the wallet)", tags=lnurl,
         parameters=[USERNAME, path_param("payment_hash", "64 hex digits.")],
         responses={"200": lnurl_ok("LnurlPayVerification", "verification"), **lnurl_errors(extra_400=True)})}
+
+    p["/lnurlp/{username}/zap/{payment_hash}"] = {"post": op(
+        "zapPaid", "The device reports a zap's invoice paid: the zap receipt is published (NIP-57)", tags=lnurl,
+        description="The `zap_url` of a `lnurlpay_invoice` push carrying `nostr`. The preimage proves the payment; "
+                    "the receipt goes to every relay of the zap request through the outbox, once however often "
+                    "it is reported.",
+        parameters=[USERNAME, path_param("payment_hash", "64 hex digits.")],
+        body=request_body(ref("ZapPaymentReport")),
+        responses={
+            "202": json_body(ref("ZapPaymentAnswer"), "The receipt's publication jobs (none new for a repeat)."),
+            **errors({400: ["invalid_json", "invalid_preimage"], 404: ["not_found", "unknown_zap"],
+                      413: ["body_too_large"], 422: ["invalid_body"], 503: INTAKE}, body=True),
+        })}
 
     backend = ["Wallet backends"]
     session_400 = ["invalid_json", "invalid_user_id", "invalid_session_id", "unknown_platform", "invalid_token",

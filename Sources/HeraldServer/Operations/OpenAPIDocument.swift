@@ -3121,6 +3121,24 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string"
             }
+          },
+          {
+            "name": "nostr",
+            "in": "query",
+            "required": false,
+            "description": "NIP-57 zap request (kind 9734 event, JSON): checked as NIP-57 Appendix D asks; the invoice then commits to it.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "lnurl",
+            "in": "query",
+            "required": false,
+            "description": "NIP-57: the address's LNURL (ignored: the zap request's lnurl tag is what is checked).",
+            "schema": {
+              "type": "string"
+            }
           }
         ],
         "security": [],
@@ -3546,6 +3564,220 @@ enum OpenAPIDocument {
                           }
                         }
                       ]
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/lnurlp/{username}/zap/{payment_hash}": {
+      "post": {
+        "operationId": "zapPaid",
+        "summary": "The device reports a zap's invoice paid: the zap receipt is published (NIP-57)",
+        "tags": [
+          "Lightning addresses"
+        ],
+        "description": "The `zap_url` of a `lnurlpay_invoice` push carrying `nostr`. The preimage proves the payment; the receipt goes to every relay of the zap request through the outbox, once however often it is reported.",
+        "parameters": [
+          {
+            "name": "username",
+            "in": "path",
+            "required": true,
+            "description": "The Lightning address's user part.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          {
+            "name": "payment_hash",
+            "in": "path",
+            "required": true,
+            "description": "64 hex digits.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ZapPaymentReport"
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "202": {
+            "description": "The receipt's publication jobs (none new for a repeat).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ZapPaymentAnswer"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_json`, `invalid_preimage`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_json",
+                            "invalid_preimage",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `not_found`, `unknown_zap`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "not_found",
+                            "unknown_zap"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Unprocessable Content: `invalid_body`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_body"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "shutting_down",
+                            "store_unavailable",
+                            "overloaded",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
                     }
                   ]
                 }
@@ -7415,6 +7647,14 @@ enum OpenAPIDocument {
           "commentAllowed": {
             "type": "integer",
             "minimum": 0
+          },
+          "allowsNostr": {
+            "const": true,
+            "description": "NIP-57: present when zaps are configured."
+          },
+          "nostrPubkey": {
+            "type": "string",
+            "description": "NIP-57: the x-only key zap receipts are signed with, 64 hex digits."
           }
         },
         "required": [
@@ -7424,7 +7664,7 @@ enum OpenAPIDocument {
           "metadata",
           "tag"
         ],
-        "description": "LUD-06 pay request as the wallet answered it, byte for byte."
+        "description": "LUD-06 pay request as the wallet answered it, byte for byte; with zaps configured, Herald adds `allowsNostr` and `nostrPubkey`."
       },
       "LnurlPayInvoice": {
         "type": "object",
@@ -7444,6 +7684,40 @@ enum OpenAPIDocument {
           "pr"
         ],
         "description": "LUD-06 invoice (with the LUD-21 verify URL) as the wallet answered it."
+      },
+      "ZapPaymentReport": {
+        "type": "object",
+        "properties": {
+          "preimage": {
+            "type": "string",
+            "description": "64 hex digits whose SHA-256 is the payment hash."
+          }
+        },
+        "required": [
+          "preimage"
+        ],
+        "additionalProperties": false
+      },
+      "ZapPaymentAnswer": {
+        "type": "object",
+        "properties": {
+          "relays": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "job_ids": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        },
+        "required": [
+          "relays",
+          "job_ids"
+        ],
+        "additionalProperties": false
       },
       "LnurlPayVerification": {
         "type": "object",
@@ -7833,13 +8107,14 @@ enum OpenAPIDocument {
             "enum": [
               "ios",
               "android",
-              "webpush"
+              "webpush",
+              "nostr"
             ],
-            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+            "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay."
           },
           "token": {
             "type": "string",
-            "description": "The push token, redacted to its first characters."
+            "description": "The push token (a relay URL for `nostr`), redacted to its first characters."
           },
           "notification_type": {
             "type": "string"
