@@ -78,4 +78,22 @@ struct NostrRelayProviderTests {
         let outcome = await provider.send(Self.message(Self.event()), to: PushTarget(platform: .nostr, token: "wss://127.0.0.1:\(port)"), logger: testLogger)
         #expect(outcome.kind == .retry)
     }
+
+    @Test("through the HTTPS proxy: one CONNECT to the relay, the receipt delivered", .enabled(if: TinyProxy.isAvailable))
+    func throughProxy() async throws {
+        let proxy = try await TinyProxy.start()
+        defer { Task { await proxy.stop() } }
+        let certificate = try TestCertificate.make()
+        let relay = MockNostrRelay(certificate: certificate)
+        let outcome = try await relay.withRunning { running in
+            let caFile = try certificate.writeCAToTemporaryFile()
+            defer { try? FileManager.default.removeItem(atPath: caFile) }
+            let provider = try NostrRelayProvider(
+                configuration: .init(extraTrustRootsPEMFile: caFile, proxy: EgressProxy(host: "127.0.0.1", port: proxy.port)))
+            return await provider.send(Self.message(Self.event()), to: PushTarget(platform: .nostr, token: running.relayURL), logger: testLogger)
+        }
+        #expect(outcome.kind == .delivered)
+        #expect(proxy.connects.count == 1)
+        #expect(await relay.events.count == 1)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldNostr
 import HeraldPush
 import HeraldServer
 import HeraldTestSupport
@@ -201,6 +202,34 @@ struct HeraldConfigurationTests {
             } catch {
                 #expect("\(error)".contains(mentions), "\(error)")
             }
+        }
+    }
+
+    @Test("zaps: the Nostr key file (hex or nsec) turns them on and is checked at start without being shown")
+    func nostrKey() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nostr-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (key, hex) = NostrSecretKey.generate()
+        let file = folder.appendingPathComponent("nostr.key")
+        try Data((hex + "\n").utf8).write(to: file)
+        let on = try await HeraldConfiguration.load(
+            flags: ["nostr.allow_private_relays": "true"], environment: ["HERALD_NOSTR_SECRET_KEY_FILE": file.path], file: nil)
+        #expect(on.server.settings.zaps?.key.publicKeyHex == key.publicKeyHex)
+        #expect(on.server.settings.zaps?.allowPrivateRelays == true)
+        #expect(on.providers.relays?.allowPrivateRelays == true)
+        #expect(on.summary.contains { $0.0 == "zaps" && $0.1.contains(key.publicKeyHex) })
+        #expect(!on.summary.contains { $0.1.contains(hex) })
+        #expect(try await HeraldConfiguration.load(flags: [:], environment: [:], file: nil).server.settings.zaps == nil)
+
+        let bad = folder.appendingPathComponent("bad.key")
+        try Data("not-a-key-\(hex.prefix(20))".utf8).write(to: bad)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: ["HERALD_NOSTR_SECRET_KEY_FILE": bad.path], file: nil)
+            Issue.record("accepted a bad key")
+        } catch {
+            #expect("\(error)".contains("HERALD_NOSTR_SECRET_KEY_FILE"), "\(error)")
+            #expect(!"\(error)".contains(String(hex.prefix(20))), "\(error)")
         }
     }
 
