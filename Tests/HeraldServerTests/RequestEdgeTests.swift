@@ -64,7 +64,7 @@ struct RequestEdgeTests {
             for answer in answers {
                 #expect(answer.status == .badRequest)
                 #expect(answer.json["error"] as? String == "unknown_platform")
-                #expect(answer.json["message"] as? String == "platform must be 'ios' or 'android', not 'windows'")
+                #expect(answer.json["message"] as? String == "platform must be 'ios', 'android' or 'webpush', not 'windows'")
             }
         }
     }
