@@ -130,6 +130,37 @@ struct LnurlPayTaskTests {
         }
     }
 
+    @Test("a zap: the invoice commits to the zap request, and once the payment is seen settled its preimage goes to the zap URL")
+    func zap() async throws {
+        try await LoopbackHTTPServer.with { server in
+            let wallet = RecordingWallet()
+            let record = ContainerRecordStore(container: try Fixtures.temporaryDirectory())
+            let plugin = Fixtures.plugin(wallet: wallet, record: record)
+            let nostr = #"{"kind":9734,"content":"Zap!","tags":[["p","ab"]]}"#
+            let invoicePush = Fixtures.apnsPush(
+                type: .lnurlpayInvoice,
+                payload: [
+                    "amount": 21_000, "reply_url": .string(server.url("/reply/z1")), "identifier": "alice@herald.example",
+                    "nostr": .string(nostr), "zap_url": .string(server.url("/zap/{payment_hash}")),
+                ]
+            )
+            #expect(await plugin.handle(json: invoicePush).disposition == .handled)
+            let receive = await wallet.calls.first { if case .receive = $0 { true } else { false } }
+            #expect(receive == .receive(ReceiveRequest(amountMsat: 21_000, description: nostr, descriptionHash: true, payerNote: nil)))
+            let hash = await wallet.invoice.paymentHash
+
+            // Paid: the next push that finds it settled reports it.
+            await wallet.setPayment(
+                WalletPayment(paymentHash: hash, direction: .incoming, status: .complete, amountMsat: 21_000, preimage: "5d5d", invoice: "lnbc1x"),
+                hash: hash)
+            let verifyPush = Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": .string(hash), "reply_url": .string(server.url("/verify"))])
+            #expect(await plugin.handle(json: verifyPush).disposition == .handled)
+            let report = try #require(await server.requests.first { $0.path == "/zap/\(hash)" })
+            #expect(report.method == "POST")
+            #expect(report.json == ["preimage": "5d5d"])
+        }
+    }
+
     @Test("verify: an unknown payment hash answers Not found")
     func verifyUnknown() async throws {
         try await LoopbackHTTPServer.with { server in
