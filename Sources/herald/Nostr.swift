@@ -21,20 +21,12 @@ struct Nostr: ParsableCommand {
                 """
         )
 
-        @Option(help: "Where to write the key.")
-        var out: String
-
-        @Flag(help: "Replace an existing file.")
-        var force = false
+        @OptionGroup var file: KeyFileOptions
 
         func run() throws {
-            if !force, FileManager.default.fileExists(atPath: out) {
-                throw ValidationError("\(out) exists; pass --force to replace it (receipts would then be signed by another key)")
-            }
             let (key, hex) = NostrSecretKey.generate()
-            try OwnerOnlyFile.write(Data((hex + "\n").utf8), to: URL(fileURLWithPath: out))
-            print(key.publicKeyHex)
-            FileHandle.standardError.write(Data("wrote \(out); the line above is its public key (nostrPubkey)\n".utf8))
+            try file.write(
+                hex + "\n", publicKey: key.publicKeyHex, named: "nostrPubkey", replacing: "receipts would then be signed by another key")
         }
     }
 }

@@ -22,21 +22,14 @@ struct WebPush: ParsableCommand {
                 """
         )
 
-        @Option(help: "Where to write the key.")
-        var out: String
-
-        @Flag(help: "Replace an existing file.")
-        var force = false
+        @OptionGroup var file: KeyFileOptions
 
         func run() throws {
-            if !force, FileManager.default.fileExists(atPath: out) {
-                throw ValidationError("\(out) exists; pass --force to replace it (subscriptions made with its key stop working)")
-            }
             let pem = VAPIDSigner.makeKeyPEM()
-            try OwnerOnlyFile.write(Data(pem.utf8), to: URL(fileURLWithPath: out))
             let signer = try VAPIDSigner(privateKeyPEM: pem, contact: "mailto:keygen@localhost")
-            print(signer.publicKey)
-            FileHandle.standardError.write(Data("wrote \(out); the line above is its public key (applicationServerKey)\n".utf8))
+            try file.write(
+                pem, publicKey: signer.publicKey, named: "applicationServerKey",
+                replacing: "subscriptions made with its key stop working")
         }
     }
 }
