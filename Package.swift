@@ -69,11 +69,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // BOLT11 invoices: bech32, tagged fields, signing with a node key (HeraldLSPS5's keys and
-        // recoverable signatures), and the issuer that gives `herald-device`'s development wallet
-        // real regtest invoices. Apart from HeraldDevice so the plugin never links libsecp256k1.
+        // recoverable signatures). Apart from HeraldDevice so the plugin never links libsecp256k1,
+        // and free of it so the server, which reads invoices for zaps, never links the plugin
+        // (and through its URLSession, libcurl).
         .target(
             name: "HeraldBolt11",
-            dependencies: ["HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldLSPS5", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        // The issuer that gives `herald-device`'s development wallet real regtest BOLT11 invoices.
+        .target(
+            name: "HeraldDevelopmentInvoices",
+            dependencies: ["HeraldBolt11", "HeraldDevice", "HeraldLSPS5", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Nostr for the Lightning address's zaps (NIP-57): events, BIP-340 keys, zap requests
@@ -181,7 +188,7 @@ let package = Package(
         // app would bring its Lightning SDK).
         .executableTarget(
             name: "herald-device",
-            dependencies: ["HeraldDevice", "HeraldBolt11", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldDevice", "HeraldBolt11", "HeraldDevelopmentInvoices", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -258,7 +265,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldBolt11Tests",
-            dependencies: ["HeraldBolt11", "HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
@@ -289,7 +296,7 @@ let package = Package(
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
                 "HeraldDevice",
                 // The development wallet's invoice issuer.
-                "HeraldBolt11",
+                "HeraldBolt11", "HeraldDevelopmentInvoices",
                 // Zap requests signed as a Nostr client would.
                 "HeraldNostr",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -320,7 +327,8 @@ let package = Package(
         .testTarget(
             name: "HeraldDeviceTests",
             dependencies: [
-                "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald", "HeraldBolt11", "HeraldLSPS5", "HeraldNostr",
+                "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald", "HeraldBolt11", "HeraldDevelopmentInvoices",
+                "HeraldLSPS5", "HeraldNostr",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSwiftSettings

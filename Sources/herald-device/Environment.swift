@@ -1,5 +1,6 @@
 import Foundation
 import HeraldBolt11
+import HeraldDevelopmentInvoices
 import HeraldDevice
 
 #if canImport(FoundationNetworking)

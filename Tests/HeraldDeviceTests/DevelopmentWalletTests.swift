@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldBolt11
+import HeraldDevelopmentInvoices
 import HeraldLSPS5
 import HeraldWire
 import Testing

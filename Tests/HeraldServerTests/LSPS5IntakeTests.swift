@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldBolt11
+import HeraldDevelopmentInvoices
 import HeraldDevice
 import HeraldLSPS5
 import HeraldPush

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import HeraldBolt11
+import HeraldDevelopmentInvoices
 import HeraldDevice
 import HeraldPush
 import HeraldServer

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import HeraldBolt11
+import HeraldDevelopmentInvoices
 import HeraldDevice
 import HeraldLSPS5
 import HeraldNostr

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldBolt11
 import HeraldDevice
 import HeraldLSPS5
 
