@@ -7,10 +7,28 @@ public enum PushTokenForm {
     /// The longest APNs device token taken: 100 bytes in hex (today's are 32).
     public static let maximumAPNsHexDigits = 200
 
-    public static func check(_ token: String, platform: Platform) throws(PushValidationError) {
+    /// The subscription a `webpush` token holds (registration stored it in this form), checked:
+    /// its keys, and an https endpoint unless `allowInsecure`.
+    public static func webPushSubscription(_ token: String, allowInsecure: Bool) throws(PushValidationError) -> WebPushSubscription.Checked {
+        try checkLength(token)
+        guard let subscription = WebPushSubscription(storageToken: token) else {
+            throw PushValidationError(.invalidMessage, message: "a Web Push target is a registered subscription, not a token")
+        }
+        do {
+            return try subscription.checked(allowInsecure: allowInsecure)
+        } catch {
+            throw PushValidationError(.invalidMessage, message: error.message)
+        }
+    }
+
+    static func checkLength(_ token: String) throws(PushValidationError) {
         guard !token.isEmpty, token.utf8.count <= PushTarget.maximumTokenBytes else {
             throw PushValidationError(.invalidMessage, message: "a push token is 1 to \(PushTarget.maximumTokenBytes) bytes")
         }
+    }
+
+    public static func check(_ token: String, platform: Platform) throws(PushValidationError) {
+        try checkLength(token)
         switch platform {
         case .ios:
             // APNs device tokens are bytes in hex: an even number of hex digits.
@@ -26,16 +44,8 @@ public enum PushTokenForm {
                 throw PushValidationError(.invalidMessage, message: "an FCM registration token is letters, digits, '-', '_' and ':'")
             }
         case .webpush:
-            // Registration stored the subscription in this form; whether its endpoint may be
-            // used (https, a public address) is the provider's policy, checked there.
-            guard let subscription = WebPushSubscription(storageToken: token) else {
-                throw PushValidationError(.invalidMessage, message: "a Web Push target is a registered subscription, not a token")
-            }
-            do {
-                _ = try subscription.checked(allowInsecure: true)
-            } catch {
-                throw PushValidationError(.invalidMessage, message: error.message)
-            }
+            // Whether its endpoint may be used (https, a public address) is the provider's policy.
+            _ = try webPushSubscription(token, allowInsecure: true)
         case .nostr:
             guard NostrRelayProvider.isRelayURL(token) else {
                 throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")

@@ -55,10 +55,9 @@ public struct VAPIDSigner: Sendable {
     /// The `Authorization` header's value for a push to `endpoint`, valid from `now` for
     /// ``lifetime``: its audience is the endpoint's origin (scheme, host and any port).
     public func authorization(for endpoint: URL, now: Date) async throws -> String {
-        guard let scheme = endpoint.scheme, let host = endpoint.host else {
+        guard let origin = Self.origin(of: endpoint) else {
             throw PushConfigurationError(message: "a Web Push endpoint needs a scheme and a host")
         }
-        let origin = "\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
         let halfLife = lifetime / 2
         if let cached = cache.withLockedValue({ $0[origin] }), cached.expires.timeIntervalSince(now) > halfLife {
             return cached.header
@@ -73,6 +72,13 @@ public struct VAPIDSigner: Sendable {
             cache[origin] = (header, expiry)
         }
         return header
+    }
+
+    /// Scheme, host and any port: the JWT's audience, and what a push service's requests are
+    /// counted under.
+    static func origin(of endpoint: URL) -> String? {
+        guard let scheme = endpoint.scheme, let host = endpoint.host else { return nil }
+        return "\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
     }
 
     /// A new key, as PKCS#8 PEM, for `herald webpush keygen`.

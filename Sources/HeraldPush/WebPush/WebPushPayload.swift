@@ -45,6 +45,11 @@ public enum WebPushPayload {
 
     /// Refuses a message whose encrypted body would pass ``maxBodyBytes``.
     public static func validate(_ message: PushMessage) throws(PushValidationError) {
+        _ = try plaintext(message)
+    }
+
+    /// The plaintext, refused when its encrypted body would pass ``maxBodyBytes``.
+    static func plaintext(_ message: PushMessage) throws(PushValidationError) -> Data {
         try PayloadChecks.checkSize(
             of: "the Web Push plaintext", limit: maxPlaintextBytes, service: "a 4,096-byte encrypted Web Push body"
         ) { try render(message) }

@@ -66,36 +66,34 @@ public struct WebPushProvider: PushProvider {
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        _ = try checkedSubscription(target)
-        try WebPushPayload.validate(message)
+        _ = try checked(message, for: target)
     }
 
-    private func checkedSubscription(_ target: PushTarget) throws(PushValidationError) -> WebPushSubscription.Checked {
+    /// The subscription, read once from the token and held to the policy, and the plaintext,
+    /// rendered once and within the size limit: what ``validate(_:for:)`` judges and a send uses.
+    private func checked(
+        _ message: PushMessage, for target: PushTarget
+    ) throws(PushValidationError) -> (subscription: WebPushSubscription.Checked, plaintext: Data) {
         guard target.platform == .webpush else {
             throw PushValidationError(.invalidMessage, message: "Herald sends Web Push messages to webpush devices only")
         }
-        try PushTokenForm.check(target.token, platform: .webpush)
-        do {
-            return try WebPushSubscription(storageToken: target.token)!.checked(allowInsecure: policy.allowInsecureEndpoints)
-        } catch {
-            throw PushValidationError(.invalidMessage, message: error.message)
-        }
+        let subscription = try PushTokenForm.webPushSubscription(target.token, allowInsecure: policy.allowInsecureEndpoints)
+        return (subscription, try WebPushPayload.plaintext(message))
     }
 
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
         let subscription: WebPushSubscription.Checked
         let body: Data
         do {
-            subscription = try checkedSubscription(target)
-            try WebPushPayload.validate(message)
-            body = try WebPushMessage.encrypt(
-                try WebPushPayload.render(message), to: subscription.p256dh, authSecret: subscription.auth)
+            let checked = try checked(message, for: target)
+            subscription = checked.subscription
+            body = try WebPushMessage.encrypt(checked.plaintext, to: subscription.p256dh, authSecret: subscription.auth)
         } catch {
             return .refused(error, service: name, logger: logger)
         }
         let endpoint = subscription.endpoint
         let host = endpoint.host ?? ""
-        let origin = "\(endpoint.scheme ?? "https")://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
+        let origin = VAPIDSigner.origin(of: endpoint) ?? host
         let authorization: String
         do {
             authorization = try await signer.authorization(for: endpoint, now: now())
