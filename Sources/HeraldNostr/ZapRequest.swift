@@ -77,10 +77,8 @@ public struct ZapRequest: Sendable, Hashable {
             throw fail("relays", "one relays tag naming the relays to publish the receipt to")
         }
         guard relays.count <= Self.maximumRelays else { throw fail("relays", "at most \(Self.maximumRelays) relays") }
-        for relay in relays {
-            guard relay.utf8.count <= 512, let url = URL(string: relay), url.scheme?.lowercased() == "wss", url.host?.isEmpty == false,
-                url.user == nil
-            else { throw fail("relays", "every relay must be a wss:// URL, not \(relay.prefix(80))") }
+        if let relay = relays.first(where: { !NostrRelayURL.isValid($0) }) {
+            throw fail("relays", "every relay must be a wss:// URL, not \(relay.prefix(80))")
         }
         let amounts = event.tags(named: "amount")
         guard amounts.count <= 1 else { throw fail("amount", "at most one amount tag") }

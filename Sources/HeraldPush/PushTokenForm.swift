@@ -47,7 +47,7 @@ public enum PushTokenForm {
             // Whether its endpoint may be used (https, a public address) is the provider's policy.
             _ = try webPushSubscription(token, allowInsecure: true)
         case .nostr:
-            guard NostrRelayProvider.isRelayURL(token) else {
+            guard NostrRelayURL.isValid(token) else {
                 throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")
             }
         }

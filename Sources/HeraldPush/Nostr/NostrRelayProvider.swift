@@ -46,16 +46,8 @@ public struct NostrRelayProvider: PushProvider {
         self.configuration = configuration
     }
 
-    /// A relay URL Herald publishes to: `wss://` with a host, at most 512 bytes.
-    public static func isRelayURL(_ text: String) -> Bool {
-        guard text.utf8.count <= 512, let url = URL(string: text), url.scheme?.lowercased() == "wss", let host = url.host,
-            !host.isEmpty, url.user == nil
-        else { return false }
-        return true
-    }
-
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard target.platform == .nostr, Self.isRelayURL(target.token) else {
+        guard target.platform == .nostr, NostrRelayURL.isValid(target.token) else {
             throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")
         }
         guard let event = message.data[Self.eventKey], event.utf8.first == UInt8(ascii: "{") else {

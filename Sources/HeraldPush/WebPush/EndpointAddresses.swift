@@ -63,17 +63,18 @@ public enum EndpointAddresses {
     }
 
     /// Why a host may not be used, or nil when every address it resolves to is public. A host
-    /// that does not resolve is refused too: nothing could be delivered to it.
+    /// that does not resolve is refused too: nothing could be delivered to it. The reason starts
+    /// with the host, for the caller to say what the host is.
     public static func refusal(host: String, port: Int, threadPool: NIOThreadPool = .singleton) async -> String? {
         let addresses: [SocketAddress]
         do {
             addresses = try await resolve(host: host, port: port, threadPool: threadPool)
         } catch {
-            return "the endpoint's host \(host) does not resolve"
+            return "\(host) does not resolve"
         }
-        if addresses.isEmpty { return "the endpoint's host \(host) does not resolve" }
+        if addresses.isEmpty { return "\(host) does not resolve" }
         if let inside = addresses.first(where: { !isPublic($0) }) {
-            return "the endpoint's host \(host) resolves to \(inside.ipAddress ?? "a non-public address"), which is not a public address"
+            return "\(host) resolves to \(inside.ipAddress ?? "a non-public address"), which is not a public address"
         }
         return nil
     }

@@ -171,7 +171,7 @@ enum Edge {
         if !policy.allowPrivateEndpoints, let host = checked.endpoint.host {
             let port = checked.endpoint.port ?? (checked.endpoint.scheme == "http" ? 80 : 443)
             if let refusal = await EndpointAddresses.refusal(host: host, port: port) {
-                throw APIError.badRequest("private_endpoint", refusal)
+                throw APIError.badRequest("private_endpoint", "the endpoint's host \(refusal)")
             }
         }
         return subscription.storageToken

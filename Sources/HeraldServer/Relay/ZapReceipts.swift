@@ -35,7 +35,7 @@ struct ZapReceipts: Sendable {
             for relay in request.relays {
                 guard let url = URL(string: relay), let host = url.host else { continue }
                 if let refusal = await EndpointAddresses.refusal(host: host, port: url.port ?? 443) {
-                    throw LnurlFailure(.badRequest, "Invalid zap request relays: \(refusal.replacingOccurrences(of: "the endpoint's host", with: "relay host"))")
+                    throw LnurlFailure(.badRequest, "Invalid zap request relays: relay host \(refusal)")
                 }
             }
         }
