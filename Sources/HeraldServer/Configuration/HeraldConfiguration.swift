@@ -230,12 +230,11 @@ public struct HeraldConfiguration: Sendable {
             return value
         }
         func bool(_ key: String) throws -> Bool? {
-            guard let value = text(key)?.lowercased() else { return nil }
-            switch value {
-            case "1", "true", "yes", "on": return true
-            case "0", "false", "no", "off": return false
-            default: throw Invalid("\(source(key)) must be true or false, not '\(value)'")
+            guard let value = text(key) else { return nil }
+            guard let parsed = Self.parseBool(value) else {
+                throw Invalid("\(source(key)) must be true or false, not '\(value.lowercased())'")
             }
+            return parsed
         }
         let host = text("HERALD_HOST") ?? Self.defaultHost
         let port = try int("HERALD_PORT") ?? Self.defaultPort
@@ -283,14 +282,22 @@ public struct HeraldConfiguration: Sendable {
             }
             let allowPrivate = try bool("HERALD_NOSTR_ALLOW_PRIVATE_RELAYS") ?? false
             settings.zaps = ZapSettings(key: key, allowPrivateRelays: allowPrivate)
-            providers.relays = NostrRelayProvider.Configuration(
-                allowPrivateRelays: allowPrivate, extraTrustRootsPEMFile: providers.extraTrustRootsFile, proxy: providers.proxy)
+            providers.relays = NostrRelayProvider.Configuration(allowPrivateRelays: allowPrivate)
         }
         var edge = Self.defaultEdge
         if let value = try seconds("HERALD_IDLE_TIMEOUT") { edge.idleTimeout = value }
         if let value = try seconds("HERALD_REQUEST_READ_TIMEOUT") { edge.requestReadTimeout = value }
         if let value = try int("HERALD_MAX_CONNECTIONS") { edge.maxConnections = value }
         server = HeraldServerConfiguration(host: host, port: port, settings: settings, intake: intake, dispatcher: dispatcher, edge: edge)
+    }
+
+    /// A true-or-false setting as every layer may write it; nil for anything else.
+    static func parseBool(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": true
+        case "0", "false", "no", "off": false
+        default: nil
+        }
     }
 
     /// A database URL with any password replaced: summaries and logs never carry it.

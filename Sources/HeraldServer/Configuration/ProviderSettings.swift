@@ -43,7 +43,7 @@ public struct ProviderSettings: Sendable {
     public var webPushPolicy = WebPushPolicy()
     /// The HTTPS proxy outgoing connections go through.
     public var proxy: EgressProxy?
-    /// Publishing zap receipts, when zaps are on.
+    /// Publishing zap receipts, when zaps are on; its trust roots and proxy are the ones above.
     public var relays: NostrRelayProvider.Configuration?
 
     /// The default app's APNs credentials.
@@ -97,12 +97,11 @@ public struct ProviderSettings: Sendable {
             connectionsPerOrigin = n
         }
         func flag(_ key: String) throws -> Bool {
-            guard let text = value(key)?.lowercased() else { return false }
-            switch text {
-            case "1", "true", "yes", "on": return true
-            case "0", "false", "no", "off": return false
-            default: throw Missing(description: "\(source(variable(key))) must be true or false, not '\(text)'")
+            guard let text = value(key) else { return false }
+            guard let parsed = HeraldConfiguration.parseBool(text) else {
+                throw Missing(description: "\(source(variable(key))) must be true or false, not '\(text.lowercased())'")
             }
+            return parsed
         }
         webPushPolicy.allowInsecureEndpoints = try flag("webpush.allow_insecure_endpoints")
         webPushPolicy.allowPrivateEndpoints = try flag("webpush.allow_private_endpoints")
@@ -214,7 +213,12 @@ extension ProviderSettings {
         sharing: TokenSharing? = nil,
         logger: Logger
     ) throws -> PushRouter {
-        let relays = try self.relays.map { try NostrRelayProvider(configuration: $0) }
+        let relays = try self.relays.map { relays in
+            var configuration = relays
+            configuration.extraTrustRootsPEMFile = extraTrustRootsFile
+            configuration.proxy = proxy
+            return try NostrRelayProvider(configuration: configuration)
+        }
         if isLocal {
             let router = PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal))
             return relays.map { router.publishing(to: $0) } ?? router
