@@ -162,9 +162,8 @@ struct LnurlPayRoutes: Sendable {
     /// `POST /lnurlp/{username}/zap/{payment_hash}` `{"preimage": …}`: the device reports the
     /// payment of a zap's invoice; the receipt is published to the request's relays.
     func zapPaid(_ request: Request, _ context: HeraldRequestContext) async throws -> Response {
-        let raw = context.parameters.get("username")?.lowercased() ?? ""
-        guard let username = LightningAddressName.valid(raw), let address = try await addresses.lightningAddress(username: username) else {
-            throw APIError.notFound("no Lightning address \(raw.prefix(64))")
+        guard let address = try await address(context) else {
+            throw APIError.notFound("no Lightning address \(Self.username(context).prefix(64))")
         }
         let hash = context.parameters.get("hash")?.lowercased() ?? ""
         var request = request
@@ -177,12 +176,22 @@ struct LnurlPayRoutes: Sendable {
 
     // MARK: Helpers
 
+    /// The address the path's `:username` names, or an LNURL 404.
     func lookUp(_ context: HeraldRequestContext) async throws -> LightningAddress {
-        let raw = context.parameters.get("username")?.lowercased() ?? ""
-        guard let username = LightningAddressName.valid(raw),
-            let address = try await addresses.lightningAddress(username: username)
-        else { throw LnurlFailure(.notFound, "Unknown Lightning address \(raw.prefix(64))@\(host)") }
+        guard let address = try await address(context) else {
+            throw LnurlFailure(.notFound, "Unknown Lightning address \(Self.username(context).prefix(64))@\(host)")
+        }
         return address
+    }
+
+    /// The address the path's `:username` names; nil for none or an invalid name.
+    func address(_ context: HeraldRequestContext) async throws -> LightningAddress? {
+        guard let username = LightningAddressName.valid(Self.username(context)) else { return nil }
+        return try await addresses.lightningAddress(username: username)
+    }
+
+    static func username(_ context: HeraldRequestContext) -> String {
+        context.parameters.get("username")?.lowercased() ?? ""
     }
 
     /// Wakes the owner's phone and waits for its answer.
