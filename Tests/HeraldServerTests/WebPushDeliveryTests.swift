@@ -227,11 +227,21 @@ struct WebPushDeliveryTests {
             try await nds.app(providers: providers).test(.live) { client in
                 var subscriptions: [MockWebPushSubscription] = []
                 for _ in 0..<24 { subscriptions.append(try await webPush.makeSubscription()) }
-                let devices = try await withThrowingTaskGroup(of: DeviceRegistrationAnswer.self) { group in
-                    for subscription in subscriptions {
-                        group.addTask { try await Self.register(client, subscription.subscription) }
+                // Each over a connection of its own, so the registrations really overlap.
+                let port = try #require(client.port)
+                let devices = try await withPhoneHTTP { http in
+                    try await withThrowingTaskGroup(of: DeviceRegistrationAnswer.self) { group in
+                        for subscription in subscriptions {
+                            group.addTask {
+                                let answer = try await TestPhone.answer(
+                                    "http://nds.test/api/v1/devices", json: try Self.registration(subscription.subscription), port: port,
+                                    using: http)
+                                #expect(answer.status == 201, "\(answer.body)")
+                                return try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(answer.body.utf8))
+                            }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
                     }
-                    return try await group.reduce(into: []) { $0.append($1) }
                 }
                 #expect(Set(devices.map(\.alias)).count == 24)
 

@@ -193,6 +193,37 @@ struct ZapDeliveryTests {
         }
     }
 
+    @Test("forty concurrent reports of one payment, over their own connections, make one job per relay and one receipt each")
+    func concurrentReports() async throws {
+        let wallet = ZapWallet()
+        try await Self.withZaps(wallet: wallet) { relays, _, nds, client, port in
+            let invoice = try await client.execute(uri: Self.callback(Self.zapRequest(relays: relays.map(\.1))), method: .get)
+            let pr = try #require(invoice.json["pr"] as? String)
+            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+            let preimage = try #require(wallet.preimages.withLockedValue { $0[hash] })
+            let answers = try await withPhoneHTTP { http in
+                try await withThrowingTaskGroup(of: (status: Int, body: String).self) { group in
+                    for _ in 0..<40 {
+                        group.addTask {
+                            try await TestPhone.answer(
+                                "http://nds.test/lnurlp/alice/zap/\(hash)", json: #"{"preimage":"\#(preimage)"}"#, port: port, using: http)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(answers.allSatisfy { $0.status == 202 }, "\(answers.filter { $0.status != 202 })")
+            let jobs = answers.flatMap { answer in
+                ((try? JSONSerialization.jsonObject(with: Data(answer.body.utf8))) as? [String: Any])?["job_ids"] as? [String] ?? []
+            }
+            #expect(jobs.count == 2)
+            for (relay, _) in relays { _ = try await relay.events.waitFor(count: 1) }
+            try await Task.sleep(for: .milliseconds(400))
+            for (relay, _) in relays { #expect(await relay.events.count == 1) }
+            #expect(try await eventually { try await nds.store.outboxSummary(now: Date()).total == OutboxCounts() })
+        }
+    }
+
     @Test("each rule is refused over HTTP with 400 and the LNURL error naming it", arguments: ["signature", "p", "e", "amount", "relays", "kind"])
     func rules(rule: String) async throws {
         try await Self.withZaps { relays, _, _, client, _ in
