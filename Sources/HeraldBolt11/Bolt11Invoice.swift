@@ -20,6 +20,16 @@ public struct Bolt11Invoice: Sendable, Hashable {
         self.fields = fields
     }
 
+    /// The payment hash (`p`), 32 bytes; nil when the invoice carries none.
+    public var paymentHash: [UInt8]? {
+        fields.lazy.compactMap { if case .paymentHash(let hash) = $0 { hash } else { nil } }.first
+    }
+
+    /// The description hash (`h`), 32 bytes; nil when the invoice carries a description instead.
+    public var descriptionHash: [UInt8]? {
+        fields.lazy.compactMap { if case .descriptionHash(let hash) = $0 { hash } else { nil } }.first
+    }
+
     /// `ln`, the network's prefix and the amount (none for nil, and for zero, which
     /// ``signed(with:)`` refuses).
     public var humanReadablePart: String {

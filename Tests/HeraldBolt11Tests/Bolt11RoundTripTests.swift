@@ -126,5 +126,9 @@ struct Bolt11RoundTripTests {
                 .minFinalCLTVExpiryDelta(18), .features([8, 14]),
             ]
         )
+        #expect(invoice.paymentHash == hash)
+        #expect(invoice.descriptionHash == Array(SHA256.hash(data: Array(metadata.utf8))))
+        let plain = Bolt11Invoice(network: .regtest, amountMsat: nil, timestamp: 1, fields: [.description("x")])
+        #expect(plain.paymentHash == nil && plain.descriptionHash == nil)
     }
 }

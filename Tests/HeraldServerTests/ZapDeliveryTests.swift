@@ -122,9 +122,8 @@ struct ZapDeliveryTests {
             #expect(invoice.status == .ok, "\(invoice.text)")
             let pr = try #require(invoice.json["pr"] as? String)
             let decoded = try Bolt11Invoice.decode(pr).invoice
-            let descriptionHash = decoded.fields.compactMap { if case .descriptionHash(let h) = $0 { h } else { nil } }.first
-            #expect(descriptionHash == Array(SHA256.hash(data: Data(request.utf8))))
-            let paymentHash = try #require(decoded.fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+                        #expect(decoded.descriptionHash == Array(SHA256.hash(data: Data(request.utf8))))
+            let paymentHash = try #require(decoded.paymentHash?.lowercaseHex)
             #expect(try await nds.store.zap(paymentHash: paymentHash)?.request == request)
 
             // The payer checks: the verify answer says settled, with the preimage.
@@ -163,7 +162,7 @@ struct ZapDeliveryTests {
         try await Self.withZaps(wallet: wallet) { relays, _, _, client, _ in
             let invoice = try await client.execute(uri: Self.callback(Self.zapRequest(relays: [relays[0].1])), method: .get)
             let pr = try #require(invoice.json["pr"] as? String)
-            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.paymentHash?.lowercaseHex)
             let wrong = try await client.post("/lnurlp/alice/zap/\(hash)", json: #"{"preimage":"\#(String(repeating: "00", count: 32))"}"#)
             #expect(wrong.status == .badRequest)
             #expect(wrong.json["error"] as? String == "invalid_preimage")
@@ -199,7 +198,7 @@ struct ZapDeliveryTests {
         try await Self.withZaps(wallet: wallet) { relays, _, nds, client, port in
             let invoice = try await client.execute(uri: Self.callback(Self.zapRequest(relays: relays.map(\.1))), method: .get)
             let pr = try #require(invoice.json["pr"] as? String)
-            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.paymentHash?.lowercaseHex)
             let preimage = try #require(wallet.preimages.withLockedValue { $0[hash] })
             let answers = try await withPhoneHTTP { http in
                 try await withThrowingTaskGroup(of: (status: Int, body: String).self) { group in
@@ -262,7 +261,7 @@ struct ZapDeliveryTests {
             await relays[1].0.script.enqueue([.drop, .drop], for: MockNostrRelay.scriptKey)
             let invoice = try await client.execute(uri: Self.callback(Self.zapRequest(relays: relays.map(\.1))), method: .get)
             let pr = try #require(invoice.json["pr"] as? String)
-            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.paymentHash?.lowercaseHex)
             let preimage = try #require(wallet.preimages.withLockedValue { $0[hash] })
             let report = try await client.post("/lnurlp/alice/zap/\(hash)", json: #"{"preimage":"\#(preimage)"}"#)
             let ids = try #require(report.json["job_ids"] as? [String])
@@ -294,7 +293,7 @@ struct ZapDeliveryTests {
             #expect(try await client.execute(uri: "/.well-known/lnurlp/alice", method: .get).status == .ok)
             let invoice = try await client.execute(uri: Self.callback(Self.zapRequest(relays: [relayURL])), method: .get)
             let pr = try #require(invoice.json["pr"] as? String)
-            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.fields.compactMap { if case .paymentHash(let h) = $0 { h.lowercaseHex } else { nil } }.first)
+            let hash = try #require(try Bolt11Invoice.decode(pr).invoice.paymentHash?.lowercaseHex)
             let preimage = try #require(wallet.preimages.withLockedValue { $0[hash] })
             let report = try await client.post("/lnurlp/alice/zap/\(hash)", json: #"{"preimage":"\#(preimage)"}"#)
             #expect((report.json["job_ids"] as? [String])?.count == 1)

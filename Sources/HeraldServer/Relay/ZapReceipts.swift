@@ -51,16 +51,7 @@ struct ZapReceipts: Sendable {
         } catch {
             throw LnurlFailure(.badGateway, "The wallet answered with an invoice that does not decode")
         }
-        var descriptionHash: [UInt8]?
-        var paymentHash: [UInt8]?
-        for field in decoded.fields {
-            switch field {
-            case .descriptionHash(let bytes): descriptionHash = bytes
-            case .paymentHash(let bytes): paymentHash = bytes
-            default: break
-            }
-        }
-        guard descriptionHash == request.descriptionHash, let paymentHash else {
+        guard decoded.descriptionHash == request.descriptionHash, let paymentHash = decoded.paymentHash else {
             throw LnurlFailure(.badGateway, "The wallet's invoice does not commit to the zap request (description hash)")
         }
         try await zaps.saveZap(
