@@ -92,6 +92,6 @@ enum NostrHex {
 
     /// 64 lower-case hex digits: how NIP-01 writes ids and keys.
     static func isLowerHex32(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+        text.utf8.count == 64 && text.utf8.allSatisfy(\.isLowerHex)
     }
 }

@@ -5,6 +5,11 @@ extension UInt8 {
         (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 
+    /// A digit or `a`–`f`: hex as payment hashes, Nostr ids and keys are written.
+    public var isLowerHex: Bool {
+        (0x30...0x39).contains(self) || (0x61...0x66).contains(self)
+    }
+
     public var isASCIILetterOrDigit: Bool {
         (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
     }

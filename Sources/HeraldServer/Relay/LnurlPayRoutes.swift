@@ -133,7 +133,7 @@ struct LnurlPayRoutes: Sendable {
     func verify(_ context: HeraldRequestContext) async throws -> Response {
         let address = try await lookUp(context)
         guard let hash = context.parameters.get("hash")?.lowercased(), hash.utf8.count == 64,
-            hash.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
+            hash.utf8.allSatisfy(\.isLowerHex)
         else { throw LnurlFailure(.badRequest, "Invalid payment hash") }
         let key = Self.cachePrefix(deviceID: address.device.id) + address.username + ":verify:" + hash
         if let cached = try await cache.cachedReply(key: key, now: now()) { return cached.response() }
