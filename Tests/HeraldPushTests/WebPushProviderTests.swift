@@ -3,6 +3,7 @@ import Foundation
 import HeraldPush
 import HeraldTestSupport
 import HeraldWire
+import Logging
 import Testing
 
 /// A Web Push look-alike and a `WebPushProvider` pointed at it.
@@ -162,5 +163,53 @@ struct WebPushProviderTests {
         #expect(await fixture.server.messages.count == 12)
         // Exactly the cap: the sends did overlap, and never past it.
         #expect(await fixture.server.maxConcurrent == 2)
+    }
+}
+
+/// Keeps every record logged through it, for the tests that count what was said.
+final class RecordingLogHandler: LogHandler, @unchecked Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+    }
+
+    private let lock = NSLock()
+    private var stored: [Record] = []
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var records: [Record] { lock.withLock { stored } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lock.withLock { stored.append(Record(level: event.level, message: "\(event.message)")) }
+    }
+}
+
+@Suite("Web Push provider, refused authorization")
+struct WebPushAuthorizationTests {
+    @Test("401 and 403 are logged as a configuration problem once per push service, and every such push is retried")
+    func loggedOnce() async throws {
+        let fixture = try WebPushFixture()
+        let handler = RecordingLogHandler()
+        let logger = Logger(label: "webpush-test", factory: { _ in handler })
+        let outcomes = try await fixture.run { provider, subscription in
+            await fixture.server.script.enqueue(
+                [MockWebPushAnswer(status: 403, body: "unknown key"), MockWebPushAnswer(status: 401), MockWebPushAnswer(status: 403)],
+                for: subscription.id)
+            var outcomes: [PushOutcome] = []
+            for _ in 0..<3 {
+                outcomes.append(await provider.send(.wake(swapUpdateData), to: WebPushProviderTests.target(subscription), logger: logger))
+            }
+            return outcomes
+        }
+        #expect(outcomes.map(\.kind) == [.retry, .retry, .retry])
+        #expect(outcomes.allSatisfy { $0.retryAfter == .seconds(60) })
+        let said = handler.records.filter { $0.level == .error && $0.message.contains("VAPID authorization") }
+        #expect(said.count == 1)
     }
 }
