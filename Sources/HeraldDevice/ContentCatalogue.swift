@@ -39,6 +39,13 @@ public struct ContentCatalogue: Sendable, Hashable {
         public static let depositConfirmed: Key = "deposit_confirmed"
         public static let withdrawalInitiated: Key = "withdrawal_initiated"
         public static let withdrawalProcessed: Key = "withdrawal_processed"
+        /// breez/notify's `tx_confirmed` and `address_txs_confirmed`, after the wallet synced.
+        public static let txConfirmed: Key = "tx_confirmed"
+        /// `payment_received` when the wallet could not show the payment itself.
+        public static let paymentIncoming: Key = "payment_incoming"
+        /// `nwc_event`: the wallet answered a Nostr Wallet Connect request, or could not.
+        public static let nwcEvent: Key = "nwc_event"
+        public static let nwcEventFailure: Key = "nwc_event_failure"
         public static let backendGeneric: Key = "backend_generic"
         public static let handledByApp: Key = "handled_by_app"
         /// Anything the plugin could not make sense of: still a sensible message (seed 004 §1.1).
@@ -122,6 +129,11 @@ public struct ContentCatalogue: Sendable, Hashable {
         .lnurlPayFailure: .init(title: "Receive Payment Failed", body: "Open {app} to receive", threadIdentifier: Thread.lnurlPay, relevanceScore: 0.6),
         .lnurlPayVerify: .init(title: "Verifying Payment", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
         .lnurlPayVerifyFailure: .init(title: "Payment Verification Failed", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.3),
+        // breez/notify's other templates.
+        .paymentIncoming: .init(title: "Incoming Payment", body: "Open {app} to see it", threadIdentifier: Thread.wallet, relevanceScore: 0.8),
+        .txConfirmed: .init(title: "Transaction Confirmed", body: "Open {app} for details", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
+        .nwcEvent: .init(title: "Nostr Wallet Connect", body: "Request handled", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.3),
+        .nwcEventFailure: .init(title: "Nostr Wallet Connect", body: "Open {app} to answer an app's request", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
         // Seed 004 §1.3 (Bitkit's wake-to-complete messages).
         .incomingHtlc: .init(title: "Payment Incoming", body: "Open now to receive - funds are being held", category: incomingPaymentCategory, threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
         .cjitPaymentArrived: .init(title: "Payment Incoming", body: "Open now to receive via new channel", category: incomingPaymentCategory, threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),

@@ -13,6 +13,14 @@ public enum DeviceNotification: Sendable, Hashable {
     case lnurlPayInvoice(LnurlPayInvoiceRequest)
     /// `lnurlpay_verify`: answer whether a payment settled (LUD-21).
     case lnurlPayVerify(LnurlPayVerifyRequest)
+    /// `payment_received`: a payment arrived; the wallet syncs and shows it.
+    case paymentReceived(PaymentReceived)
+    /// `tx_confirmed`: an on-chain transaction confirmed; the wallet syncs.
+    case txConfirmed(TxConfirmed)
+    /// `address_txs_confirmed`: transactions to a watched address confirmed; the wallet syncs.
+    case addressTxsConfirmed(AddressTxsConfirmed)
+    /// `nwc_event`: a Nostr Wallet Connect request the wallet answers over its relay.
+    case nwcEvent(NwcEvent)
     /// A wallet backend's event (seed 002), routed by its `action`.
     case backendEvent(BackendEvent)
     /// An LSP's wake push (seed 004): a payment or channel waits for the app.
@@ -30,6 +38,10 @@ public enum DeviceNotification: Sendable, Hashable {
         case .lnurlPayInfo: return NotificationType.lnurlpayInfo.rawValue
         case .lnurlPayInvoice: return NotificationType.lnurlpayInvoice.rawValue
         case .lnurlPayVerify: return NotificationType.lnurlpayVerify.rawValue
+        case .paymentReceived: return NotificationType.paymentReceived.rawValue
+        case .txConfirmed: return NotificationType.txConfirmed.rawValue
+        case .addressTxsConfirmed: return NotificationType.addressTxsConfirmed.rawValue
+        case .nwcEvent: return NotificationType.nwcEvent.rawValue
         case .backendEvent(let event): return event.action.rawValue
         case .wake(let event): return event.kind.rawValue
         case .custom(let push): return push.type.rawValue

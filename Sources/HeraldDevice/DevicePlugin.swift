@@ -155,6 +155,9 @@ public struct DevicePlugin: Sendable {
         case .lnurlPayInfo(let request): return await LnurlPayInfoTask(request: request).run(in: context)
         case .lnurlPayInvoice(let request): return await LnurlPayInvoiceTask(request: request).run(in: context)
         case .lnurlPayVerify(let request): return await LnurlPayVerifyTask(request: request).run(in: context)
+        case .paymentReceived(let received): return await WalletSyncTask(event: .payment(received)).run(in: context)
+        case .txConfirmed, .addressTxsConfirmed: return await WalletSyncTask(event: .confirmed).run(in: context)
+        case .nwcEvent(let event): return await NwcEventTask(event: event).run(in: context)
         case .wake(let event): return await WakeTask(event: event).run(in: context)
         case .backendEvent(let event): return await BackendEventTask(event: event, alert: push.alert).run(in: context)
         case .custom(let custom):
@@ -186,6 +189,9 @@ public struct DevicePlugin: Sendable {
         case .invoiceRequest: return TaskOutcome(content: catalogue.content(for: .invoiceRequestFailure))
         case .lnurlPayInfo, .lnurlPayInvoice: return TaskOutcome(content: catalogue.content(for: .lnurlPayFailure))
         case .lnurlPayVerify: return TaskOutcome(content: catalogue.content(for: .lnurlPayVerifyFailure))
+        case .paymentReceived(let received): return WalletSyncTask.fallback(for: .payment(received), catalogue)
+        case .txConfirmed, .addressTxsConfirmed: return WalletSyncTask.fallback(for: .confirmed, catalogue)
+        case .nwcEvent: return TaskOutcome(content: catalogue.content(for: .nwcEventFailure))
         case .wake(let event): return WakeTask.notifyOutcome(for: event, catalogue)
         case .backendEvent(let event): return BackendEventTask.outcome(for: event, alert: push.alert, catalogue)
         case .undecodable(let type?, _) where Self.failureKeys[type] != nil:
@@ -209,13 +215,16 @@ public struct DevicePlugin: Sendable {
     /// The failure text of each Breez type, for a push of that type whose payload is unreadable.
     static let failureKeys: [NotificationType: ContentCatalogue.Key] = [
         .swapUpdated: .swapPending, .invoiceRequest: .invoiceRequestFailure, .lnurlpayInfo: .lnurlPayFailure,
-        .lnurlpayInvoice: .lnurlPayFailure, .lnurlpayVerify: .lnurlPayVerifyFailure,
+        .lnurlpayInvoice: .lnurlPayFailure, .lnurlpayVerify: .lnurlPayVerifyFailure, .paymentReceived: .paymentIncoming,
+        .txConfirmed: .txConfirmed, .addressTxsConfirmed: .txConfirmed, .nwcEvent: .nwcEventFailure,
     ]
 
     /// Whether handling the push may touch the wallet, and so needs the app's consent.
     static func needsWallet(_ notification: DeviceNotification) -> Bool {
         switch notification {
-        case .swapUpdated, .invoiceRequest, .lnurlPayInfo, .lnurlPayInvoice, .lnurlPayVerify, .wake, .custom: return true
+        case .swapUpdated, .invoiceRequest, .lnurlPayInfo, .lnurlPayInvoice, .lnurlPayVerify, .paymentReceived, .txConfirmed,
+            .addressTxsConfirmed, .nwcEvent, .wake, .custom:
+            return true
         case .backendEvent, .undecodable: return false
         }
     }

@@ -157,6 +157,10 @@ public struct IncomingPush: Sendable, Hashable {
             case .lnurlpayInfo: return .lnurlPayInfo(try WireJSON.decode(LnurlPayInfoRequest.self, from: bytes))
             case .lnurlpayInvoice: return .lnurlPayInvoice(try WireJSON.decode(LnurlPayInvoiceRequest.self, from: bytes))
             case .lnurlpayVerify: return .lnurlPayVerify(try WireJSON.decode(LnurlPayVerifyRequest.self, from: bytes))
+            case .paymentReceived: return .paymentReceived(try WireJSON.decode(PaymentReceived.self, from: bytes))
+            case .txConfirmed: return .txConfirmed(try WireJSON.decode(TxConfirmed.self, from: bytes))
+            case .addressTxsConfirmed: return .addressTxsConfirmed(try WireJSON.decode(AddressTxsConfirmed.self, from: bytes))
+            case .nwcEvent: return .nwcEvent(try WireJSON.decode(NwcEvent.self, from: bytes))
             default:
                 if let kind = WakeKind(pushType: type.rawValue) {
                     let fields = (try? WireJSON.decode(JSONValue.self, from: bytes).objectValue) ?? [:]

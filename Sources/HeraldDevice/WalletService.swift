@@ -19,6 +19,15 @@ public protocol WalletService: Sendable {
     func sync() async throws
     /// Stops the wallet; the plugin calls it after the content is decided.
     func disconnect() async
+    /// Answers a Nostr Wallet Connect request (NIP-47): `event` is the whole NIP-01 event as the
+    /// relay sent it, for the wallet's NWC service to check, decrypt, execute and answer on its
+    /// relay. Returns false when the wallet has no NWC service (the default): the plugin shows the
+    /// type's fallback text.
+    func handleNwcEvent(_ event: String) async throws -> Bool
+}
+
+extension WalletService {
+    public func handleNwcEvent(_ event: String) async throws -> Bool { false }
 }
 
 /// Receive limits in millisatoshis.

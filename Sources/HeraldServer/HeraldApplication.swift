@@ -89,6 +89,7 @@ public func buildApplication(
 
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
+    router.add(middleware: FormQueryMiddleware())
     let api = router.group("api/v1")
     // Every push a route causes goes through the one delivery; wakes through the wake service.
     let delivery = PushDelivery(

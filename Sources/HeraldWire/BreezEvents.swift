@@ -115,3 +115,45 @@ public struct LnurlPayVerifyRequest: Codable, Hashable, Sendable {
         case replyURL = "reply_url"
     }
 }
+
+/// `payment_received`: a payment arrived for the wallet. breez/notify sends `payment_hash` only;
+/// a Breez Spark payment webhook (`POST /api/v1/breez/payments`) adds what its LNURL server knew.
+public struct PaymentReceived: Codable, Hashable, Sendable {
+    public var paymentHash: String
+    public var amountSat: UInt64?
+    public var lightningAddress: String?
+    /// The payer's LUD-12 comment.
+    public var senderComment: String?
+    public init(paymentHash: String, amountSat: UInt64? = nil, lightningAddress: String? = nil, senderComment: String? = nil) {
+        self.paymentHash = paymentHash
+        self.amountSat = amountSat
+        self.lightningAddress = lightningAddress
+        self.senderComment = senderComment
+    }
+    enum CodingKeys: String, CodingKey {
+        case paymentHash = "payment_hash"
+        case amountSat = "amount_sat"
+        case lightningAddress = "lightning_address"
+        case senderComment = "sender_comment"
+    }
+}
+
+/// `tx_confirmed`: an on-chain transaction the wallet waits for confirmed.
+public struct TxConfirmed: Codable, Hashable, Sendable {
+    public var txID: String
+    public init(txID: String) { self.txID = txID }
+    enum CodingKeys: String, CodingKey { case txID = "tx_id" }
+}
+
+/// `address_txs_confirmed`: transactions to an address the wallet watches confirmed.
+public struct AddressTxsConfirmed: Codable, Hashable, Sendable {
+    public var address: String
+    public init(address: String) { self.address = address }
+}
+
+/// `nwc_event`: a Nostr Wallet Connect request (NIP-47) for the wallet to answer over its relay.
+public struct NwcEvent: Codable, Hashable, Sendable {
+    /// The whole NIP-01 event, as the relay sent it: the wallet checks and decrypts it itself.
+    public var event: String
+    public init(event: String) { self.event = event }
+}

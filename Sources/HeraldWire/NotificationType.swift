@@ -15,4 +15,12 @@ public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, E
     public static let lnurlpayInfo: NotificationType = "lnurlpay_info"
     public static let lnurlpayInvoice: NotificationType = "lnurlpay_invoice"
     public static let lnurlpayVerify: NotificationType = "lnurlpay_verify"
+    /// A payment arrived (breez/notify's template; also what a Breez Spark payment webhook becomes).
+    public static let paymentReceived: NotificationType = "payment_received"
+    /// An on-chain transaction the wallet watches confirmed.
+    public static let txConfirmed: NotificationType = "tx_confirmed"
+    /// Transactions to an address the wallet watches confirmed.
+    public static let addressTxsConfirmed: NotificationType = "address_txs_confirmed"
+    /// A Nostr Wallet Connect request (NIP-47), the whole NIP-01 event as a JSON string in `event`.
+    public static let nwcEvent: NotificationType = "nwc_event"
 }

@@ -42,11 +42,17 @@ public struct WebhookRequest: Sendable, Hashable {
         case .lnurlpayInfo: required = [("callback_url", .string), ("reply_url", .string)]
         case .lnurlpayInvoice: required = [("amount", .amount), ("reply_url", .string)]
         case .lnurlpayVerify: required = [("payment_hash", .string), ("reply_url", .string)]
+        case .paymentReceived: required = [("payment_hash", .string)]
+        case .txConfirmed: required = [("tx_id", .string)]
+        case .addressTxsConfirmed: required = [("address", .string)]
+        case .nwcEvent: required = [("event", .nostrEvent)]
         default: return
         }
         for (key, kind) in required {
             guard let value = data[key] else { throw invalid("missing \"\(key)\"") }
-            guard kind.accepts(value) else { throw invalid("wrong type at \"\(key)\"") }
+            guard kind.accepts(value) else {
+                throw invalid(kind == .nostrEvent ? "\"\(key)\" is not a NIP-01 event serialised as a JSON string" : "wrong type at \"\(key)\"")
+            }
         }
         if notificationType == .lnurlpayInvoice, let verify = data["verify_url"], verify.stringValue == nil,
             verify != .null
@@ -59,10 +65,13 @@ public struct WebhookRequest: Sendable, Hashable {
         case string
         /// Millisatoshis: a non-negative integer.
         case amount
+        /// A whole NIP-01 event serialised as a JSON string, passed on byte for byte.
+        case nostrEvent
 
         func accepts(_ value: JSONValue) -> Bool {
             switch self {
             case .string: return value.stringValue != nil
+            case .nostrEvent: return value.stringValue.map(NostrEventShape.isEvent) ?? false
             case .amount:
                 if case .int(let i) = value { return i >= 0 }
                 return false

@@ -29,7 +29,7 @@ struct WebPushDeliveryTests {
 
     /// The APNs, FCM and Web Push look-alikes, and providers for all three pointing at them.
     static func withMocks(
-        senderAllowsPrivate: Bool = true,
+        senderAllowsPrivate: Bool = true, apns: Bool = false,
         _ body: (MockPushServers, MockWebPushServer, PushRouter) async throws -> Void
     ) async throws {
         let servers = try MockPushServers()
@@ -45,7 +45,12 @@ struct WebPushDeliveryTests {
                     let provider = try WebPushProvider(
                         configuration: WebPushConfiguration(vapidKeyPEM: VAPIDSigner.makeKeyPEM(), contact: contact),
                         policy: WebPushPolicy(allowPrivateEndpoints: senderAllowsPrivate), httpClient: httpClient)
-                    try await body(servers, webPush, PushRouter(ios: nil, android: fcm, webpush: provider))
+                    let ios = try apns ? APNsProvider(
+                        configuration: APNsConfiguration(
+                            signingKeyPEM: servers.apnsKey.privateKeyPEM, keyID: servers.apnsKey.keyID, teamID: servers.apnsKey.teamID,
+                            topic: servers.topic, environment: .custom(running.apnsBaseURL)),
+                        httpClient: httpClient) : nil
+                    try await body(servers, webPush, PushRouter(ios: ios, android: fcm, webpush: provider))
                 } catch {
                     await httpClient.shutdown()
                     throw error
