@@ -157,6 +157,7 @@ enum PostgresSchema {
         apps,
         deletedAliases,
         zaps,
+        identities,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

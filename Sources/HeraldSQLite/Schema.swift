@@ -66,6 +66,7 @@ enum Schema {
         migrator.registerMigration("v7-apps") { db in try addApps(db) }
         migrator.registerMigration("v8-deleted-aliases") { db in try addDeletedAliases(db) }
         migrator.registerMigration("v9-zaps") { db in try addZaps(db) }
+        migrator.registerMigration("v10-identities") { db in try addIdentities(db) }
         return migrator
     }
 }

@@ -103,6 +103,8 @@ public func buildApplication(
         delivery: delivery, devices: store, providers: providers, settings: configuration.settings,
         lsps5: LSPS5Intake(store: store, wakes: wakeService, metrics: metrics, now: now)
     ).register(on: api)
+    BreezPaymentRoutes(delivery: delivery, identities: store, providers: providers, settings: configuration.settings)
+        .register(on: api)
     ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
     LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, now: now)
         .register(on: api)
@@ -114,6 +116,7 @@ public func buildApplication(
         devices: store,
         localPushes: store,
         lsps5: store,
+        identities: store,
         settings: configuration.settings,
         providers: providers,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),

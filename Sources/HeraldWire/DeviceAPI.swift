@@ -17,10 +17,17 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     /// The node id of the LSP that wakes this device through LSPS5 (bLIP-55): 66 hex digits of a
     /// compressed secp256k1 key. With one, every LSPS5 notification must be signed by that node.
     public var lspNodeID: String?
+    /// Identities the device proves it holds (``DeviceIdentityClaim``): pushes addressed to an
+    /// identity (a Breez Spark payment webhook's `ln:<user_pubkey>`) reach it.
+    public var identities: [String]?
+    public var proofs: [IdentityProofBody]?
+    /// Unix seconds the proofs were signed at; within 600 s of the server's clock.
+    public var ts: Int64?
 
     public init(
         platform: String, pushToken: String?, subscription: WebPushSubscription? = nil, sealKey: String? = nil,
-        app: String? = nil, lspNodeID: String? = nil
+        app: String? = nil, lspNodeID: String? = nil, identities: [String]? = nil, proofs: [IdentityProofBody]? = nil,
+        ts: Int64? = nil
     ) {
         self.platform = platform
         self.pushToken = pushToken
@@ -28,6 +35,9 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
         self.sealKey = sealKey
         self.app = app
         self.lspNodeID = lspNodeID
+        self.identities = identities
+        self.proofs = proofs
+        self.ts = ts
     }
 
     enum CodingKeys: String, CodingKey {
@@ -37,6 +47,32 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
         case sealKey = "seal_key"
         case app
         case lspNodeID = "lsp_node_id"
+        case identities, proofs, ts
+    }
+}
+
+/// One identity's proof: `sig` by that identity's key over ``DeviceIdentityClaim/preimage``.
+/// For `ln:` an LN signed message (zbase32, as Breez SDKs' `sign_message` and lnd's
+/// `signmessage` write it); for `pk:` 128 hex digits of an Ed25519 signature.
+public struct IdentityProofBody: Codable, Sendable, Hashable {
+    public var identity: String
+    public var sig: String
+    public init(identity: String, sig: String) {
+        self.identity = identity
+        self.sig = sig
+    }
+}
+
+/// What every proof of a registration signs: the device's platform, its token as sent (a Web
+/// Push subscription's endpoint), its identities and the time.
+public enum DeviceIdentityClaim {
+    public static let tag = "herald-identity-v1"
+
+    /// `herald-identity-v1\nplatform:…\npush_token:…\nidentities:<sorted, comma-joined>\nts:…`,
+    /// UTF-8, no trailing newline. Identities are sorted bytewise and deduplicated.
+    public static func preimage(platform: String, pushToken: String, identities: [String], ts: Int64) -> String {
+        let sorted = Array(Set(identities)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return "\(tag)\nplatform:\(platform)\npush_token:\(pushToken)\nidentities:\(sorted.joined(separator: ","))\nts:\(ts)"
     }
 }
 
@@ -54,16 +90,24 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     /// A new LSP node id; absent (or `null`) keeps the current one, `""` removes it and LSPS5
     /// notifications are taken unverified again.
     public var lspNodeID: String?
+    /// New identities, proven as at registration; absent keeps the current ones, `[]` (with no
+    /// proofs) removes them.
+    public var identities: [String]?
+    public var proofs: [IdentityProofBody]?
+    public var ts: Int64?
 
     public init(
         platform: String? = nil, pushToken: String?, subscription: WebPushSubscription? = nil, sealKey: String? = nil,
-        lspNodeID: String? = nil
+        lspNodeID: String? = nil, identities: [String]? = nil, proofs: [IdentityProofBody]? = nil, ts: Int64? = nil
     ) {
         self.platform = platform
         self.pushToken = pushToken
         self.subscription = subscription
         self.sealKey = sealKey
         self.lspNodeID = lspNodeID
+        self.identities = identities
+        self.proofs = proofs
+        self.ts = ts
     }
 
     enum CodingKeys: String, CodingKey {
@@ -72,6 +116,7 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
         case subscription
         case sealKey = "seal_key"
         case lspNodeID = "lsp_node_id"
+        case identities, proofs, ts
     }
 }
 
@@ -88,11 +133,14 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
     public var app: String?
     /// The LSP node id LSPS5 notifications are checked against (lower-case hex); absent when none.
     public var lspNodeID: String?
+    /// The identities the device proved; absent when none.
+    public var identities: [String]?
 
     public init(
         deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil,
-        app: String? = nil, lspNodeID: String? = nil
+        app: String? = nil, lspNodeID: String? = nil, identities: [String]? = nil
     ) {
+        self.identities = identities
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.alias = alias
@@ -110,6 +158,7 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
         case sealKeyID = "seal_kid"
         case app
         case lspNodeID = "lsp_node_id"
+        case identities
     }
 }
 

@@ -95,6 +95,7 @@ public struct HeraldConfiguration: Sendable {
             .init("webpush.concurrency_per_origin", default: String(WebPushPolicy().concurrencyPerOrigin), "Web Push requests in flight to one push service at most"),
             .init("nostr.secret_key_file", flag: false, default: "", "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
             .init("nostr.allow_private_relays", default: "false", "Take zap requests naming relays on loopback, private, link-local or multicast addresses"),
+            .init("breez.webhook_secret_file", flag: false, default: "", "The webhook secret Breez gave for your domain; turns on `POST /api/v1/breez/payments`"),
             .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
             .init(
                 "https_proxy", flag: false, default: "",
@@ -284,6 +285,17 @@ public struct HeraldConfiguration: Sendable {
             settings.zaps = ZapSettings(key: key, allowPrivateRelays: allowPrivate)
             providers.relays = NostrRelayProvider.Configuration(allowPrivateRelays: allowPrivate)
         }
+        if let file = text("HERALD_BREEZ_WEBHOOK_SECRET_FILE") {
+            guard let contents = FileManager.default.contents(atPath: file) else {
+                throw Invalid("\(source("HERALD_BREEZ_WEBHOOK_SECRET_FILE")): cannot read '\(file)'")
+            }
+            // The secret as Breez gave it (hex or any other text) is the HMAC key, as their own
+            // examples use it; only a final line break, which editors add, is not part of it.
+            var secret = Array(contents)
+            while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
+            guard !secret.isEmpty else { throw Invalid("\(source("HERALD_BREEZ_WEBHOOK_SECRET_FILE")): '\(file)' is empty") }
+            settings.breezWebhookSecret = secret
+        }
         var edge = Self.defaultEdge
         if let value = try seconds("HERALD_IDLE_TIMEOUT") { edge.idleTimeout = value }
         if let value = try seconds("HERALD_REQUEST_READ_TIMEOUT") { edge.requestReadTimeout = value }
@@ -326,6 +338,7 @@ public struct HeraldConfiguration: Sendable {
         }
         if let proxy = providers.proxy { lines.append(("https proxy", proxy.description)) }
         if let zaps = server.settings.zaps { lines.append(("zaps", "on, nostrPubkey \(zaps.key.publicKeyHex)")) }
+        if server.settings.breezWebhookSecret != nil { lines.append(("breez payments", "on, POST /api/v1/breez/payments")) }
         if let file { lines.append(("file", file)) }
         return lines
     }

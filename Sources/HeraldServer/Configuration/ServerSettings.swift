@@ -41,6 +41,8 @@ public struct ServerSettings: Sendable {
     public var webPush: WebPushPolicy
     /// Zaps (NIP-57) on the Lightning address, when a Nostr key is configured.
     public var zaps: ZapSettings?
+    /// The HMAC key of Breez's payment webhooks (`breez.webhook_secret_file`); nil turns the route off.
+    public var breezWebhookSecret: [UInt8]?
 
     /// The policy registration applies: the local development provider sends nothing anywhere,
     /// so with it an endpoint's addresses do not matter (and need not resolve).

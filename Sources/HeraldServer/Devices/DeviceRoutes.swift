@@ -15,6 +15,8 @@ struct DeviceRoutes: Sendable {
     let localPushes: any LocalPushStore
     /// The LSP node ids LSPS5 notifications are checked against.
     let lsps5: any LSPS5Store
+    /// The identities devices proved (``IdentityClaims``).
+    let identities: any IdentityStore
     let settings: ServerSettings
     /// Which apps are configured: a device names one of them.
     let providers: PushRouter
@@ -48,11 +50,17 @@ struct DeviceRoutes: Sendable {
         let sealKey = try body.sealKey.map(PushSealing.parse)
         let app = try Edge.checkApp(body.app, providers: providers)
         let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
+        let proven = try IdentityClaims.proven(
+            platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
+            proofs: body.proofs, ts: body.ts, now: now())
         let registration = try await devices.registerDevice(
             platform: platform, token: token, sealKey: sealKey, app: app, now: now()
         )
         if let lspNodeID {
             try await lsps5.setLSPNodeID(deviceID: registration.device.id, nodeID: lspNodeID.hex, now: now())
+        }
+        if let proven, !proven.isEmpty {
+            try await identities.setIdentities(deviceID: registration.device.id, identities: proven, now: now())
         }
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
@@ -62,7 +70,8 @@ struct DeviceRoutes: Sendable {
                 webhookURL: webhookURL(registration.device),
                 sealKeyID: sealKey?.keyID,
                 app: app,
-                lspNodeID: lspNodeID?.hex
+                lspNodeID: lspNodeID?.hex,
+                identities: proven?.isEmpty == false ? proven : nil
             ),
             status: .created
         )
@@ -79,6 +88,9 @@ struct DeviceRoutes: Sendable {
         let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
         // Absent keeps the node id; "" removes it.
         let lspNodeID = try body.lspNodeID.map { $0.isEmpty ? Optional<NodeID>.none : try Self.parseNodeID($0) }
+        let proven = try IdentityClaims.proven(
+            platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
+            proofs: body.proofs, ts: body.ts, now: now())
         try await devices.updateToken(deviceID: device.id, platform: platform, token: token, now: now())
         if let sealKey {
             try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())
@@ -90,12 +102,20 @@ struct DeviceRoutes: Sendable {
         } else {
             nodeID = try await lsps5.lspNodeID(deviceID: device.id)
         }
+        let held: [String]
+        if let proven {
+            try await identities.setIdentities(deviceID: device.id, identities: proven, now: now())
+            held = proven
+        } else {
+            held = try await identities.identities(deviceID: device.id)
+        }
         var updated = device
         updated.platform = platform
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
-                sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: nodeID
+                sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: nodeID,
+                identities: held.isEmpty ? nil : held
             )
         )
     }

@@ -1,0 +1,39 @@
+import Foundation
+import HeraldStore
+import PostgresNIO
+
+extension PostgresStore: IdentityStore {
+    public func identities(deviceID: String) async throws -> [String] {
+        try await rows("SELECT identity FROM device_identity WHERE device_id = \(deviceID) ORDER BY identity")
+            .map { try $0.decode(String.self) }
+    }
+
+    /// One statement, so a failure leaves the old set whole. The rows it deletes and inserts
+    /// are disjoint: one statement may not touch a row twice.
+    public func setIdentities(deviceID: String, identities: [String], now: Date) async throws {
+        let unique = Array(Set(identities))
+        try await rows(
+            """
+            WITH removed AS (
+                DELETE FROM device_identity WHERE device_id = \(deviceID) AND NOT (identity = ANY(\(unique)::text[]))
+            )
+            INSERT INTO device_identity (identity, device_id, created_at)
+            SELECT unnest(\(unique)::text[]), \(deviceID), \(now.timeIntervalSince1970)
+            ON CONFLICT (identity, device_id) DO NOTHING
+            """
+        )
+    }
+
+    public func devices(identity: String) async throws -> [WebhookTokenResolution] {
+        try await rows(
+            """
+            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
+                   EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)
+            FROM device_identity i JOIN device d ON d.id = i.device_id
+            WHERE i.identity = \(identity) ORDER BY d.id
+            """
+        ).compactMap { row in
+            try Self.device(from: row).map { WebhookTokenResolution(device: $0, isDead: try row.makeRandomAccess()[6].decode(Bool.self)) }
+        }
+    }
+}

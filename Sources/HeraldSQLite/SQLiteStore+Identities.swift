@@ -1,0 +1,39 @@
+import Foundation
+import GRDB
+import HeraldStore
+
+extension SQLiteStore: IdentityStore {
+    public func identities(deviceID: String) async throws -> [String] {
+        try await database.read { db in
+            try String.fetchAll(db, sql: "SELECT identity FROM device_identity WHERE device_id = ? ORDER BY identity", arguments: [deviceID])
+        }
+    }
+
+    public func setIdentities(deviceID: String, identities: [String], now: Date) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM device_identity WHERE device_id = ?", arguments: [deviceID])
+            for identity in Set(identities) {
+                try db.execute(
+                    sql: "INSERT INTO device_identity (identity, device_id, created_at) VALUES (?, ?, ?)",
+                    arguments: [identity, deviceID, now.timeIntervalSince1970])
+            }
+        }
+    }
+
+    public func devices(identity: String) async throws -> [WebhookTokenResolution] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
+                           EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token) AS dead
+                    FROM device_identity i JOIN device d ON d.id = i.device_id
+                    WHERE i.identity = ? ORDER BY d.id
+                    """,
+                arguments: [identity]
+            ).compactMap { row in
+                Self.device(from: row).map { WebhookTokenResolution(device: $0, isDead: row["dead"]) }
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import HeraldLSPS5
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Hummingbird
+
+/// `POST /api/v1/breez/payments`: Breez's LNURL server for the Spark SDK tells the integrator a
+/// Lightning address was paid. Checked against the domain's webhook secret, deduplicated on the
+/// payment hash, and pushed as `payment_received` to every device that proved `ln:<user_pubkey>`.
+struct BreezPaymentRoutes: Sendable {
+    let delivery: PushDelivery
+    let identities: any IdentityStore
+    let providers: PushRouter
+    let settings: ServerSettings
+
+    static let maxBodyBytes = 64 * 1024
+    static let signature = HTTPField.Name(BreezPaymentWebhook.signatureHeader)!
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("breez/payments") { request, _ in try await receive(request) }
+    }
+
+    func receive(_ request: Request) async throws -> Response {
+        guard let secret = settings.breezWebhookSecret else {
+            throw APIError(.notFound, "not_configured", "Breez payment webhooks are off: set breez.webhook_secret_file")
+        }
+        var request = request
+        let body = Array(buffer: try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes))
+        guard Self.signatureMatches(request.headers[Self.signature], body: body, secret: secret) else {
+            throw APIError(
+                .unauthorized, "invalid_signature",
+                "\(BreezPaymentWebhook.signatureHeader) must be the hex HMAC-SHA256 of the raw body under the webhook secret")
+        }
+        let webhook: BreezPaymentWebhook
+        do {
+            webhook = try WireJSON.decode(BreezPaymentWebhook.self, from: Data(body))
+        } catch {
+            throw APIError.invalidBody("expected {\"template\": \"\(BreezPaymentWebhook.sparkPaymentReceived)\", \"data\": {payment_hash, user_pubkey, …}}: \(error)")
+        }
+        guard webhook.template == BreezPaymentWebhook.sparkPaymentReceived else {
+            throw APIError(.unprocessableContent, "unsupported_template", "template '\(webhook.template.prefix(64))' is not one Herald knows")
+        }
+        let payment = webhook.data
+        guard payment.paymentHash.utf8.count == 64, payment.paymentHash.utf8.allSatisfy(\.isHex) else {
+            throw APIError.invalidBody("payment_hash must be 64 hex digits")
+        }
+        guard let identity = ProvenIdentity("ln:" + payment.userPubkey.lowercased()) else {
+            throw APIError.invalidBody("user_pubkey must be 66 hex digits of a compressed secp256k1 key")
+        }
+        if let sat = payment.amountSat, sat < 0 { throw APIError.invalidBody("amount_sat must not be negative") }
+
+        let hash = payment.paymentHash.lowercased()
+        let recipients = try await identities.devices(identity: identity.description).compactMap { found -> PushDelivery.Recipient? in
+            guard let device = found.device, !found.isDead, providers.provider(for: device.platform, app: device.app) != nil else { return nil }
+            return PushDelivery.Recipient(
+                target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
+                // Breez retries until it sees a 2xx: the same payment makes the same jobs.
+                idempotencyKey: "breez-payment:\(hash):\(device.id)")
+        }
+        guard !recipients.isEmpty else {
+            // Not an error: Breez would retry it for days, and a user with no phone registered is normal.
+            return try JSONResponse.make(BreezPaymentAnswer(devices: 0), status: .accepted)
+        }
+        let results = try await delivery.submit(
+            Self.push(for: payment, hash: hash), type: NotificationType.paymentReceived.rawValue, to: recipients, metric: "breez_payment")
+        var response = try JSONResponse.make(BreezPaymentAnswer(devices: recipients.count, jobs: results.map(\.id)))
+        if results.allSatisfy(\.duplicate) { response.headers[Edge.replayed] = "true" }
+        return response
+    }
+
+    /// Compared in constant time over the decoded bytes; hex of either case is taken.
+    static func signatureMatches(_ header: String?, body: [UInt8], secret: [UInt8]) -> Bool {
+        guard let header, header.utf8.count == 64, let given = [UInt8](hex: header) else { return false }
+        let expected = Array(HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: secret)))
+        return zip(given, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// breez/notify's `payment_received` with what the Spark server knew, and a visible alert for
+    /// when no extension rewrites it (the plugin shows its own, localised, from the same fields).
+    static func push(for payment: BreezPaymentWebhook.Payment, hash: String) throws -> PushMessage {
+        let received = PaymentReceived(
+            paymentHash: hash, amountSat: payment.amountSat.map { UInt64($0) }, lightningAddress: payment.lightningAddress,
+            senderComment: payment.senderComment)
+        let data = PushData(notificationType: .paymentReceived, notificationPayload: try WireJSON.encodeString(received))
+        let alert = PushMessage.Alert(
+            title: "Payment Received",
+            body: payment.amountSat.map { "Received \(grouped($0)) sats" } ?? "Open your wallet to see it")
+        return PushMessage(kind: .wake, data: data.dataMap, alert: alert, collapseID: "payment:\(hash)")
+    }
+
+    /// 50000 as "50,000".
+    static func grouped(_ value: Int64) -> String {
+        let digits = Array(String(value))
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return out
+    }
+}
