@@ -80,6 +80,7 @@ struct BreezPaymentRoutes: Sendable {
 
     /// breez/notify's `payment_received` with what the Spark server knew, and a visible alert for
     /// when no extension rewrites it (the plugin shows its own, localised, from the same fields).
+    /// Collapsed by the payment, within APNs' 64 bytes: 192 bits of the hash tell payments apart.
     static func push(for payment: BreezPaymentWebhook.Payment, hash: String) throws -> PushMessage {
         let received = PaymentReceived(
             paymentHash: hash, amountSat: payment.amountSat.map { UInt64($0) }, lightningAddress: payment.lightningAddress,
@@ -88,7 +89,7 @@ struct BreezPaymentRoutes: Sendable {
         let alert = PushMessage.Alert(
             title: "Payment Received",
             body: payment.amountSat.map { "Received \(grouped($0)) sats" } ?? "Open your wallet to see it")
-        return PushMessage(kind: .wake, data: data.dataMap, alert: alert, collapseID: "payment:\(hash)")
+        return PushMessage(kind: .wake, data: data.dataMap, alert: alert, collapseID: "paid:\(hash.prefix(48))")
     }
 
     /// 50000 as "50,000".
