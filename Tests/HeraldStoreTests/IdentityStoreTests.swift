@@ -1,0 +1,39 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+import Testing
+
+/// The identities devices proved, on every back end.
+@Suite("Identities in the store")
+struct IdentityStoreTests {
+    let alice = "ln:02" + String(repeating: "a1", count: 32)
+    let pubky = "pk:" + String(repeating: "y", count: 52)
+
+    @Test("identities are set, replaced, found by identity with each token's deadness, and go with the device", arguments: Backend.allCases)
+    func identities(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let phone = try await store.registerDevice(platform: .ios, token: "70686f6e65", now: t0).device
+            let tablet = try await store.registerDevice(platform: .android, token: "fcm-tablet", now: t0).device
+            #expect(try await store.identities(deviceID: phone.id).isEmpty)
+            try await store.setIdentities(deviceID: phone.id, identities: [alice, pubky, alice], now: t0)
+            try await store.setIdentities(deviceID: tablet.id, identities: [alice], now: t0)
+            #expect(try await store.identities(deviceID: phone.id) == [alice, pubky])
+            let found = try await store.devices(identity: alice)
+            #expect(Set(found.compactMap(\.device?.id)) == [phone.id, tablet.id])
+            #expect(found.allSatisfy { !$0.isDead })
+
+            try await store.markDead(platform: .android, token: "fcm-tablet", reason: "Unregistered", now: t0)
+            #expect(try await store.devices(identity: alice).first { $0.device?.id == tablet.id }?.isDead == true)
+
+            // Replaced: pk: kept, ln: dropped.
+            try await store.setIdentities(deviceID: phone.id, identities: [pubky], now: t0.addingTimeInterval(1))
+            #expect(try await store.identities(deviceID: phone.id) == [pubky])
+            #expect(try await store.devices(identity: alice).compactMap(\.device?.id) == [tablet.id])
+            try await store.setIdentities(deviceID: phone.id, identities: [], now: t0.addingTimeInterval(2))
+            #expect(try await store.devices(identity: pubky).isEmpty)
+
+            try await store.deleteDevice(id: tablet.id)
+            #expect(try await store.devices(identity: alice).isEmpty)
+        }
+    }
+}
