@@ -6,7 +6,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
-import WSClient
 
 /// Publishes a signed Nostr event to one relay (NIP-01): a WebSocket to the relay URL (the job's
 /// token), `["EVENT", <event>]`, and the relay's `["OK", <id>, <accepted>, <message>]`. What the
@@ -35,14 +34,14 @@ public struct NostrRelayProvider: PushProvider {
     }
 
     public let configuration: Configuration
-    private let tls: TLSConfiguration
+    private let tls: NIOSSLContext
 
     public init(configuration: Configuration) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let path = configuration.extraTrustRootsPEMFile {
             tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(path))]
         }
-        self.tls = tls
+        self.tls = try NIOSSLContext(configuration: tls)
         self.configuration = configuration
     }
 
@@ -113,26 +112,18 @@ public struct NostrRelayProvider: PushProvider {
     }
 
     private func publish(_ event: String, id: String, to relay: String, proxied: Bool, answer: Answer, logger: Logger) async throws {
-        let handler: WebSocketDataHandler<WebSocketClient.Context> = { inbound, outbound, _ in
-            try await outbound.write(.text("[\"EVENT\",\(event)]"))
-            for try await message in inbound.messages(maxSize: 64 * 1024) {
-                guard case .text(let text) = message,
-                    let reply = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any],
+        try await RelayWebSocket.run(
+            url: relay, tlsContext: tls, proxy: proxied ? configuration.proxy : nil, group: MultiThreadedEventLoopGroup.singleton,
+            connectTimeout: TimeAmount(configuration.timeout)
+        ) { send, messages in
+            try await send("[\"EVENT\",\(event)]")
+            for try await text in messages {
+                guard let reply = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any],
                     reply.count >= 3, reply[0] as? String == "OK", reply[1] as? String == id, let accepted = reply[2] as? Bool
                 else { continue }
                 answer.value = (accepted, reply.count > 3 ? (reply[3] as? String ?? "") : "")
                 return
             }
-        }
-        if proxied, let proxy = configuration.proxy {
-            var headers = HTTPFields()
-            if let authorization = proxy.authorization { headers[.proxyAuthorization] = authorization }
-            try await WebSocketClient.connect(
-                url: relay, tlsConfiguration: tls,
-                proxySettings: .init(host: proxy.host, port: proxy.port, type: .http(connectHeaders: headers)),
-                logger: logger, handler: handler)
-        } else {
-            try await WebSocketClient.connect(url: relay, tlsConfiguration: tls, logger: logger, handler: handler)
         }
     }
 

@@ -1,0 +1,149 @@
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+
+/// A WebSocket to a Nostr relay (RFC 6455 over NIO): TLS for `wss://`, sending SNI only for a
+/// host name (RFC 6066 forbids an IP literal there; the certificate is then checked against the
+/// address), directly or inside the HTTPS proxy's `CONNECT` tunnel.
+///
+/// Herald's own rather than WSClient's, which puts any host, an IP literal included, in SNI:
+/// NIOSSL refuses that (`cannotUseIPAddressInSNI`) and a relay named by its address was never
+/// reached.
+struct RelayWebSocket {
+    /// Messages over this are a relay's mistake, not a reason to buffer.
+    static let maxMessageBytes = 64 * 1024
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    enum Upgrade: Sendable {
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case refused
+    }
+
+    /// Connects and upgrades, then runs `exchange` with a way to send text and the text messages
+    /// that arrive (pings answered, fragments joined); closes when it returns.
+    static func run(
+        url: String, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup, connectTimeout: TimeAmount,
+        _ exchange: @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
+    ) async throws {
+        let (origin, path) = try parse(url)
+        let tls = origin.tls ? tlsContext : nil
+        let bootstrap = ClientBootstrap(group: group).connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        let upgrade: EventLoopFuture<Upgrade>
+        if let proxy, proxy.applies(to: origin.host) {
+            let headers = HTTPHeaders(proxy.authorization.map { [("Proxy-Authorization", $0)] } ?? [])
+            upgrade = try await bootstrap.connect(host: proxy.host, port: proxy.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let tunnel = channel.eventLoop.makePromise(of: Void.self)
+                    let encoder = HTTPRequestEncoder()
+                    let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
+                    let connect = NIOHTTP1ProxyConnectHandler(
+                        targetHost: origin.host, targetPort: origin.port, headers: headers,
+                        deadline: .now() + connectTimeout, promise: tunnel)
+                    try channel.pipeline.syncOperations.addHandlers([encoder, decoder, connect])
+                    // The tunnel's HTTP/1 codec leaves before TLS and the upgrade's own go in.
+                    return tunnel.futureResult.assumeIsolated().flatMap {
+                        let pipeline = channel.pipeline.syncOperations
+                        let removed = (0..<2).map { _ in channel.eventLoop.makePromise(of: Void.self) }
+                        pipeline.removeHandler(decoder, promise: removed[0])
+                        pipeline.removeHandler(encoder, promise: removed[1])
+                        return EventLoopFuture.andAllSucceed(removed.map(\.futureResult), on: channel.eventLoop)
+                    }.flatMapThrowing {
+                        try upgradePipeline(channel, origin: origin, path: path, tls: tls)
+                    }.nonisolated().flatMap { $0 }
+                }
+            }
+        } else {
+            upgrade = try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
+                channel.eventLoop.makeCompletedFuture { try upgradePipeline(channel, origin: origin, path: path, tls: tls) }
+            }
+        }
+        guard case .websocket(let socket) = try await upgrade.get() else {
+            throw Failure(description: "the relay did not upgrade to a WebSocket")
+        }
+        try await socket.executeThenClose { inbound, outbound in
+            let send: @Sendable (String) async throws -> Void = { text in
+                try await outbound.write(frame(.text, ByteBuffer(string: text)))
+            }
+            let (messages, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
+            let reader = Task {
+                do {
+                    var message = ByteBuffer()
+                    for try await received in inbound {
+                        switch received.opcode {
+                        case .text, .continuation:
+                            var data = received.unmaskedData
+                            guard message.readableBytes + data.readableBytes <= maxMessageBytes else {
+                                throw Failure(description: "a relay message over \(maxMessageBytes) bytes")
+                            }
+                            message.writeBuffer(&data)
+                            if received.fin {
+                                continuation.yield(String(buffer: message))
+                                message.clear()
+                            }
+                        case .ping:
+                            try await outbound.write(frame(.pong, received.unmaskedData))
+                        case .connectionClose:
+                            continuation.finish()
+                            return
+                        default:
+                            continue
+                        }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            defer { reader.cancel() }
+            try await exchange(send, messages)
+            // A close frame, as a well-behaved client leaves; the channel closes after it.
+            try? await outbound.write(frame(.connectionClose, ByteBuffer(bytes: [0x03, 0xE8])))
+        }
+    }
+
+    /// Client frames are masked (RFC 6455 §5.3).
+    static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
+    }
+
+    /// TLS (SNI only for a name), then HTTP/1.1 with the WebSocket upgrade request.
+    static func upgradePipeline(
+        _ channel: any Channel, origin: PushOrigin, path: String, tls: NIOSSLContext?
+    ) throws -> EventLoopFuture<Upgrade> {
+        if let tls {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.serverHostname))
+        }
+        let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: maxMessageBytes) { channel, _ in
+            channel.eventLoop.makeCompletedFuture {
+                .websocket(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel))
+            }
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: origin.authority)
+        headers.add(name: "Content-Length", value: "0")
+        let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
+            upgradeRequestHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers),
+            upgraders: [upgrader],
+            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.refused) }
+        )
+        return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+            configuration: NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration))
+    }
+
+    /// `wss://host[:port][/path]` as an origin (443 by default) and the request target.
+    static func parse(_ url: String) throws -> (PushOrigin, String) {
+        let secure = url.hasPrefix("wss://")
+        guard secure || url.hasPrefix("ws://") else { throw Failure(description: "a relay URL is ws:// or wss://") }
+        let rest = url.dropFirst(secure ? 6 : 5)
+        let origin = try PushOrigin(url: (secure ? "https://" : "http://") + rest)
+        let path = rest.firstIndex(where: { $0 == "/" || $0 == "?" }).map { String(rest[$0...]) } ?? "/"
+        return (origin, path.hasPrefix("?") ? "/" + path : path)
+    }
+}
