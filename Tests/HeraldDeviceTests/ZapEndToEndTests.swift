@@ -14,8 +14,28 @@ import Testing
 /// advertises, describing the request, its invoice committing to it.
 @Suite("Zaps through herald serve and herald-device", .serialized)
 struct ZapEndToEndTests {
-    @Test("a zap request signed by a payer's key, paid, becomes a receipt on the relay that verifies")
-    func zap() async throws {
+    /// How the payer's client writes the query: percent-encoding everything, or as an HTML form
+    /// (Python's `urlencode`, Java's `URLEncoder`, `URLSearchParams`): a space is `+`, a plus `%2B`.
+    enum QueryEncoding: String, CaseIterable, Sendable {
+        case percent, form
+
+        func encode(_ value: String) -> String {
+            var allowed = CharacterSet.alphanumerics
+            allowed.insert(charactersIn: "-._~")
+            switch self {
+            case .percent:
+                return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+            case .form:
+                allowed.insert(" ")
+                return (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "").replacingOccurrences(of: " ", with: "+")
+            }
+        }
+    }
+
+    @Test(
+        "a zap request signed by a payer's key, paid, becomes a receipt on the relay that verifies; form-encoded, to a relay named by its address",
+        arguments: QueryEncoding.allCases)
+    func zap(_ encoding: QueryEncoding) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-zap-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -58,16 +78,15 @@ struct ZapEndToEndTests {
 
         // The payer's client: a zap request signed by a key of its own.
         let payer = NostrSecretKey.generate().key
+        // The form-encoded payer names the relay by its address (TLS without SNI).
+        let relayURL = encoding == .form ? running.relayURL.replacingOccurrences(of: "wss://localhost:", with: "wss://127.0.0.1:") : running.relayURL
         let request = NostrEvent.signed(
             kind: 9734,
-            tags: [["relays", running.relayURL], ["p", String(repeating: "5c", count: 32)], ["amount", "21000"],
+            tags: [["relays", relayURL], ["p", String(repeating: "5c", count: 32)], ["amount", "21000"],
                    ["lnurl", LNURL.encode("\(base)/.well-known/lnurlp/alice")]],
-            content: "Great post!", createdAt: Int64(Date().timeIntervalSince1970), by: payer
+            content: "Great post! 1+1 = 2", createdAt: Int64(Date().timeIntervalSince1970), by: payer
         ).json
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let callback = try await Self.http(
-            "GET", "\(base)/lnurlp/alice/callback?amount=21000&nostr=\(request.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")")
+        let callback = try await Self.http("GET", "\(base)/lnurlp/alice/callback?amount=21000&nostr=\(encoding.encode(request))")
         #expect(callback.status == 200, "\(callback.body)")
         let invoiceAnswer = try #require(try JSONSerialization.jsonObject(with: Data(callback.body.utf8)) as? [String: Any])
         let pr = try #require(invoiceAnswer["pr"] as? String)
@@ -101,6 +120,15 @@ struct ZapEndToEndTests {
         // Reported by the verify answer and by the phone: published once.
         try await Task.sleep(for: .milliseconds(500))
         #expect(await relay.events.count == 1)
+
+        // A LUD-12 comment reaches the wallet as the payer wrote it, spaces and plus alike.
+        let comment = "thanks a lot +1"
+        let paid = try await Self.http("GET", "\(base)/lnurlp/alice/callback?amount=5000&comment=\(encoding.encode(comment))")
+        #expect(paid.status == 200, "\(paid.body)")
+        let invoices = try await ProgramRun.output(
+            try HeraldServeProcess.binary("herald-device"), ["wallet", "invoices", "--wallet", phoneFolder.path])
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(invoices.output.utf8)) as? [[String: Any]], "\(invoices.output)")
+        #expect(listed.contains { $0["payerNote"] as? String == comment || $0["payer_note"] as? String == comment }, "\(invoices.output)")
     }
 
     static func http(_ method: String, _ url: String, json: String? = nil, bearer: String? = nil) async throws -> (status: Int, body: String) {

@@ -41,6 +41,19 @@ struct NostrRelayProviderTests {
         #expect(outcome.kind == .delivered)
     }
 
+    @Test("a relay named by its IP address is reached over TLS: no SNI is sent for it, and the certificate is checked against the address")
+    func ipLiteral() async throws {
+        let event = Self.event()
+        let outcome = try await run { provider, relay, url in
+            let byAddress = url.replacingOccurrences(of: "wss://localhost:", with: "wss://127.0.0.1:")
+            #expect(byAddress != url)
+            let outcome = await provider.send(Self.message(event), to: PushTarget(platform: .nostr, token: byAddress), logger: testLogger)
+            #expect(await relay.events.all.first?.id == event.id)
+            return outcome
+        }
+        #expect(outcome.kind == .delivered, "\(outcome)")
+    }
+
     @Test("refusals by NIP-01 prefix: blocked and invalid are final, rate-limited and error retried, duplicate done; a dropped connection is retried")
     func answers() async throws {
         let cases: [(MockRelayAnswer, PushOutcome.Kind)] = [

@@ -50,6 +50,8 @@ struct WebPushProviderTests {
         let fixture = try WebPushFixture(http1Only: http1Only)
         let message = PushMessage.wake(swapUpdateData, collapseID: "swap-0a1b2c", expiresAt: fixture.clock.now.addingTimeInterval(600))
         let outcome = try await fixture.run { provider, subscription in
+            // The push service named by its IP address over TLS, as a self-hosted distributor may be.
+            #expect(subscription.subscription.endpoint.hasPrefix("https://127.0.0.1:"))
             let outcome = await provider.send(message, to: Self.target(subscription), logger: testLogger)
             return outcome
         }
