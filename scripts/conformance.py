@@ -266,6 +266,14 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
          body={"platform": "ios", "push_token": ""})
     call("register: bad lsp_node_id", "POST", "/api/v1/devices", 400, code="invalid_lsp_node_id",
          body={"platform": "ios", "push_token": ios_token, "lsp_node_id": "04" + "ab" * 32})
+    call("register: an identity not of either form", "POST", "/api/v1/devices", 400, code="invalid_identity",
+         body={"platform": "ios", "push_token": ios_token, "identities": ["ln:zz"], "ts": int(time.time())})
+    call("register: an identity without a proof", "POST", "/api/v1/devices", 401, code="invalid_proof",
+         body={"platform": "ios", "push_token": ios_token, "ts": int(time.time()),
+               "identities": ["ln:0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"]})
+    call("register: identities signed too long ago", "POST", "/api/v1/devices", 400, code="stale_timestamp",
+         body={"platform": "ios", "push_token": ios_token, "ts": int(time.time()) - 3600,
+               "identities": ["ln:0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"]})
     call("register: bad seal_key", "POST", "/api/v1/devices", 400, code="invalid_seal_key",
          body={"platform": "ios", "push_token": ios_token, "seal_key": "not a key"})
     call("register: a token not of its platform's form", "POST", "/api/v1/devices", 400, code="invalid_token",
@@ -289,6 +297,14 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
 
     # The webhook.
     swap = {"event": "swap.update", "data": {"id": "swap-1", "status": "transaction.mempool"}}
+    for template, data in [("payment_received", {"payment_hash": "ab" * 32}), ("tx_confirmed", {"tx_id": "cd" * 32}),
+                           ("address_txs_confirmed", {"address": "bc1qexample"})]:
+        call(f"notify: {template}", "POST", f"/api/v1/notify?token={ios['alias']}", 200,
+             body={"template": template, "data": data})
+    call("notify: nwc_event without a NIP-01 event", "POST", f"/api/v1/notify?token={ios['alias']}", 422,
+         code="invalid_data", body={"template": "nwc_event", "data": {"event": "{}"}})
+    call("breez payments: not configured", "POST", "/api/v1/breez/payments", 404, code="not_configured",
+         body={"template": "spark_payment_received", "data": {"payment_hash": "ab" * 32, "user_pubkey": "02" + "cd" * 32}})
     call("notify a raw token", "POST", f"/api/v1/notify?platform=android&token=raw-{uuid.uuid4().hex}&app_data=a",
          200, body=swap)
     call("notify an alias", "POST", f"/api/v1/notify?token={ios['alias']}", 200, body=swap)

@@ -64,6 +64,20 @@ PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush"],
 JOB_IDS = {"type": "array", "items": string(minLength=1)}
 JOB_PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush", "nostr"],
                 "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay."}
+IDENTITIES = {"type": "array", "maxItems": 8, "items": string(
+    "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an "
+    "Ed25519 key.", pattern="^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$"),
+              "description": "Identities the device proves it holds; each needs a proof in `proofs`. Pushes "
+                             "addressed to an identity (a Breez payment webhook's `ln:<user_pubkey>`) reach it."}
+PROOFS = {"type": "array", "maxItems": 8, "items": obj(
+    {"identity": string(minLength=1),
+     "sig": string("For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 "
+                   "signature.", minLength=1)}),
+          "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\nplatform:<platform>"
+                         "\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, "
+                         "comma-joined>\\nts:<ts>`."}
+PROOF_TS = integer("Unix seconds the proofs were signed at: within 600 s of the server's clock.")
+IDENTITY_400 = ["invalid_identities", "invalid_identity", "missing_timestamp", "stale_timestamp"]
 LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
                "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 "
                               "notification must then be signed by it."}
@@ -94,8 +108,9 @@ SCHEMAS: dict[str, dict] = {
     "WebhookBody": {
         "type": "object",
         "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names "
-                       "(`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) "
-                       "must carry their fields (`422 invalid_data`); any other name passes through. Or, with the "
+                       "(`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`, "
+                       "`payment_received`, `tx_confirmed`, `address_txs_confirmed`, `nwc_event`) must carry their "
+                       "fields (`422 invalid_data`); any other name passes through. Or, with the "
                        "`x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a "
                        "JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
         "properties": {
@@ -132,7 +147,8 @@ SCHEMAS: dict[str, dict] = {
                             "sealed to it."),
          "app": string("The configured app whose credentials push to the device; absent: `default`.",
                        minLength=1),
-         "lsp_node_id": LSP_NODE_ID},
+         "lsp_node_id": LSP_NODE_ID,
+         "identities": IDENTITIES, "proofs": PROOFS, "ts": PROOF_TS},
         closed=False,
     ),
     "DeviceTokenUpdate": obj(
@@ -142,7 +158,10 @@ SCHEMAS: dict[str, dict] = {
          "platform": PLATFORM,
          "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it."),
          "lsp_node_id": string("Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it "
-                               "(66 hex digits).")},
+                               "(66 hex digits)."),
+         "identities": {**IDENTITIES, "description": "Absent keeps the identities, `[]` removes them, anything "
+                                                     "else replaces them (each proven in `proofs`)."},
+         "proofs": PROOFS, "ts": PROOF_TS},
         closed=False,
     ),
     "VAPIDPublicKey": obj(
@@ -157,11 +176,32 @@ SCHEMAS: dict[str, dict] = {
         {"seal_kid": string("Hex id of the seal key; absent when pushes are not sealed."),
          "app": string("The app the device belongs to."),
          "lsp_node_id": string("The LSP node id LSPS5 notifications are checked against, lower-case hex.",
-                               pattern="^0[23][0-9a-f]{64}$")},
+                               pattern="^0[23][0-9a-f]{64}$"),
+         "identities": {"type": "array", "items": string(), "description": "The identities proven; absent: none."}},
     ),
     "Device": obj(
         {"device_id": string(minLength=1), "alias": string(minLength=1), "webhook_url": string()},
-        {"seal_kid": string(), "app": string(), "lsp_node_id": string(pattern="^0[23][0-9a-f]{64}$")},
+        {"seal_kid": string(), "app": string(), "lsp_node_id": string(pattern="^0[23][0-9a-f]{64}$"),
+         "identities": {"type": "array", "items": string()}},
+    ),
+    "BreezPaymentWebhook": obj(
+        {"template": {"const": "spark_payment_received"},
+         "data": obj(
+             {"payment_hash": string("64 hex digits.", pattern="^[0-9A-Fa-f]{64}$"),
+              "user_pubkey": string("The Spark identity key of the user paid (66 hex digits): every device that "
+                                    "proved `ln:<user_pubkey>` gets the push.", pattern="^0[23][0-9A-Fa-f]{64}$")},
+             {"invoice": string(), "preimage": string("Never forwarded to a phone."),
+              "amount_sat": {"type": ["integer", "null"], "minimum": 0},
+              "lightning_address": {"type": ["string", "null"]}, "sender_comment": {"type": ["string", "null"]},
+              "timestamp": integer("Milliseconds since the epoch when Breez queued it.")},
+             closed=False)},
+        closed=False,
+        description="What Breez's LNURL server for the Spark SDK POSTs when a Lightning address is paid "
+                    "(breez/spark-sdk `lnurl_webhooks.md`).",
+    ),
+    "BreezPaymentAnswer": obj(
+        {"devices": integer("Devices the push went to.", minimum=0)},
+        {"jobs": JOB_IDS},
     ),
     "LocalPushFeed": obj(
         {"pushes": {"type": "array", "items": obj(
@@ -528,6 +568,25 @@ def paths() -> dict:
             }, body=True),
         })}
 
+    p["/api/v1/breez/payments"] = {"post": op(
+        "breezPayment", "Breez's Spark payment webhook: a Lightning address was paid", tags=["Webhook"],
+        description="Checked against `breez.webhook_secret_file` (HMAC-SHA256 of the raw body), deduplicated on "
+                    "the payment hash (a retry answers the same jobs with `Idempotent-Replayed: true` and pushes "
+                    "nothing), and pushed as `payment_received` with `{payment_hash, amount_sat, lightning_address, "
+                    "sender_comment}` and a visible alert to every device that proved `ln:<user_pubkey>`. A user "
+                    "with no device is `202 {\"devices\": 0}`: Breez would retry an error for days.",
+        parameters=[{"name": "X-Breez-Signature", "in": "header", "required": False,
+                     "description": "Hex HMAC-SHA256 of the raw body under the domain's webhook secret.",
+                     "schema": {"type": "string", "maxLength": 128}}],
+        body=request_body(ref("BreezPaymentWebhook")),
+        responses={
+            "200": json_body(ref("BreezPaymentAnswer"), "Pushed: one job per device.", REPLAYED),
+            "202": json_body(ref("BreezPaymentAnswer"), "No device holds the identity: nothing to push."),
+            **errors({400: ["invalid_json"], 401: ["invalid_signature"], 404: ["not_configured"],
+                      413: ["body_too_large"], 422: ["invalid_body", "unsupported_template", *PUSH_422],
+                      429: ["target_rate_limited"], 503: INTAKE}, body=True),
+        })}
+
     p["/api/v1/reply/{id}"] = {"post": op(
         "reply", "The device answers a held request", tags=["Webhook"],
         parameters=[path_param("id", "The reply id from the push's `reply_url`.", maxLength=64)],
@@ -546,7 +605,9 @@ def paths() -> dict:
         responses={
             "201": json_body(ref("DeviceRegistration"), "Registered."),
             **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
-                           "private_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id"],
+                           "private_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
+                           *IDENTITY_400],
+                      401: ["invalid_proof"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}
@@ -568,8 +629,8 @@ def paths() -> dict:
             responses={
                 "200": json_body(ref("Device"), "Updated."),
                 **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
-                               "private_endpoint", "invalid_seal_key", "invalid_lsp_node_id"],
-                          401: ["unauthorized"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
+                               "private_endpoint", "invalid_seal_key", "invalid_lsp_node_id", *IDENTITY_400],
+                          401: ["unauthorized", "invalid_proof"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),
         "delete": op(

@@ -489,6 +489,294 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/api/v1/breez/payments": {
+      "post": {
+        "operationId": "breezPayment",
+        "summary": "Breez's Spark payment webhook: a Lightning address was paid",
+        "tags": [
+          "Webhook"
+        ],
+        "description": "Checked against `breez.webhook_secret_file` (HMAC-SHA256 of the raw body), deduplicated on the payment hash (a retry answers the same jobs with `Idempotent-Replayed: true` and pushes nothing), and pushed as `payment_received` with `{payment_hash, amount_sat, lightning_address, sender_comment}` and a visible alert to every device that proved `ln:<user_pubkey>`. A user with no device is `202 {\"devices\": 0}`: Breez would retry an error for days.",
+        "parameters": [
+          {
+            "name": "X-Breez-Signature",
+            "in": "header",
+            "required": false,
+            "description": "Hex HMAC-SHA256 of the raw body under the domain's webhook secret.",
+            "schema": {
+              "type": "string",
+              "maxLength": 128
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/BreezPaymentWebhook"
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "Pushed: one job per device.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BreezPaymentAnswer"
+                }
+              }
+            },
+            "headers": {
+              "Idempotent-Replayed": {
+                "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed.",
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "true"
+                  ]
+                }
+              }
+            }
+          },
+          "202": {
+            "description": "No device holds the identity: nothing to push.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BreezPaymentAnswer"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_json`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_json",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `invalid_signature`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_signature"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `not_configured`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "not_configured"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Unprocessable Content: `invalid_body`, `unsupported_template`, `payload_too_large`, `invalid_message`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_body",
+                            "unsupported_template",
+                            "payload_too_large",
+                            "invalid_message"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "429": {
+            "description": "Too Many Requests: `target_rate_limited`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "target_rate_limited"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "shutting_down",
+                            "store_unavailable",
+                            "overloaded",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/api/v1/reply/{id}": {
       "post": {
         "operationId": "reply",
@@ -744,7 +1032,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -765,12 +1053,47 @@ enum OpenAPIDocument {
                             "invalid_seal_key",
                             "unknown_app",
                             "invalid_lsp_node_id",
+                            "invalid_identities",
+                            "invalid_identity",
+                            "missing_timestamp",
+                            "stale_timestamp",
                             "malformed_request"
                           ]
                         }
                       }
                     }
                   ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `invalid_proof`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_proof"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -1076,7 +1399,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1096,6 +1419,10 @@ enum OpenAPIDocument {
                             "private_endpoint",
                             "invalid_seal_key",
                             "invalid_lsp_node_id",
+                            "invalid_identities",
+                            "invalid_identity",
+                            "missing_timestamp",
+                            "stale_timestamp",
                             "malformed_request"
                           ]
                         }
@@ -1107,7 +1434,7 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
+            "description": "Unauthorized: `unauthorized`, `invalid_proof`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1120,7 +1447,8 @@ enum OpenAPIDocument {
                         "error": {
                           "type": "string",
                           "enum": [
-                            "unauthorized"
+                            "unauthorized",
+                            "invalid_proof"
                           ]
                         }
                       }
@@ -7085,7 +7413,7 @@ enum OpenAPIDocument {
       },
       "WebhookBody": {
         "type": "object",
-        "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`) must carry their fields (`422 invalid_data`); any other name passes through. Or, with the `x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
+        "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`, `payment_received`, `tx_confirmed`, `address_txs_confirmed`, `nwc_event`) must carry their fields (`422 invalid_data`); any other name passes through. Or, with the `x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
         "properties": {
           "event": {
             "type": "string",
@@ -7214,6 +7542,44 @@ enum OpenAPIDocument {
             "type": "string",
             "pattern": "^0[23][0-9A-Fa-f]{64}$",
             "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 notification must then be signed by it."
+          },
+          "identities": {
+            "type": "array",
+            "maxItems": 8,
+            "items": {
+              "type": "string",
+              "pattern": "^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$",
+              "description": "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an Ed25519 key."
+            },
+            "description": "Identities the device proves it holds; each needs a proof in `proofs`. Pushes addressed to an identity (a Breez payment webhook's `ln:<user_pubkey>`) reach it."
+          },
+          "proofs": {
+            "type": "array",
+            "maxItems": 8,
+            "items": {
+              "type": "object",
+              "properties": {
+                "identity": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "sig": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 signature."
+                }
+              },
+              "required": [
+                "identity",
+                "sig"
+              ],
+              "additionalProperties": false
+            },
+            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
+          },
+          "ts": {
+            "type": "integer",
+            "description": "Unix seconds the proofs were signed at: within 600 s of the server's clock."
           }
         },
         "required": [
@@ -7248,6 +7614,44 @@ enum OpenAPIDocument {
           "lsp_node_id": {
             "type": "string",
             "description": "Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it (66 hex digits)."
+          },
+          "identities": {
+            "type": "array",
+            "maxItems": 8,
+            "items": {
+              "type": "string",
+              "pattern": "^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$",
+              "description": "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an Ed25519 key."
+            },
+            "description": "Absent keeps the identities, `[]` removes them, anything else replaces them (each proven in `proofs`)."
+          },
+          "proofs": {
+            "type": "array",
+            "maxItems": 8,
+            "items": {
+              "type": "object",
+              "properties": {
+                "identity": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "sig": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 signature."
+                }
+              },
+              "required": [
+                "identity",
+                "sig"
+              ],
+              "additionalProperties": false
+            },
+            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
+          },
+          "ts": {
+            "type": "integer",
+            "description": "Unix seconds the proofs were signed at: within 600 s of the server's clock."
           }
         }
       },
@@ -7302,6 +7706,13 @@ enum OpenAPIDocument {
             "type": "string",
             "pattern": "^0[23][0-9a-f]{64}$",
             "description": "The LSP node id LSPS5 notifications are checked against, lower-case hex."
+          },
+          "identities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "The identities proven; absent: none."
           }
         },
         "required": [
@@ -7335,12 +7746,101 @@ enum OpenAPIDocument {
           "lsp_node_id": {
             "type": "string",
             "pattern": "^0[23][0-9a-f]{64}$"
+          },
+          "identities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           }
         },
         "required": [
           "device_id",
           "alias",
           "webhook_url"
+        ],
+        "additionalProperties": false
+      },
+      "BreezPaymentWebhook": {
+        "type": "object",
+        "properties": {
+          "template": {
+            "const": "spark_payment_received"
+          },
+          "data": {
+            "type": "object",
+            "properties": {
+              "payment_hash": {
+                "type": "string",
+                "pattern": "^[0-9A-Fa-f]{64}$",
+                "description": "64 hex digits."
+              },
+              "user_pubkey": {
+                "type": "string",
+                "pattern": "^0[23][0-9A-Fa-f]{64}$",
+                "description": "The Spark identity key of the user paid (66 hex digits): every device that proved `ln:<user_pubkey>` gets the push."
+              },
+              "invoice": {
+                "type": "string"
+              },
+              "preimage": {
+                "type": "string",
+                "description": "Never forwarded to a phone."
+              },
+              "amount_sat": {
+                "type": [
+                  "integer",
+                  "null"
+                ],
+                "minimum": 0
+              },
+              "lightning_address": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "sender_comment": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "timestamp": {
+                "type": "integer",
+                "description": "Milliseconds since the epoch when Breez queued it."
+              }
+            },
+            "required": [
+              "payment_hash",
+              "user_pubkey"
+            ]
+          }
+        },
+        "required": [
+          "template",
+          "data"
+        ],
+        "description": "What Breez's LNURL server for the Spark SDK POSTs when a Lightning address is paid (breez/spark-sdk `lnurl_webhooks.md`)."
+      },
+      "BreezPaymentAnswer": {
+        "type": "object",
+        "properties": {
+          "devices": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Devices the push went to."
+          },
+          "jobs": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        },
+        "required": [
+          "devices"
         ],
         "additionalProperties": false
       },
