@@ -233,6 +233,30 @@ struct HeraldConfigurationTests {
         }
     }
 
+    @Test("Breez payments: the secret file, from the YAML file too, is the HMAC key as given less a final line break, and never shown")
+    func breezSecret() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("breez-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let secret = "9f86d081884c7d659a2feaa0c55ad015"
+        let file = folder.appendingPathComponent("breez.secret")
+        try Data((secret + "\n").utf8).write(to: file)
+        let yaml = folder.appendingPathComponent("herald.yaml")
+        try Data("breez:\n  webhook_secret_file: \(file.path)\n".utf8).write(to: yaml)
+        let on = try await HeraldConfiguration.load(flags: [:], environment: [:], file: yaml.path)
+        #expect(on.server.settings.breezWebhookSecret == Array(secret.utf8))
+        #expect(on.summary.contains { $0.0 == "breez payments" })
+        #expect(!on.summary.contains { $0.1.contains(secret) })
+        #expect(try await HeraldConfiguration.load(flags: [:], environment: [:], file: nil).server.settings.breezWebhookSecret == nil)
+        do {
+            _ = try await HeraldConfiguration.load(
+                flags: [:], environment: ["HERALD_BREEZ_WEBHOOK_SECRET_FILE": folder.appendingPathComponent("missing").path], file: nil)
+            Issue.record("accepted a missing secret file")
+        } catch {
+            #expect("\(error)".contains("HERALD_BREEZ_WEBHOOK_SECRET_FILE"), "\(error)")
+        }
+    }
+
     @Test("a bad apps section is refused, naming the app", arguments: [
         ("apps:\n  'bad name!':\n    fcm: { service_account_file: /x }\n", "app name 'bad name!'"),
         ("apps:\n  com.example.wallet: {}\n", "app 'com.example.wallet' has neither apns nor fcm"),
