@@ -89,8 +89,8 @@ struct PushDecodingTests {
 
     @Test("unknown types are custom; broken pushes are undecodable, never errors")
     func unknownAndBroken() {
-        let custom = IncomingPush(json: Fixtures.fcmPush(["notification_type": "nwc_event", "notification_payload": #"{"x":1}"#]))
-        #expect(custom.notification == .custom(CustomPush(type: "nwc_event", payload: #"{"x":1}"#, appData: nil)))
+        let custom = IncomingPush(json: Fixtures.fcmPush(["notification_type": "nostr_dm", "notification_payload": #"{"x":1}"#]))
+        #expect(custom.notification == .custom(CustomPush(type: "nostr_dm", payload: #"{"x":1}"#, appData: nil)))
         let badPayload = IncomingPush(json: Fixtures.fcmPush(["notification_type": "lnurlpay_info", "notification_payload": "{not json"]))
         guard case .undecodable(let type, _) = badPayload.notification else {
             Issue.record("decoded \(badPayload.notification)")

@@ -61,7 +61,7 @@ struct SealedPushDeviceTests {
             ("lnurlpay_info", "Receive Payment Failed"),
             ("cjitPaymentArrived", "Payment Incoming"),
             ("DEPOSIT_RECEIVED", "Deposit Received"),
-            ("nwc_event", "Wallet Update"),
+            ("nostr_dm", "Wallet Update"),
         ]
     )
     func wrongKeyFallsBack(type: String, title: String) async throws {

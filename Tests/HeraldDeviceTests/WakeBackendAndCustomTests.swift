@@ -95,10 +95,10 @@ struct WakeBackendAndCustomTests {
                     await context.reply(["max": String(limits.maxMsat)], to: url)
                     return NotificationContent(title: "NWC request", body: push.appData ?? "")
                 },
-                for: "nwc_event"
+                for: "nostr_dm"
             )
             let push = Fixtures.fcmPush([
-                "notification_type": "nwc_event", "notification_payload": #"{"reply_url":"\#(server.url("/nwc"))"}"#, "app_data": "from-app",
+                "notification_type": "nostr_dm", "notification_payload": #"{"reply_url":"\#(server.url("/nwc"))"}"#, "app_data": "from-app",
             ])
             let result = await plugin.handle(json: push)
             #expect(result.disposition == .handled && result.content.title == "NWC request" && result.content.body == "from-app")
