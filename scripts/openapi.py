@@ -563,7 +563,7 @@ def paths() -> dict:
                       "invalid_notification", "stale_timestamp"],
                 401: ["invalid_signature"], 409: ["replayed"],
                 404: ["unknown_token"], 410: ["token_unregistered", "device_deleted"], 413: ["body_too_large"],
-                422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited"], 503: INTAKE,
+                422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited", "too_many_held_requests"], 503: INTAKE,
                 504: ["reply_timeout"],
             }, body=True),
         })}
@@ -671,9 +671,10 @@ def paths() -> dict:
         responses={
             "200": {"description": "`: connected`, then `event: wake` with `data:` a JSON "
                                    "`{\"kind\", \"payment_hash\", \"amount_msat\"}` per wake, and `: keep-alive` "
-                                   "every 15 s.",
+                                   "every 15 s. A device holds two streams at most (a third ends the oldest), and "
+                                   "the server ends a stream after an hour: the reporter reconnects.",
                     "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-            **errors({401: ["unauthorized"], 503: STORE}, body=False),
+            **errors({401: ["unauthorized"], 503: ["store_unavailable", "too_many_streams"]}, body=False),
         })}
 
     p["/api/v1/wake"] = {"post": op(

@@ -27,6 +27,16 @@ public enum PushTokenForm {
         }
     }
 
+    /// The one spelling of a token, taken at every entrance before any allowance, cache, dead
+    /// mark or idempotency key sees it: an APNs token's hex in lower case (APNs reads `5A5B…` and
+    /// `5a5b…` as one device, so Herald must too). Anything else is returned as given.
+    public static func normalized(_ token: String, platform: Platform) -> String {
+        guard platform == .ios, token.utf8.contains(where: { (0x41...0x46).contains($0) }), token.utf8.allSatisfy(\.isHex) else {
+            return token
+        }
+        return token.lowercased()
+    }
+
     public static func check(_ token: String, platform: Platform) throws(PushValidationError) {
         try checkLength(token)
         switch platform {

@@ -83,7 +83,10 @@ public func buildApplication(
     )
 
     // With several instances on the database, presence is mirrored between them.
-    let presence = PresenceRegistry(configuration: configuration.presence, shared: shared != nil) { took in
+    var presenceConfiguration = configuration.presence
+    // Streams never take more than half the connections: /health and payers keep the rest.
+    presenceConfiguration.maxStreams = min(presenceConfiguration.maxStreams, max(1, configuration.edge.maxConnections / 2))
+    let presence = PresenceRegistry(configuration: presenceConfiguration, shared: shared != nil) { took in
         metrics.wakeToPresence.record(.milliseconds(Int64((took * 1000).rounded())))
     }
 

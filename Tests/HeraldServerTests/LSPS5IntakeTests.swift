@@ -257,6 +257,50 @@ struct LSPS5IntakeTests {
         }
     }
 
+    /// The same signature in its other valid form: `(r, n−s)` with the other recovery id. Both
+    /// recover the LSP's key over the same message.
+    static func malleated(_ signature: String) -> String {
+        var bytes = ZBase32.decode(signature)!
+        let order: [UInt8] = [
+            0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE,
+            0xBA, 0xAE, 0xDC, 0xE6, 0xAF, 0x48, 0xA0, 0x3B, 0xBF, 0xD2, 0x5E, 0x8C, 0xD0, 0x36, 0x41, 0x41,
+        ]
+        var borrow = 0
+        for index in (0..<32).reversed() {
+            let difference = Int(order[index]) - Int(bytes[33 + index]) - borrow
+            bytes[33 + index] = UInt8((difference + 256) % 256)
+            borrow = difference < 0 ? 1 : 0
+        }
+        bytes[0] = 31 + ((bytes[0] - 31) ^ 1)
+        return ZBase32.encode(bytes)
+    }
+
+    @Test("the same notification under its signature's other form (r, n−s) is a replay: 409, no second push")
+    func malleatedReplay() async throws {
+        let nds = try TestNDS()
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let phone = try await Self.register(client, token: String(repeating: "c7", count: 32))
+                let signed = Self.lsp.sign(LSPS5Notification(method: .paymentIncoming), at: Date())
+                var twin = signed
+                twin.signature = Self.malleated(signed.signature)
+                #expect(twin.signature != signed.signature)
+                #expect(try await Self.send(client, phone.path, signed).status == .ok)
+                _ = try await servers.apns.requests.waitFor(count: 2)
+                let again = try await Self.send(client, phone.path, twin)
+                #expect(again.status == .conflict, "\(again.text)")
+                #expect(again.json["error"] as? String == "replayed")
+                // The other order too: the high-S form first, then the original.
+                let second = Self.lsp.sign(LSPS5Notification(method: .liquidityManagementRequest), at: Date().addingTimeInterval(1))
+                var secondTwin = second
+                secondTwin.signature = Self.malleated(second.signature)
+                #expect(try await Self.send(client, phone.path, secondTwin).status == .ok)
+                #expect(try await Self.send(client, phone.path, second).status == .conflict)
+            }
+        }
+        try await Self.expectJobs(nds, 2)
+    }
+
     @Test("a timestamp more than 10 minutes from Herald's injected clock gets 400 stale_timestamp and no push, either way")
     func staleTimestamp() async throws {
         let nds = try TestNDS()

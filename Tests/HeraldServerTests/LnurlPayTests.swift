@@ -99,6 +99,7 @@ struct LnurlPayTests {
         token: String,
         nds: TestNDS? = nil,
         providers: PushRouter? = nil,
+        now: @escaping @Sendable () -> Date = { Date() },
         respond: @escaping @Sendable (TestPhone.Push) -> (json: String, cacheControl: String?)? =
             aliceWallet,
         _ body:
@@ -108,7 +109,7 @@ struct LnurlPayTests {
         let nds = try nds ?? TestNDS()
         let phone = TestPhone(nds: nds, platform: .ios, token: TestToken.apns(token))
         try await withPhoneHTTP { http in
-            try await nds.app(providers: providers).test(.live) { client in
+            try await nds.app(providers: providers, now: now).test(.live) { client in
                 let port = try #require(client.port)
                 let owner = try await register(client, token: token)
                 #expect(try await claim(client, owner, username).status == .created)
@@ -119,6 +120,60 @@ struct LnurlPayTests {
                 }
                 #expect(try await nds.store.replyCounts().pending == 0)
             }
+        }
+    }
+
+    @Test("a flood of fresh raw tokens holding requests cannot take the Lightning address's room: the payer still gets its pay request")
+    func rawTokenFlood() async throws {
+        var nds = try TestNDS()
+        nds.settings.maxHeldReplies = 8
+        nds.settings.maxHeldRepliesPerClient = 2
+        nds.settings.replyTimeout = .seconds(2)
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        defer { Task { try? await http.shutdown() } }
+        try await Self.withAddress("alice", token: "alice-flood", nds: nds) { (_: TestNDS, _: TestPhone, client: any TestClientProtocol, port: Int) async throws in
+            let flood = #"{"template":"lnurlpay_info","data":{"callback_url":"https://x"}}"#
+            // Each on a connection of its own, as an attacker's would be.
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/notify?platform=ios&token=\(String(format: "%064x", 0xF100D + index))")
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(string: flood))
+                        return HTTPResponse.Status(code: Int(try await http.execute(request, timeout: .seconds(10)).status.code))
+                    }
+                }
+                // While the flood is held: a real payer of alice@ is answered by her phone.
+                try await Task.sleep(for: .milliseconds(300))
+                let payer = try await client.execute(uri: "/.well-known/lnurlp/alice", method: .get)
+                #expect(payer.status == .ok, "\(payer.text)")
+                var statuses: [HTTPResponse.Status] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            // Two held (and timed out: nobody answers a made-up token), the rest refused at once.
+            #expect(statuses.filter { $0 == .gatewayTimeout }.count == 2, "\(statuses)")
+            #expect(statuses.filter { $0 == .tooManyRequests }.count == 10, "\(statuses)")
+        }
+    }
+
+    @Test("a device asking to cache its pay request for a hundred years gets it kept a day at most")
+    func cacheCapped() async throws {
+        let clock = TestClock()
+        let forever: @Sendable (TestPhone.Push) -> (json: String, cacheControl: String?)? = { push in
+            guard let answer = Self.aliceWallet(push) else { return nil }
+            return push.type == "lnurlpay_info" ? (answer.json, "max-age=3153600000") : answer
+        }
+        try await Self.withAddress("keeper", token: "keeper-token", now: clock.function, respond: forever) { (_: TestNDS, phone: TestPhone, client: any TestClientProtocol, _: Int) async throws in
+            #expect(try await client.execute(uri: "/.well-known/lnurlp/keeper", method: .get).status == .ok)
+            clock.advance(by: .seconds(3600))
+            #expect(try await client.execute(uri: "/.well-known/lnurlp/keeper", method: .get).status == .ok)
+            #expect(try await phone.pushes(after: 0).filter { $0.type == "lnurlpay_info" }.count == 1)
+            // A day and a second later the phone is asked again.
+            clock.advance(by: .seconds(86_401 - 3600))
+            #expect(try await client.execute(uri: "/.well-known/lnurlp/keeper", method: .get).status == .ok)
+            #expect(try await phone.pushes(after: 0).filter { $0.type == "lnurlpay_info" }.count == 2)
         }
     }
 

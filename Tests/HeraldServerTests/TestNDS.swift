@@ -16,6 +16,7 @@ struct TestNDS {
     var settings: ServerSettings
     var intake = IntakeConfiguration()
     var dispatcher: DispatcherConfiguration
+    var presence = PresenceRegistry.Configuration()
     let logger: Logger
 
     init(acceptRawTokens: Bool = true, jobTTL: Duration = .seconds(3600), folder: URL? = nil) throws {
@@ -57,7 +58,7 @@ struct TestNDS {
     ) -> some ApplicationProtocol {
         buildApplication(
             configuration: HeraldServerConfiguration(
-                host: "127.0.0.1", port: 0, settings: settings, intake: intake, dispatcher: dispatcher
+                host: "127.0.0.1", port: 0, settings: settings, intake: intake, dispatcher: dispatcher, presence: presence
             ),
             store: store,
             providers: providers ?? localRouter(),

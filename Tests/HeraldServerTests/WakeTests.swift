@@ -352,6 +352,56 @@ struct WakeTests {
         }
     }
 
+    @Test("presence streams count and expire: a device's third closes its oldest, a full server says 503 while /health answers, a stream ends at its maximum age")
+    func streamLimits() async throws {
+        var configured = try TestNDS()
+        configured.settings.presenceKeepAlive = .milliseconds(200)
+        configured.presence.maxStreams = 3
+        configured.presence.maxStreamAge = .seconds(2)
+        let nds = configured
+        let a = try await register(nds, token: String(repeating: "a1", count: 32))
+        let b = try await register(nds, token: String(repeating: "b2", count: 32))
+        let c = try await register(nds, token: String(repeating: "c3", count: 32))
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        defer { Task { try? await http.shutdown() } }
+        try await nds.app().test(.live) { client in
+            let port = try #require(client.port)
+            /// Opens a stream; its task returns the status and everything read until it ends.
+            func open(_ device: DeviceRegistration) async throws -> Task<(UInt, String), any Error> {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/devices/\(device.device.id)/presence/stream")
+                request.headers.add(name: "Authorization", value: "Bearer \(device.secret)")
+                let response = try await http.execute(request, timeout: .seconds(30))
+                return Task {
+                    var seen = ""
+                    for try await chunk in response.body { seen += String(buffer: chunk) }
+                    return (response.status.code, seen)
+                }
+            }
+            let started = ContinuousClock.now
+            let a1 = try await open(a)
+            let a2 = try await open(a)
+            _ = try await open(a)
+            // The oldest of a's three ended at once.
+            let (status, seen) = try await a1.value
+            #expect(status == 200 && seen.hasPrefix(": connected"))
+            #expect(ContinuousClock.now - started < .seconds(2))
+            _ = try await open(b)
+            // Three held: the server's share. Another device is told so; /health still answers.
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/devices/\(c.device.id)/presence/stream")
+            request.headers.add(name: "Authorization", value: "Bearer \(c.secret)")
+            let refused = try await http.execute(request, timeout: .seconds(5))
+            #expect(refused.status.code == 503)
+            let body = String(buffer: try await refused.body.collect(upTo: 4096))
+            #expect(body.contains("too_many_streams"), "\(body)")
+            #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
+            // a2 reaches its maximum age and ends by itself.
+            let (_, aged) = try await a2.value
+            #expect(aged.contains("keep-alive"))
+            #expect(ContinuousClock.now - started >= .seconds(2))
+            #expect(ContinuousClock.now - started < .seconds(8))
+        }
+    }
+
     @Test("an app holding the presence stream hears of the wake on it and gets no push; closing it ends presence")
     func stream() async throws {
         var configured = try TestNDS()

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldServer
 import HeraldStore
 import HeraldWire
@@ -116,6 +117,37 @@ struct WebhookTests {
             #expect(response.headers[.contentType] == "application/json")
         }
         #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 0, dead: 0))
+    }
+
+    @Test("an APNs token in upper case is the same target as in lower case: one allowance, one dead mark, one idempotency key, one registration")
+    func tokenCase() async throws {
+        let nds = try TestNDS()
+        let lower = String(repeating: "5a5b", count: 16)
+        let upper = lower.uppercased()
+        let swap = #"{"event":"swap.update","data":{"id":"s1","status":"transaction.mempool"}}"#
+        try await nds.app().test(.router) { client in
+            // The idempotency key: the second spelling replays the first job.
+            let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k-case"]
+            let first = try await client.post("/api/v1/notify?platform=ios&token=\(lower)", json: swap, headers: key)
+            let second = try await client.post("/api/v1/notify?platform=ios&token=\(upper)", json: swap, headers: key)
+            #expect(first.json["id"] as? String == second.json["id"] as? String)
+            // The allowance: 20 at once, whichever the spelling.
+            let other = String(repeating: "7c", count: 32)
+            var statuses: [HTTPResponse.Status] = []
+            for index in 0..<21 {
+                let token = index.isMultiple(of: 2) ? other.uppercased() : other
+                statuses.append(try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: swap).status)
+            }
+            #expect(statuses.prefix(20).allSatisfy { $0 == .ok } && statuses.last == .tooManyRequests, "\(statuses)")
+            // The dead mark: the lower-case token is dead, so is the upper-case one.
+            try await nds.store.markDead(platform: .ios, token: lower, reason: "Unregistered", now: Date())
+            let dead = try await client.post("/api/v1/notify?platform=ios&token=\(upper)", json: swap)
+            #expect(dead.status == .gone, "\(dead.text)")
+            // Registration stores the one spelling.
+            let registered = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(upper)"}"#)
+            let alias = try #require(registered.json["alias"] as? String)
+            #expect(try await nds.store.device(alias: alias)?.token == lower)
+        }
     }
 
     @Test("an unknown route answers in the same JSON error shape")

@@ -66,17 +66,23 @@ public struct NostrRelayProvider: PushProvider {
             return PushOutcome(kind: .permanent, reason: "invalid_relay")
         }
         let proxied = configuration.proxy.map { $0.applies(to: host) } ?? false
-        if !configuration.allowPrivateRelays, !proxied,
-            let refusal = await EndpointAddresses.refusal(host: host, port: url.port ?? 443)
-        {
-            logger.warning("relay refused: \(refusal)", metadata: ["nostr.relay": "\(host)"])
-            return PushOutcome(kind: .permanent, reason: "private_relay")
+        // The address checked is the address connected to.
+        let address: SocketAddress?
+        if !configuration.allowPrivateRelays, !proxied {
+            do {
+                address = try await EndpointAddresses.checkedAddress(host: host, port: url.port ?? 443)
+            } catch {
+                logger.warning("relay refused: \(error)", metadata: ["nostr.relay": "\(host)"])
+                return PushOutcome(kind: .permanent, reason: "private_relay")
+            }
+        } else {
+            address = nil
         }
         let answer = Answer()
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try await self.publish(event, id: eventID, to: target.token, proxied: proxied, answer: answer, logger: logger)
+                    try await self.publish(event, id: eventID, to: target.token, at: address, proxied: proxied, answer: answer, logger: logger)
                 }
                 group.addTask {
                     try await Task.sleep(for: configuration.timeout)
@@ -111,9 +117,11 @@ public struct NostrRelayProvider: PushProvider {
         }
     }
 
-    private func publish(_ event: String, id: String, to relay: String, proxied: Bool, answer: Answer, logger: Logger) async throws {
+    private func publish(
+        _ event: String, id: String, to relay: String, at address: SocketAddress?, proxied: Bool, answer: Answer, logger: Logger
+    ) async throws {
         try await RelayWebSocket.run(
-            url: relay, tlsContext: tls, proxy: proxied ? configuration.proxy : nil, group: MultiThreadedEventLoopGroup.singleton,
+            url: relay, address: address, tlsContext: tls, proxy: proxied ? configuration.proxy : nil, group: MultiThreadedEventLoopGroup.singleton,
             connectTimeout: TimeAmount(configuration.timeout)
         ) { send, messages in
             try await send("[\"EVENT\",\(event)]")

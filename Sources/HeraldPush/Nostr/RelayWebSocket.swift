@@ -27,8 +27,10 @@ struct RelayWebSocket {
 
     /// Connects and upgrades, then runs `exchange` with a way to send text and the text messages
     /// that arrive (pings answered, fragments joined); closes when it returns.
+    ///
+    /// - Parameter address: Where to connect, already resolved and checked; nil resolves the host.
     static func run(
-        url: String, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup, connectTimeout: TimeAmount,
+        url: String, address: SocketAddress? = nil, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup, connectTimeout: TimeAmount,
         _ exchange: @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
     ) async throws {
         let (origin, path) = try parse(url)
@@ -60,8 +62,13 @@ struct RelayWebSocket {
                 }
             }
         } else {
-            upgrade = try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
+            let initializer: @Sendable (any Channel) -> EventLoopFuture<EventLoopFuture<Upgrade>> = { channel in
                 channel.eventLoop.makeCompletedFuture { try upgradePipeline(channel, origin: origin, path: path, tls: tls) }
+            }
+            if let address {
+                upgrade = try await bootstrap.connect(to: address, channelInitializer: initializer)
+            } else {
+                upgrade = try await bootstrap.connect(host: origin.host, port: origin.port, channelInitializer: initializer)
             }
         }
         guard case .websocket(let socket) = try await upgrade.get() else {

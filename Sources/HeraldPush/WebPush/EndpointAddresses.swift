@@ -37,8 +37,12 @@ public enum EndpointAddresses {
             (0xA9FE_0000, 16),  // link-local
             (0xAC10_0000, 12),  // 172.16/12 private
             (0xC000_0000, 24),  // IETF protocol assignments
+            (0xC000_0200, 24),  // documentation (TEST-NET-1)
+            (0xC058_6300, 24),  // 6to4 relay anycast
             (0xC0A8_0000, 16),  // 192.168/16 private
             (0xC612_0000, 15),  // benchmarking
+            (0xC633_6400, 24),  // documentation (TEST-NET-2)
+            (0xCB00_7100, 24),  // documentation (TEST-NET-3)
             (0xE000_0000, 4),  // multicast
             (0xF000_0000, 4),  // reserved, broadcast
         ]
@@ -49,15 +53,26 @@ public enum EndpointAddresses {
         guard b.count == 16 else { return false }
         if b.allSatisfy({ $0 == 0 }) { return false }  // unspecified
         if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return false }  // loopback
-        // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible: judged as the IPv4 address.
+        func v4(at i: Int) -> UInt32 { UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3]) }
+        // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and IPv4-translated
+        // (::ffff:0:a.b.c.d): judged as the IPv4 address inside.
         if b[0..<10].allSatisfy({ $0 == 0 }) && (b[10] == 0xFF && b[11] == 0xFF || b[10] == 0 && b[11] == 0) {
-            return isPublicIPv4(UInt32(b[12]) << 24 | UInt32(b[13]) << 16 | UInt32(b[14]) << 8 | UInt32(b[15]))
+            return isPublicIPv4(v4(at: 12))
         }
+        if b[0..<8].allSatisfy({ $0 == 0 }) && b[8] == 0xFF && b[9] == 0xFF && b[10] == 0 && b[11] == 0 {
+            return isPublicIPv4(v4(at: 12))
+        }
+        // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits: judged as that address.
+        if b[0] == 0x20 && b[1] == 0x02 { return isPublicIPv4(v4(at: 2)) }
+        // Teredo (2001::/32) hides its client's address; a deprecated tunnel no push service uses.
+        if b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0 { return false }
+        // Discard-only (100::/64).
+        if b[0] == 0x01 && b[1..<8].allSatisfy({ $0 == 0 }) { return false }
         if b[0] & 0xFE == 0xFC { return false }  // fc00::/7 unique local
         if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return false }  // fe80::/10 link-local
         if b[0] == 0xFE && b[1] & 0xC0 == 0xC0 { return false }  // fec0::/10 site-local (deprecated)
         if b[0] == 0xFF { return false }  // multicast
-        if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B { return false }  // NAT64, maps IPv4 inside
+        if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B { return false }  // NAT64 (and its local-use /48), maps IPv4 inside
         if b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8 { return false }  // documentation
         return true
     }
@@ -77,6 +92,27 @@ public enum EndpointAddresses {
             return "\(host) resolves to \(inside.ipAddress ?? "a non-public address"), which is not a public address"
         }
         return nil
+    }
+
+    /// The address to connect to for `host`, resolved once and checked: connecting to it, not
+    /// to the name again, leaves DNS no second answer to give (rebinding). Throws the refusal's
+    /// words when any address is not public or the name does not resolve.
+    public static func checkedAddress(host: String, port: Int, threadPool: NIOThreadPool = .singleton) async throws(Refused) -> SocketAddress {
+        let addresses: [SocketAddress]
+        do {
+            addresses = try await resolve(host: host, port: port, threadPool: threadPool)
+        } catch {
+            throw Refused(description: "\(host) does not resolve")
+        }
+        guard let first = addresses.first else { throw Refused(description: "\(host) does not resolve") }
+        if let inside = addresses.first(where: { !isPublic($0) }) {
+            throw Refused(description: "\(host) resolves to \(inside.ipAddress ?? "a non-public address"), which is not a public address")
+        }
+        return first
+    }
+
+    public struct Refused: Error, CustomStringConvertible {
+        public var description: String
     }
 
     struct ResolutionFailed: Error {}

@@ -25,6 +25,10 @@ public struct ServerSettings: Sendable {
     /// Requests held for a device's answer at once, at most; past it a request that would be
     /// held gets `503 overloaded`. Each holds a connection and a waiter until its answer or timeout.
     public var maxHeldReplies: Int
+    /// Requests one client address may hold at once for raw push tokens (they share half of
+    /// ``maxHeldReplies``): a flood of fresh tokens from one caller cannot take the Lightning
+    /// address's room.
+    public var maxHeldRepliesPerClient = 16
     /// The largest answer a device may POST to a reply URL.
     public var replyBodyLimit: Int
     /// How often held requests look in the store for answers that reached another process on

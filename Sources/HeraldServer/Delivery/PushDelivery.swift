@@ -25,6 +25,8 @@ struct PushDelivery: Sendable {
         var sealKey: SealPublicKey?
         /// Scoped by the caller to the recipient, so two callers' keys never collide.
         var idempotencyKey: String?
+        /// A registered device (its alias was named), not a raw push token anyone could name.
+        var registered = true
 
         init(target: PushTarget, sealKey: SealPublicKey? = nil, idempotencyKey: String? = nil) {
             self.target = target

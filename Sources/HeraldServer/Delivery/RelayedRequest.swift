@@ -43,7 +43,31 @@ extension PushDelivery {
     /// Pushes `webhook` with a fresh `reply_url` added to its data and waits for the device.
     /// Sealed to the recipient's key, `reply_url` included: only the device learns it. A retry
     /// asks the device again, so no idempotency key.
-    func ask(_ webhook: WebhookRequest, to recipient: Recipient, appData: String?) async throws -> Asked {
+    ///
+    /// - Parameter rawTokenClient: The client address, when the recipient is a raw push token
+    ///   anyone could name: such requests hold only their share of the slots (``RawTokenHolds``).
+    func ask(_ webhook: WebhookRequest, to recipient: Recipient, appData: String?, rawTokenClient: String? = nil) async throws -> Asked {
+        // A target no provider can reach would only hold a slot until the timeout.
+        guard providers.provider(for: recipient.target.platform, app: recipient.target.app) != nil else {
+            throw APIError.badRequest("platform_not_configured", "no push provider is configured for \(recipient.target.platform.rawValue)")
+        }
+        if let client = rawTokenClient {
+            do {
+                try relay.rawTokenHolds.take(client)
+            } catch .client {
+                throw APIError(
+                    .tooManyRequests, "too_many_held_requests",
+                    "this address holds \(relay.rawTokenHolds.perClient) requests to raw push tokens already; register the device and use its alias",
+                    headers: [.retryAfter: "\(max(1, Int(settings.replyTimeout.timeInterval.rounded(.up))))"])
+            } catch {
+                throw APIError.overloaded
+            }
+        }
+        defer { if let client = rawTokenClient { relay.rawTokenHolds.release(client) } }
+        return try await held(webhook, to: recipient, appData: appData)
+    }
+
+    private func held(_ webhook: WebhookRequest, to recipient: Recipient, appData: String?) async throws -> Asked {
         var webhook = webhook
         // Before the reply is opened: a refused request leaves nothing to clean up.
         try await targets.takePushes(for: [recipient.target], metrics: metrics)

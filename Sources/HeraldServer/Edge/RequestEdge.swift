@@ -126,14 +126,17 @@ enum Edge {
     }
 
     /// A push token's form for its platform (``PushTokenForm``): `400 invalid_token` otherwise,
-    /// the same at every entrance whatever provider is configured.
-    static func checkPushToken(_ token: String, platform: Platform, field: String = "push_token") throws {
+    /// the same at every entrance whatever provider is configured. Returns its one spelling
+    /// (``PushTokenForm/normalized(_:platform:)``), the only one stored, limited or keyed on.
+    @discardableResult
+    static func checkPushToken(_ token: String, platform: Platform, field: String = "push_token") throws -> String {
         try checkPushToken(token, field: field)
         do throws(PushValidationError) {
             try PushTokenForm.check(token, platform: platform)
         } catch {
             throw APIError.badRequest("invalid_token", "\(field) is not a valid \(platform.rawValue) token: \(error.message)")
         }
+        return PushTokenForm.normalized(token, platform: platform)
     }
 
     /// What a device or session is reached at: the push token for `ios` and `android`, the
@@ -151,8 +154,7 @@ enum Edge {
                 // As a body without the field has always been answered.
                 throw APIError(.unprocessableContent, "invalid_body", "the field 'push_token' is required")
             }
-            try checkPushToken(pushToken, platform: platform)
-            return pushToken
+            return try checkPushToken(pushToken, platform: platform)
         }
         guard let subscription else {
             throw APIError.badRequest(

@@ -396,7 +396,7 @@ enum OpenAPIDocument {
             }
           },
           "429": {
-            "description": "Too Many Requests: `target_rate_limited`",
+            "description": "Too Many Requests: `target_rate_limited`, `too_many_held_requests`",
             "content": {
               "application/json": {
                 "schema": {
@@ -409,7 +409,8 @@ enum OpenAPIDocument {
                         "error": {
                           "type": "string",
                           "enum": [
-                            "target_rate_limited"
+                            "target_rate_limited",
+                            "too_many_held_requests"
                           ]
                         }
                       }
@@ -2143,7 +2144,7 @@ enum OpenAPIDocument {
         ],
         "responses": {
           "200": {
-            "description": "`: connected`, then `event: wake` with `data:` a JSON `{\"kind\", \"payment_hash\", \"amount_msat\"}` per wake, and `: keep-alive` every 15 s.",
+            "description": "`: connected`, then `event: wake` with `data:` a JSON `{\"kind\", \"payment_hash\", \"amount_msat\"}` per wake, and `: keep-alive` every 15 s. A device holds two streams at most (a third ends the oldest), and the server ends a stream after an hour: the reporter reconnects.",
             "content": {
               "text/event-stream": {
                 "schema": {
@@ -2184,7 +2185,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "description": "Service Unavailable: `store_unavailable`, `too_many_streams`, `too_many_connections`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2198,6 +2199,7 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "store_unavailable",
+                            "too_many_streams",
                             "too_many_connections"
                           ]
                         }

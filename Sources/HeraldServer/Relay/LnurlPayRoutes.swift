@@ -210,10 +210,22 @@ struct LnurlPayRoutes: Sendable {
 
     static let unreachable = LnurlFailure(.gone, "The wallet can no longer be reached")
 
-    /// Keeps an answer the device marked cacheable (`Cache-Control: max-age`).
+    /// Keeps an answer the device marked cacheable (`Cache-Control: max-age`), for at most a day
+    /// (a pay request) or a week (a verify answer), and only when it is the size LNURL answers
+    /// are: the device is not trusted to make the server keep anything for long.
     func store(_ answer: ReplyAnswer, key: String) async throws {
-        guard let maxAge = answer.cacheMaxAge else { return }
-        try await cache.cacheReply(key: key, answer: answer, until: now().addingTimeInterval(Double(maxAge)))
+        guard let lifetime = Self.cacheLifetime(answer, key: key) else { return }
+        try await cache.cacheReply(key: key, answer: answer, until: now().addingTimeInterval(lifetime))
+    }
+
+    /// LNURL answers are a few hundred bytes; a larger one is passed on but not kept.
+    static let maxCachedBytes = 4096
+
+    /// How long an answer is kept: its `max-age`, capped; nil when it is not kept at all.
+    static func cacheLifetime(_ answer: ReplyAnswer, key: String) -> TimeInterval? {
+        guard let maxAge = answer.cacheMaxAge, answer.body.count <= maxCachedBytes else { return nil }
+        let cap: TimeInterval = key.hasSuffix(":info") ? 86_400 : 604_800
+        return min(TimeInterval(maxAge), cap)
     }
 
     /// Whether the device answered with its own LNURL error: passed on as it is, never cached.

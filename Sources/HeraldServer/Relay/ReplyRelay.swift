@@ -47,7 +47,11 @@ public final class ReplyRelay: Service, Sendable {
         self.clock = clock
         self.logger = logger
         waiters = ReplyWaiters(capacity: settings.maxHeldReplies)
+        rawTokenHolds = RawTokenHolds(settings: settings)
     }
+
+    /// The share of held requests raw push tokens may take.
+    let rawTokenHolds: RawTokenHolds
 
     /// Requests held open for a reply right now (the dashboard shows it).
     public var heldCount: Int { waiters.count }
@@ -324,6 +328,53 @@ final class ReplyWaiters: Sendable {
                 return continuation
             }
             continuation?.resume(returning: nil)
+        }
+    }
+}
+
+/// The held-request slots a raw push token may take. Anyone can name a fresh raw token, so
+/// requests to raw tokens get half of ``ServerSettings/maxHeldReplies`` together and a few per
+/// client address; requests to registered devices (aliases, Lightning-address payers) are never
+/// counted here and always keep the other half.
+final class RawTokenHolds: Sendable {
+    private struct State {
+        var total = 0
+        var byClient: [String: Int] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    let capacity: Int
+    let perClient: Int
+
+    init(settings: ServerSettings) {
+        capacity = max(1, settings.maxHeldReplies / 2)
+        perClient = max(1, min(capacity, settings.maxHeldRepliesPerClient))
+    }
+
+    enum Refusal: Error {
+        /// This client holds its share already.
+        case client
+        /// Raw tokens hold their share already.
+        case full
+    }
+
+    /// Takes a slot for `client`, or says why not. Give it back with ``release(_:)``.
+    func take(_ client: String) throws(Refusal) {
+        let refusal: Refusal? = state.withLockedValue { state in
+            if state.total >= capacity { return .full }
+            if state.byClient[client, default: 0] >= perClient { return .client }
+            state.total += 1
+            state.byClient[client, default: 0] += 1
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    func release(_ client: String) {
+        state.withLockedValue { state in
+            state.total -= 1
+            let left = state.byClient[client, default: 1] - 1
+            state.byClient[client] = left > 0 ? left : nil
         }
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HeraldLSPS5
@@ -38,6 +39,17 @@ struct LSPS5Intake: Sendable {
         var signature: String
         var signer: NodeID
         var verified: Bool
+
+        /// What the replay memory keeps: the message, not the signature's text. An ECDSA
+        /// signature has a second valid form, `(r, n−s)` with the other recovery id, so a memory
+        /// of signature texts let the same notification in twice.
+        func replayKey(body: [UInt8]) -> String {
+            var hasher = SHA256()
+            hasher.update(data: signer.bytes)
+            hasher.update(data: Array(timestamp.utf8) + [0])
+            hasher.update(data: body)
+            return "m:" + Array(hasher.finalize()).lowercaseHex
+        }
     }
 
     /// Checks and answers one notification addressed to `device`. `body` is exactly as received.
@@ -53,12 +65,13 @@ struct LSPS5Intake: Sendable {
         // Remembered before anything is pushed: of identical notifications arriving together,
         // exactly one gets past here.
         let expiresAt = checked.signedAt.addingTimeInterval(Self.tolerance + 1)
+        let replayKey = checked.replayKey(body: body)
         guard
             try await store.rememberLSPS5Signature(
-                deviceID: device.id, signature: checked.signature, expiresAt: expiresAt, now: now())
+                deviceID: device.id, signature: replayKey, expiresAt: expiresAt, now: now())
         else {
             metrics.lsps5Refused(reason: "replayed")
-            throw APIError(.conflict, "replayed", "this notification's signature was taken before; it is not pushed again")
+            throw APIError(.conflict, "replayed", "this notification (its signer, timestamp and body) was taken before; it is not pushed again")
         }
         metrics.lsps5Accepted(method: notification.method.name, verified: checked.verified)
         guard let kind = Self.wakeKind(for: notification.method) else {
@@ -72,7 +85,7 @@ struct LSPS5Intake: Sendable {
             ).response(pushedStatus: .ok)
         } catch {
             // Nothing was committed: the same notification sent again must not count as a replay.
-            try? await store.forgetLSPS5Signature(deviceID: device.id, signature: checked.signature)
+            try? await store.forgetLSPS5Signature(deviceID: device.id, signature: replayKey)
             throw error
         }
     }

@@ -25,6 +25,15 @@ public final class PresenceRegistry: Sendable {
         /// Devices tracked at most in each map; past it the oldest entries are dropped. Bounds
         /// memory against a caller waking or heartbeating ever-new devices.
         public var maxEntries = 100_000
+        /// Streams one device holds at once; a newer one closes the oldest (an app reconnecting
+        /// after a network change leaves its old stream behind).
+        public var maxStreamsPerDevice = 2
+        /// Streams held at once on this instance, every device together: a share of the server's
+        /// connections, so streams cannot hold them all (`buildApplication` sets half of
+        /// `max_connections`).
+        public var maxStreams = 2_048
+        /// How long a stream is held before the server ends it; the app's reporter reconnects.
+        public var maxStreamAge: Duration = .seconds(3600)
 
         public init() {}
     }
@@ -47,6 +56,8 @@ public final class PresenceRegistry: Sendable {
         /// Heartbeats: present until.
         var presentUntil: [String: Date] = [:]
         var streams: [String: [UInt64: AsyncStream<PresenceWakeEvent>.Continuation]] = [:]
+        /// Streams in ``streams``, all devices together.
+        var streamCount = 0
         var nextStreamID: UInt64 = 0
         /// The last wake push per device, for hints and wake-to-presence times.
         var wokenAt: [String: Date] = [:]
@@ -111,16 +122,36 @@ public final class PresenceRegistry: Sendable {
     }
 
     /// A held presence stream: present until ``closeStream(deviceID:id:)``. Wakes arrive on the stream.
-    public func openStream(deviceID: String, now: Date) -> (id: UInt64, events: AsyncStream<PresenceWakeEvent>) {
+    /// Nil when this instance holds ``Configuration/maxStreams`` already.
+    public func openStream(deviceID: String, now: Date) -> (id: UInt64, events: AsyncStream<PresenceWakeEvent>)? {
         // A few wakes may queue while a slow client reads; more than that and it is not keeping up.
         let (events, continuation) = AsyncStream.makeStream(of: PresenceWakeEvent.self, bufferingPolicy: .bufferingNewest(16))
-        let (id, shownUp) = state.withLockedValue { state in
+        let maxStreams = configuration.maxStreams
+        let perDevice = max(1, configuration.maxStreamsPerDevice)
+        let opened = state.withLockedValue { state -> (id: UInt64, shownUp: TimeInterval?, evicted: [AsyncStream<PresenceWakeEvent>.Continuation])? in
             sweep(&state, now: now)
+            // The device's oldest streams make room for its new one before the total is judged.
+            var evicted: [AsyncStream<PresenceWakeEvent>.Continuation] = []
+            while let held = state.streams[deviceID], held.count >= perDevice, let oldest = held.keys.min() {
+                if let continuation = state.streams[deviceID]?.removeValue(forKey: oldest) { evicted.append(continuation) }
+                state.streamCount -= 1
+            }
+            guard state.streamCount < maxStreams else {
+                if state.streams[deviceID]?.isEmpty == true { state.streams.removeValue(forKey: deviceID) }
+                return nil
+            }
             let id = state.nextStreamID
             state.nextStreamID += 1
             state.streams[deviceID, default: [:]][id] = continuation
-            return (id, arrived(deviceID, &state, now: now))
+            state.streamCount += 1
+            return (id, arrived(deviceID, &state, now: now), evicted)
         }
+        guard let opened else {
+            continuation.finish()
+            return nil
+        }
+        for old in opened.evicted { old.finish() }
+        let (id, shownUp) = (opened.id, opened.shownUp)
         if let shownUp { onWakeToPresence(shownUp) }
         renewStream(deviceID: deviceID, now: now)
         return (id, events)
@@ -135,6 +166,7 @@ public final class PresenceRegistry: Sendable {
     public func closeStream(deviceID: String, id: UInt64) {
         let (continuation, last) = state.withLockedValue { state -> (AsyncStream<PresenceWakeEvent>.Continuation?, Bool) in
             let removed = state.streams[deviceID]?.removeValue(forKey: id)
+            if removed != nil { state.streamCount -= 1 }
             guard state.streams[deviceID]?.isEmpty == true else { return (removed, false) }
             state.streams.removeValue(forKey: deviceID)
             return (removed, removed != nil)

@@ -48,10 +48,17 @@ struct PresenceRoutes: Sendable {
         let device = try await authenticate(request, context: context)
         let presence = self.presence
         let keepAlive = settings.presenceKeepAlive
+        let maxAge = presence.configuration.maxStreamAge.timeInterval
         let now = self.now
         let clock = self.clock
+        // Opened before the answer starts, so a full server says so with a status.
+        guard let (id, events) = presence.openStream(deviceID: device.id, now: now()) else {
+            throw APIError(
+                .serviceUnavailable, "too_many_streams", "the server holds its share of presence streams; send heartbeats instead",
+                headers: [.retryAfter: "60"])
+        }
+        let opened = now()
         let body = ResponseBody { writer in
-            let (id, events) = presence.openStream(deviceID: device.id, now: now())
             defer { presence.closeStream(deviceID: device.id, id: id) }
             let (chunks, output) = AsyncStream.makeStream(of: ByteBuffer.self)
             try await withGracefulShutdownHandler {
@@ -64,6 +71,12 @@ struct PresenceRoutes: Sendable {
                         group.addTask {
                             while true {
                                 try await clock.sleep(for: keepAlive)
+                                // Ended after its maximum age: the reporter reconnects, and a
+                                // stream nobody reads any more cannot hold its connection for ever.
+                                guard now().timeIntervalSince(opened) < maxAge else {
+                                    output.finish()
+                                    return
+                                }
                                 output.yield(ByteBuffer(string: ": keep-alive\n\n"))
                                 presence.renewStream(deviceID: device.id, now: now())
                             }

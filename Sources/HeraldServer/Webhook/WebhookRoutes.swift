@@ -33,7 +33,8 @@ struct WebhookRoutes: Sendable {
         let appData = query.get("app_data")
         if ReplyRelay.holdsAnswer(for: webhook) {
             // Held until the device answers on the reply URL Herald adds.
-            switch try await delivery.ask(webhook, to: recipient, appData: appData) {
+            let rawTokenClient = recipient.registered ? nil : context.clientAddress
+            switch try await delivery.ask(webhook, to: recipient, appData: appData, rawTokenClient: rawTokenClient) {
             case .answered(let answer): return answer.response()
             case .timedOut: throw APIError.replyTimeout(settings)
             case .shuttingDown: throw APIError.shuttingDown
@@ -75,11 +76,14 @@ struct WebhookRoutes: Sendable {
     /// operator allows it) a raw push token, as Breez-style integrations send. A registered
     /// device's seal key comes with it, read in the same lookup.
     func resolveTarget(_ query: Parameters) async throws -> PushDelivery.Recipient {
-        guard let token = query.get("token"), !token.isEmpty else {
+        guard let given = query.get("token"), !given.isEmpty else {
             throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
         }
-        try Edge.checkPushToken(token, field: "token")
+        try Edge.checkPushToken(given, field: "token")
         let platform = try query.get("platform").map(Edge.parsePlatform)
+        // One spelling before the lookup: the dead mark, the allowance and the idempotency key
+        // all see the token as registration stores it.
+        let token = platform.map { PushTokenForm.normalized(given, platform: $0) } ?? given
         let resolution = try await devices.resolveWebhookToken(token, rawPlatform: platform)
         if resolution.isDeletedAlias { throw APIError.deviceDeleted }
         let target: PushTarget
@@ -103,7 +107,9 @@ struct WebhookRoutes: Sendable {
             throw APIError(.notFound, "unknown_token", "no device is registered under this token")
         }
         if resolution.isDead { throw APIError.tokenUnregistered }
-        return PushDelivery.Recipient(target: target, sealKey: resolution.device?.sealKey)
+        var recipient = PushDelivery.Recipient(target: target, sealKey: resolution.device?.sealKey)
+        recipient.registered = resolution.device != nil
+        return recipient
     }
 
     /// Parsed by ``WebhookRequest``'s own reader, not `JSONDecoder`: `data` passes through as sent.
