@@ -563,7 +563,8 @@ def paths() -> dict:
                       "invalid_notification", "stale_timestamp"],
                 401: ["invalid_signature"], 409: ["replayed"],
                 404: ["unknown_token"], 410: ["token_unregistered", "device_deleted"], 413: ["body_too_large"],
-                422: ["invalid_data", *PUSH_422], 429: ["target_rate_limited", "too_many_held_requests"], 503: INTAKE,
+                422: ["invalid_data", "idempotency_key_reused", *PUSH_422], 429: ["target_rate_limited", "too_many_held_requests"],
+                503: INTAKE,
                 504: ["reply_timeout"],
             }, body=True),
         })}

@@ -158,6 +158,10 @@ enum PostgresSchema {
         deletedAliases,
         zaps,
         identities,
+        Migration(
+            version: 10, name: "idempotency-fingerprints",
+            // What an idempotency key was sent with: another body under the same key is refused.
+            statements: ["ALTER TABLE job ADD COLUMN idempotency_fingerprint text"]),
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

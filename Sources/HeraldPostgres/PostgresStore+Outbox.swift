@@ -19,7 +19,7 @@ extension PostgresStore: OutboxStore {
             var inserted: Set<String> = []
             for start in stride(from: 0, to: jobs.count, by: Self.insertChunk) {
                 let end = min(start + Self.insertChunk, jobs.count)
-                var binds = PostgresBindings(capacity: (end - start) * 10)
+                var binds = PostgresBindings(capacity: (end - start) * 11)
                 var values: [String] = []
                 values.reserveCapacity(end - start)
                 for index in start..<end {
@@ -35,16 +35,18 @@ extension PostgresStore: OutboxStore {
                     binds.append(index < leasing ? lease : nil)
                     binds.append(job.expiresAt.timeIntervalSince1970)
                     binds.append(job.app)
-                    let marks = (1...10).map { "$\(base + $0)" }
+                    binds.append(job.idempotencyFingerprint)
+                    let marks = (1...11).map { "$\(base + $0)" }
                     // next_attempt_at and created_at are both `now`: one parameter for the two.
                     values.append(
                         "(\(marks[0]), \(marks[1]), \(marks[2]), \(marks[3]), \(marks[4]), \(marks[5]), 'pending', 0, "
-                            + "\(marks[6]), \(marks[7]), \(marks[6]), \(marks[8]), \(marks[9]))"
+                            + "\(marks[6]), \(marks[7]), \(marks[6]), \(marks[8]), \(marks[9]), \(marks[10]))"
                     )
                 }
                 let sql = """
                     INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
-                                     attempts, next_attempt_at, lease_until, created_at, expires_at, app)
+                                     attempts, next_attempt_at, lease_until, created_at, expires_at, app,
+                                     idempotency_fingerprint)
                     VALUES \(values.joined(separator: ", "))
                     ON CONFLICT (idempotency_key) DO NOTHING
                     RETURNING id
@@ -58,18 +60,20 @@ extension PostgresStore: OutboxStore {
             }
             // Jobs not inserted met an earlier job with their key: read back its id.
             let duplicateKeys = jobs.filter { !inserted.contains($0.id) }.compactMap(\.idempotencyKey)
-            var existing: [String: String] = [:]
+            var existing: [String: (id: String, fingerprint: String?)] = [:]
             if !duplicateKeys.isEmpty {
                 let rows = try await connection.query(
-                    "SELECT idempotency_key, id FROM job WHERE idempotency_key = ANY(\(duplicateKeys))",
+                    "SELECT idempotency_key, id, idempotency_fingerprint FROM job WHERE idempotency_key = ANY(\(duplicateKeys))",
                     logger: logger
                 )
-                for try await (key, id) in rows.decode((String, String).self) { existing[key] = id }
+                for try await (key, id, fingerprint) in rows.decode((String, String, String?).self) { existing[key] = (id, fingerprint) }
             }
             return jobs.map { job in
                 if inserted.contains(job.id) { return EnqueueResult(id: job.id, duplicate: false) }
                 let earlier = job.idempotencyKey.flatMap { existing[$0] }
-                return EnqueueResult(id: earlier ?? job.id, duplicate: true)
+                return EnqueueResult(
+                    id: earlier?.id ?? job.id, duplicate: true,
+                    keyReused: EnqueueResult.reused(earlier: earlier?.fingerprint, now: job.idempotencyFingerprint))
             }
         }
     }

@@ -144,8 +144,9 @@ extension SQLiteStore: OutboxStore {
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
-                                     attempts, next_attempt_at, lease_until, created_at, expires_at, app)
-                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)
+                                     attempts, next_attempt_at, lease_until, created_at, expires_at, app,
+                                     idempotency_fingerprint)
+                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (idempotency_key) DO NOTHING
                     """
             )
@@ -155,15 +156,19 @@ extension SQLiteStore: OutboxStore {
                 try insert.execute(arguments: [
                     job.id, job.platform.rawValue, job.token, job.notificationType, job.payload,
                     job.idempotencyKey, nowValue, index < leasing ? lease : nil, nowValue,
-                    job.expiresAt.timeIntervalSince1970, job.app,
+                    job.expiresAt.timeIntervalSince1970, job.app, job.idempotencyFingerprint,
                 ])
                 if db.changesCount == 0, let key = job.idempotencyKey {
-                    let existing = try String.fetchOne(
+                    let existing = try Row.fetchOne(
                         db,
-                        sql: "SELECT id FROM job WHERE idempotency_key = ?",
+                        sql: "SELECT id, idempotency_fingerprint FROM job WHERE idempotency_key = ?",
                         arguments: [key]
                     )
-                    results.append(EnqueueResult(id: existing ?? job.id, duplicate: true))
+                    let earlier: String? = existing?["idempotency_fingerprint"]
+                    results.append(
+                        EnqueueResult(
+                            id: existing?["id"] ?? job.id, duplicate: true,
+                            keyReused: EnqueueResult.reused(earlier: earlier, now: job.idempotencyFingerprint)))
                 } else {
                     results.append(EnqueueResult(id: job.id, duplicate: false))
                 }

@@ -67,6 +67,10 @@ enum Schema {
         migrator.registerMigration("v8-deleted-aliases") { db in try addDeletedAliases(db) }
         migrator.registerMigration("v9-zaps") { db in try addZaps(db) }
         migrator.registerMigration("v10-identities") { db in try addIdentities(db) }
+        migrator.registerMigration("v11-idempotency-fingerprints") { db in
+            // What an idempotency key was sent with: another body under the same key is refused.
+            try db.execute(sql: "ALTER TABLE job ADD COLUMN idempotency_fingerprint TEXT")
+        }
         return migrator
     }
 }

@@ -10,6 +10,9 @@ public struct NewJob: Sendable, Hashable {
     public var payload: Data
     /// Scoped by the caller to its target, so two callers' keys never collide.
     public var idempotencyKey: String?
+    /// A digest of what the caller sent with the key: the same key with another body is a
+    /// caller's mistake or an attacker's guess, never a retry (``EnqueueResult/keyReused``).
+    public var idempotencyFingerprint: String?
     public var expiresAt: Date
     /// The app whose credentials send it.
     public var app: String
@@ -21,9 +24,11 @@ public struct NewJob: Sendable, Hashable {
         notificationType: String,
         payload: Data,
         idempotencyKey: String?,
+        idempotencyFingerprint: String? = nil,
         expiresAt: Date,
         app: String
     ) {
+        self.idempotencyFingerprint = idempotencyFingerprint
         self.id = id
         self.platform = platform
         self.token = token
@@ -40,9 +45,20 @@ public struct NewJob: Sendable, Hashable {
 public struct EnqueueResult: Sendable, Hashable {
     public var id: String
     public var duplicate: Bool
-    public init(id: String, duplicate: Bool) {
+    /// A duplicate whose earlier job was made from another body (its fingerprint differs): the
+    /// caller is refused, never handed the earlier job.
+    public var keyReused: Bool
+    public init(id: String, duplicate: Bool, keyReused: Bool = false) {
         self.id = id
         self.duplicate = duplicate
+        self.keyReused = keyReused
+    }
+
+    /// Whether an earlier job's fingerprint says it came from another body than `fingerprint`.
+    /// Jobs from before fingerprints were kept, and keys sent without one, never conflict.
+    public static func reused(earlier: String?, now fingerprint: String?) -> Bool {
+        guard let earlier, let fingerprint else { return false }
+        return earlier != fingerprint
     }
 }
 

@@ -119,6 +119,30 @@ struct WebhookTests {
         #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 0, dead: 0))
     }
 
+    @Test("an Idempotency-Key planted with another body is refused to the real caller's body: 422, never the planted job")
+    func poisonedKey() async throws {
+        let nds = try TestNDS()
+        let token = String(repeating: "9d", count: 32)
+        try await nds.app().test(.router) { client in
+            let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "swap-42-claimed"]
+            let planted = try await client.post(
+                "/api/v1/notify?platform=ios&token=\(token)", json: #"{"event":"swap.update","data":{"id":"swap-42","status":"swap.expired"}}"#,
+                headers: key)
+            #expect(planted.status == .ok)
+            let real = #"{"event":"swap.update","data":{"id":"swap-42","status":"transaction.claimed"}}"#
+            let refused = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: real, headers: key)
+            #expect(refused.status == .unprocessableContent, "\(refused.text)")
+            #expect(refused.json["error"] as? String == "idempotency_key_reused")
+            #expect(refused.json["id"] == nil)
+            // The same body again is a retry, as before.
+            let retried = try await client.post(
+                "/api/v1/notify?platform=ios&token=\(token)", json: #"{"event":"swap.update","data":{"id":"swap-42","status":"swap.expired"}}"#,
+                headers: key)
+            #expect(retried.json["id"] as? String == planted.json["id"] as? String)
+            #expect(retried.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+        }
+    }
+
     @Test("an APNs token in upper case is the same target as in lower case: one allowance, one dead mark, one idempotency key, one registration")
     func tokenCase() async throws {
         let nds = try TestNDS()

@@ -38,6 +38,24 @@ struct OutboxStoreTests {
         }
     }
 
+    @Test("a key sent again with another body's fingerprint is a reused key, not a retry; with the same one a retry", arguments: Backend.allCases)
+    func fingerprints(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            var first = job(key: "k-print")
+            first.idempotencyFingerprint = "aa"
+            _ = try await store.enqueue([first], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            var retry = job(key: "k-print")
+            retry.idempotencyFingerprint = "aa"
+            var other = job(key: "k-print")
+            other.idempotencyFingerprint = "bb"
+            let results = try await store.enqueue([retry, other], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            #expect(results == [
+                EnqueueResult(id: first.id, duplicate: true), EnqueueResult(id: first.id, duplicate: true, keyReused: true),
+            ])
+            #expect(try await store.counts().pending == 1)
+        }
+    }
+
     @Test(
         "a leased job is not claimed until its lease ends; only a single-process store frees every lease at once",
         arguments: Backend.allCases

@@ -25,6 +25,8 @@ struct PushDelivery: Sendable {
         var sealKey: SealPublicKey?
         /// Scoped by the caller to the recipient, so two callers' keys never collide.
         var idempotencyKey: String?
+        /// A digest of the request the key came with (``NewJob/idempotencyFingerprint``).
+        var idempotencyFingerprint: String?
         /// A registered device (its alias was named), not a raw push token anyone could name.
         var registered = true
 
@@ -68,7 +70,9 @@ struct PushDelivery: Sendable {
             jobs.append((
                 NewJob(
                     platform: recipient.target.platform, token: recipient.target.token, notificationType: type,
-                    payload: payload, idempotencyKey: recipient.idempotencyKey, expiresAt: expiresAt, app: recipient.target.app
+                    payload: payload, idempotencyKey: recipient.idempotencyKey,
+                    idempotencyFingerprint: recipient.idempotencyKey == nil ? nil : recipient.idempotencyFingerprint,
+                    expiresAt: expiresAt, app: recipient.target.app
                 ),
                 prepared
             ))

@@ -370,7 +370,7 @@ enum OpenAPIDocument {
             }
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_data`, `payload_too_large`, `invalid_message`",
+            "description": "Unprocessable Content: `invalid_data`, `idempotency_key_reused`, `payload_too_large`, `invalid_message`",
             "content": {
               "application/json": {
                 "schema": {
@@ -384,6 +384,7 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "invalid_data",
+                            "idempotency_key_reused",
                             "payload_too_large",
                             "invalid_message"
                           ]

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HeraldPush
@@ -29,7 +30,7 @@ struct WebhookRoutes: Sendable {
             return try await notifyLSPS5(&request, query: query)
         }
         var recipient = try await resolveTarget(query)
-        let webhook = try await decodeBody(&request)
+        let (webhook, body) = try await decodeBody(&request)
         let appData = query.get("app_data")
         if ReplyRelay.holdsAnswer(for: webhook) {
             // Held until the device answers on the reply URL Herald adds.
@@ -44,7 +45,15 @@ struct WebhookRoutes: Sendable {
         try webhook.validate()
         let target = recipient.target
         recipient.idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
+        if recipient.idempotencyKey != nil { recipient.idempotencyFingerprint = Self.fingerprint(body, appData: appData) }
         let result = try await delivery.submit(webhook, to: recipient, appData: appData)
+        if result.keyReused {
+            // Whoever knows a token could otherwise plant a job under the key the real service
+            // will use, and the real call would be answered with it.
+            throw APIError(
+                .unprocessableContent, "idempotency_key_reused",
+                "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
+        }
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(
             status: .ok,
@@ -112,8 +121,17 @@ struct WebhookRoutes: Sendable {
         return recipient
     }
 
+    /// What an idempotency key is bound to: the body as sent and `app_data`.
+    static func fingerprint(_ body: ByteBuffer, appData: String?) -> String {
+        var hasher = SHA256()
+        body.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        hasher.update(data: [0] + Array((appData ?? "").utf8))
+        return Array(hasher.finalize()).lowercaseHex
+    }
+
     /// Parsed by ``WebhookRequest``'s own reader, not `JSONDecoder`: `data` passes through as sent.
-    func decodeBody(_ request: inout Request) async throws -> WebhookRequest {
+    /// The body comes back too, for the idempotency fingerprint.
+    func decodeBody(_ request: inout Request) async throws -> (WebhookRequest, ByteBuffer) {
         let body = try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes)
         let parsed = body.withUnsafeReadableBytes { bytes in
             Result { () throws(WebhookBodyError) in try WebhookRequest(parsing: bytes) }
@@ -124,7 +142,7 @@ struct WebhookRoutes: Sendable {
             guard !JSONValue.object(webhook.data).containsUnsafeNumber else {
                 throw APIError.invalidJSON("a number in data of 2^53 or more must stand for a whole number that fits 64 bits")
             }
-            return webhook
+            return (webhook, body)
         case .failure(.invalidJSON(let reason)):
             throw APIError.invalidJSON("the body is not valid JSON: \(reason)")
         case .failure(.notAnObject):
