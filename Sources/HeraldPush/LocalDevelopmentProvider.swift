@@ -77,9 +77,24 @@ public struct LocalDevelopmentProvider: PushProvider {
                 "push.token": "\(target.redactedToken)",
                 // A webhook's notification_type, a wake's type, a backend event's action; a
                 // sealed push names only its clear sealed_type.
-                "notification_type": "\(message.data["notification_type"] ?? message.data["type"] ?? message.data["action"] ?? message.data["sealed_type"] ?? "-")",
+                // A caller names it: escaped, so a newline in it cannot forge a second log line.
+                "notification_type": "\(loggable(message.data["notification_type"] ?? message.data["type"] ?? message.data["action"] ?? message.data["sealed_type"] ?? "-"))",
             ]
         )
         return .delivered(id: UUID().uuidString)
     }
+}
+
+/// Caller-supplied text as one log field: control characters (a newline would start a forged
+/// line) written as `\u{…}` escapes, at most 128 characters.
+public func loggable(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars.prefix(128) {
+        if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
+            out += "\\u{\(String(scalar.value, radix: 16))}"
+        } else {
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return text.unicodeScalars.count > 128 ? out + "…" : out
 }

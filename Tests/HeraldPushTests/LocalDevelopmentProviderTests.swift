@@ -11,6 +11,14 @@ actor Recorded {
 
 @Suite("Local development provider")
 struct LocalDevelopmentProviderTests {
+    @Test("a caller's event name is one log field: a newline in it is escaped, not a second line")
+    func loggableNames() {
+        #expect(loggable("swap.update\nherald: forged line") == "swap.update\\u{a}herald: forged line")
+        #expect(loggable("tab\there\u{2028}") == "tab\\u{9}here\\u{2028}")
+        #expect(loggable(String(repeating: "x", count: 300)).count == 129)
+        #expect(loggable("payment_received") == "payment_received")
+    }
+
     @Test("an iOS push is recorded as the exact APNs body an extension would receive")
     func iosPayload() async throws {
         let recorded = Recorded()
