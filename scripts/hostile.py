@@ -99,7 +99,9 @@ def free_port() -> int:
 class HeraldServer:
     """One `herald serve` process at a time on a fixed database and port, logging to a file."""
 
-    def __init__(self, binary: Path, workdir: Path, reply_timeout: int | None = None, log_level: str = "info"):
+    def __init__(self, binary: Path, workdir: Path, reply_timeout: int | None = None, log_level: str = "info",
+                 extra: list[str] | None = None):
+        self.extra = extra or []
         self.binary = binary
         self.database = workdir / "herald.sqlite"
         self.log_path = workdir / "server.log"
@@ -121,7 +123,7 @@ class HeraldServer:
                "--target-pushes-per-minute", "100000000", "--target-push-burst", "100000000"]
         if self.reply_timeout is not None:
             cmd += ["--reply-timeout", str(self.reply_timeout)]
-        return cmd
+        return cmd + self.extra
 
     def start(self, healthy_within: float = 30.0) -> bool:
         """Starts the server and waits for /health; tries other ports if this one is taken."""
@@ -1408,6 +1410,167 @@ def crash(binary: str, cycles: int, rate: float, threads: int, max_duplicate_sha
 
 
 # ---------------------------------------------------------------------------------------------
+# Doors: the attacks of issue 39 ("hostile callers, round 2"), each against a live server, with
+# the legitimate caller the attack aimed at succeeding during it.
+
+
+def emulate_phone(port: int, device: Device, stop: threading.Event, answered: list[int]) -> None:
+    """Alice's phone: reads its pushes off the local provider's feed and answers each pay-request
+    push on its reply URL, as the plugin would."""
+    after = 0
+    while not stop.is_set():
+        feed = simple_request(port, "GET", f"/api/v1/devices/{device.id}/pushes?after={after}&wait=1",
+                              bearer=device.secret, timeout=5)
+        if feed.status != 200:
+            time.sleep(0.1)
+            continue
+        answer = json.loads(feed.body)
+        after = answer.get("next", after)
+        for push in answer.get("pushes", []):
+            payload = json.loads(push.get("payload", {}).get("notification_payload", "{}"))
+            reply = payload.get("reply_url")
+            if not reply or "callback_url" not in payload:
+                continue
+            info = {"tag": "payRequest", "callback": payload["callback_url"], "minSendable": 1000,
+                    "maxSendable": 100000000, "metadata": json.dumps([["text/plain", "alice"]])}
+            path = "/" + reply.split("/", 3)[3]
+            if simple_request(port, "POST", path, info, timeout=5).status == 200:
+                answered.append(1)
+
+
+def register(port: int, platform: str, token: str) -> Device | None:
+    made = simple_request(port, "POST", "/api/v1/devices", {"platform": platform, "push_token": token})
+    if made.status != 201:
+        return None
+    body = json.loads(made.body)
+    return Device(body["device_id"], body["device_secret"], body["alias"], platform)
+
+
+def door_held_replies(server: HeraldServer, report: Report) -> None:
+    """A flood of fresh raw tokens holding LNURL requests, and a payer of alice@ during it."""
+    port = server.port
+    alice = register(port, "ios", uuid.uuid4().hex * 2)
+    if not report.check("held replies: alice registers", alice is not None):
+        return
+    claimed = simple_request(port, "POST", "/api/v1/lnurlpay", {"device_id": alice.id, "username": "alice"},
+                             bearer=alice.secret)
+    report.check("held replies: alice@ claimed", claimed.status == 201, f"{claimed.status} {claimed.body[:120]!r}")
+    stop, answered = threading.Event(), []
+    phone = threading.Thread(target=emulate_phone, args=(port, alice, stop, answered), daemon=True)
+    phone.start()
+    flood_statuses: collections.Counter = collections.Counter()
+    lock = threading.Lock()
+
+    def flood(index: int) -> None:
+        token = f"{index:064x}"
+        answer = simple_request(port, "POST", f"/api/v1/notify?platform=ios&token={token}",
+                                {"template": "lnurlpay_info", "data": {"callback_url": "https://x"}}, timeout=15)
+        with lock:
+            flood_statuses[answer.status] += 1
+
+    attackers = [threading.Thread(target=flood, args=(0xF100D000 + i,), daemon=True) for i in range(200)]
+    for attacker in attackers:
+        attacker.start()
+    time.sleep(1.0)
+    payer = simple_request(port, "GET", "/.well-known/lnurlp/alice", timeout=15)
+    for attacker in attackers:
+        attacker.join(30)
+    stop.set()
+    phone.join(10)
+    print(f"  raw-token flood of 200 held requests (max_held_replies 64): answers {dict(flood_statuses)}; "
+          f"a payer of alice@ during it: {payer.status}", flush=True)
+    report.check("held replies: a payer of alice@ gets the pay request during a raw-token flood",
+                 payer.status == 200, f"{payer.status} {payer.body[:160]!r}")
+    report.check("held replies: one client holds at most its share (16) of raw-token requests",
+                 flood_statuses.get(504, 0) <= 16, f"{dict(flood_statuses)}")
+
+
+def door_streams(server: HeraldServer, report: Report) -> None:
+    """As many presence streams as the server takes connections, for one free device."""
+    port = server.port
+    device = register(port, "android", "fcm-" + uuid.uuid4().hex)
+    if not report.check("streams: a device registers", device is not None):
+        return
+    sockets: list[socket.socket] = []
+    for _ in range(64):
+        try:
+            sock = socket.create_connection((HOST, port), timeout=5)
+            sock.sendall(f"GET /api/v1/devices/{device.id}/presence/stream HTTP/1.1\r\nHost: x\r\n"
+                         f"Authorization: Bearer {device.secret}\r\n\r\n".encode())
+            sockets.append(sock)
+        except OSError:
+            break
+    # The streams the server ended free their connections within moments, though the attacker
+    # keeps its sockets open.
+    time.sleep(3.0)
+    health = simple_request(port, "GET", "/health", timeout=5)
+    # How many of the streams are still held: the server closed the rest.
+    held = 0
+    for sock in sockets:
+        sock.settimeout(0.2)
+        try:
+            data = b""
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except socket.timeout:
+            held += 1
+        except OSError:
+            pass
+        finally:
+            sock.close()
+    print(f"  64 presence streams for one device (max_connections 64): {held} still held, /health {health.status}",
+          flush=True)
+    report.check("streams: /health answers 200 while one device opens a stream per connection", health.status == 200,
+                 f"{health.status}")
+    report.check("streams: a device holds at most 2", held <= 2, f"{held} held")
+
+
+def door_idempotency_and_case(server: HeraldServer, report: Report) -> None:
+    """A planted Idempotency-Key, and an APNs token spelt in upper case."""
+    port = server.port
+    token = uuid.uuid4().hex * 2
+    key = [("Idempotency-Key", "swap-7-" + uuid.uuid4().hex)]
+    planted = simple_request(port, "POST", f"/api/v1/notify?platform=ios&token={token}",
+                             {"event": "swap.update", "data": {"id": "swap-7", "status": "swap.expired"}}, headers=key)
+    real = simple_request(port, "POST", f"/api/v1/notify?platform=ios&token={token}",
+                          {"event": "swap.update", "data": {"id": "swap-7", "status": "transaction.claimed"}},
+                          headers=key)
+    print(f"  planted key: {planted.status}; the real call with another body: {real.status} {real.body[:80]!r}",
+          flush=True)
+    report.check("idempotency: the real call is refused 422, not handed the planted job",
+                 real.status == 422 and b"idempotency_key_reused" in real.body, f"{real.status} {real.body[:120]!r}")
+    body = {"event": "swap.update", "data": {"id": "swap-8", "status": "transaction.mempool"}}
+    key = [("Idempotency-Key", "case-" + uuid.uuid4().hex)]
+    lower = simple_request(port, "POST", f"/api/v1/notify?platform=ios&token={token}", body, headers=key)
+    upper = simple_request(port, "POST", f"/api/v1/notify?platform=ios&token={token.upper()}", body, headers=key)
+    same = lower.status == 200 and upper.status == 200 and json.loads(lower.body) == json.loads(upper.body)
+    report.check("token case: an APNs token in upper case is the same target (one job for one key)", same,
+                 f"{lower.body[:80]!r} / {upper.body[:80]!r}")
+
+
+def doors(binary: str, keep: bool) -> Report:
+    print("== doors: the attacks of issue 39 against a live server", flush=True)
+    report = Report()
+    workdir, copy = prepare_workdir(binary, keep)
+    server = HeraldServer(copy, workdir, reply_timeout=3,
+                          extra=["--max-held-replies", "64", "--max-connections", "64"])
+    try:
+        if not report.check("server starts", server.start(), server.url):
+            return report
+        door_held_replies(server, report)
+        door_streams(server, report)
+        door_idempotency_and_case(server, report)
+        report.check("server still alive", server.alive())
+    finally:
+        server.stop_quietly()
+        finish_run(report, server, workdir, keep, "doors")
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
 # Command line
 
 
@@ -1435,6 +1598,9 @@ def main() -> int:
     crash_cmd.add_argument("--threads", type=int, default=8, help="sending threads")
     crash_cmd.add_argument("--max-duplicate-share", type=float, default=0.01)
 
+    doors_cmd = commands.add_parser("doors", help="issue 39's attacks, each with the legitimate caller succeeding")
+    common(doors_cmd)
+
     all_cmd = commands.add_parser("all", help="bounded fuzz (2000 cases) and crash (5 cycles at 300/s), for CI")
     common(all_cmd)
     all_cmd.add_argument("--max-duplicate-share", type=float, default=0.01)
@@ -1444,10 +1610,14 @@ def main() -> int:
         report = fuzz(args.binary, args.seed, args.cases, args.concurrency, args.timeout, args.keep, args.only)
     elif args.command == "crash":
         report = crash(args.binary, args.cycles, args.rate, args.threads, args.max_duplicate_share, args.keep, args.seed)
+    elif args.command == "doors":
+        report = doors(args.binary, args.keep)
     else:
         report = fuzz(args.binary, args.seed, 2000, 32, 15.0, args.keep)
         print()
         report.merge(crash(args.binary, 5, 300.0, 6, args.max_duplicate_share, args.keep, args.seed))
+        print()
+        report.merge(doors(args.binary, args.keep))
         print()
         if report.failures:
             print("failed checks: " + "; ".join(report.failures))

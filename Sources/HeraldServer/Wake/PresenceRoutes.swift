@@ -95,7 +95,8 @@ struct PresenceRoutes: Sendable {
         }
         return Response(
             status: .ok,
-            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            // A stream the server ends (a newer one, its age) also frees its connection.
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .connection: "close"],
             body: body
         )
     }
