@@ -164,6 +164,8 @@ SCHEMAS: dict[str, dict] = {
          "proofs": PROOFS, "ts": PROOF_TS},
         closed=False,
     ),
+    "DeviceConfirmation": obj({"code": string("The code from the `herald_challenge` push.", minLength=1,
+                                              maxLength=64)}),
     "VAPIDPublicKey": obj(
         {"public_key": string("Base64url of the uncompressed P-256 public key (65 bytes).", minLength=1),
          "app": string(minLength=1)},
@@ -561,7 +563,7 @@ def paths() -> dict:
                       "alias_required",
                       "invalid_token", "invalid_idempotency_key", "platform_not_configured", "unknown_app",
                       "invalid_notification", "stale_timestamp"],
-                401: ["invalid_signature"], 409: ["replayed"],
+                401: ["invalid_signature"], 403: ["device_unconfirmed"], 409: ["replayed"],
                 404: ["unknown_token"], 410: ["token_unregistered", "device_deleted"], 413: ["body_too_large"],
                 422: ["invalid_data", "idempotency_key_reused", *PUSH_422], 429: ["target_rate_limited", "too_many_held_requests"],
                 503: INTAKE,
@@ -601,14 +603,17 @@ def paths() -> dict:
 
     p["/api/v1/devices"] = {"post": op(
         "registerDevice", "Register an app's push token", tags=["Devices"],
-        description="No key needed; rate-limited per client address.",
+        description="With `registration: open` (the default) and `challenge` no key is needed; rate-limited per "
+                    "client address. With `challenge` the device's alias pushes nothing but a `herald_challenge` "
+                    "push carrying a one-time code until the app posts it to `/api/v1/devices/{id}/confirm` (the "
+                    "plugin does so by itself). With `key` an API key of scope `devices` is needed.",
         body=request_body(ref("DeviceRegistrationRequest")),
         responses={
             "201": json_body(ref("DeviceRegistration"), "Registered."),
             **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                            "private_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
                            *IDENTITY_400],
-                      401: ["invalid_proof"],
+                      401: ["invalid_proof", "unauthorized"], 403: ["forbidden"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}
@@ -621,6 +626,17 @@ def paths() -> dict:
         responses={
             "200": json_body(ref("VAPIDPublicKey"), "The key."),
             **errors({400: ["unknown_app"], 404: ["platform_not_configured"]}, body=False),
+        })}
+
+    p["/api/v1/devices/{id}/confirm"] = {"post": op(
+        "confirmDevice", "The app proves it received the challenge push at its token", tags=["Devices"],
+        description="`registration: challenge`: the one-time code from the `herald_challenge` push. The code is "
+                    "the credential (the device secret is not needed); the plugin posts it by itself.",
+        parameters=[DEVICE_ID], body=request_body(ref("DeviceConfirmation")),
+        responses={
+            "200": json_body(obj({"confirmed": {"const": True}}), "Confirmed: the alias pushes from now on."),
+            **errors({400: ["invalid_json"], 403: ["invalid_code"], 413: ["body_too_large"], 422: ["invalid_body"],
+                      503: STORE}, body=True),
         })}
 
     p["/api/v1/devices/{id}"] = {
@@ -709,6 +725,7 @@ def paths() -> dict:
                 "200": json_body(ref("LightningAddress"), "Renamed (with `previous`), or already this name."),
                 "201": json_body(ref("LightningAddress"), "Claimed."),
                 **errors({400: ["invalid_json", "invalid_username"], 401: ["unauthorized"],
+                          403: ["device_unconfirmed"],
                           409: ["username_taken"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),

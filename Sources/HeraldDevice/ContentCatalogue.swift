@@ -46,6 +46,8 @@ public struct ContentCatalogue: Sendable, Hashable {
         /// `nwc_event`: the wallet answered a Nostr Wallet Connect request, or could not.
         public static let nwcEvent: Key = "nwc_event"
         public static let nwcEventFailure: Key = "nwc_event_failure"
+        /// `herald_challenge`: the app proved it receives pushes; wakes and payments reach it now.
+        public static let deviceConfirmed: Key = "device_confirmed"
         public static let backendGeneric: Key = "backend_generic"
         public static let handledByApp: Key = "handled_by_app"
         /// Anything the plugin could not make sense of: still a sensible message (seed 004 §1.1).
@@ -134,6 +136,7 @@ public struct ContentCatalogue: Sendable, Hashable {
         .txConfirmed: .init(title: "Transaction Confirmed", body: "Open {app} for details", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
         .nwcEvent: .init(title: "Nostr Wallet Connect", body: "Request handled", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.3),
         .nwcEventFailure: .init(title: "Nostr Wallet Connect", body: "Open {app} to answer an app's request", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
+        .deviceConfirmed: .init(title: "Notifications On", body: "{app} can now receive payments in the background", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.1),
         // Seed 004 §1.3 (Bitkit's wake-to-complete messages).
         .incomingHtlc: .init(title: "Payment Incoming", body: "Open now to receive - funds are being held", category: incomingPaymentCategory, threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
         .cjitPaymentArrived: .init(title: "Payment Incoming", body: "Open now to receive via new channel", category: incomingPaymentCategory, threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),

@@ -21,6 +21,9 @@ public enum DeviceNotification: Sendable, Hashable {
     case addressTxsConfirmed(AddressTxsConfirmed)
     /// `nwc_event`: a Nostr Wallet Connect request the wallet answers over its relay.
     case nwcEvent(NwcEvent)
+    /// `herald_challenge`: Herald asks the app to prove it holds its token (`registration:
+    /// challenge`); the plugin posts the code back by itself.
+    case deviceChallenge(DeviceChallenge)
     /// A wallet backend's event (seed 002), routed by its `action`.
     case backendEvent(BackendEvent)
     /// An LSP's wake push (seed 004): a payment or channel waits for the app.
@@ -42,6 +45,7 @@ public enum DeviceNotification: Sendable, Hashable {
         case .txConfirmed: return NotificationType.txConfirmed.rawValue
         case .addressTxsConfirmed: return NotificationType.addressTxsConfirmed.rawValue
         case .nwcEvent: return NotificationType.nwcEvent.rawValue
+        case .deviceChallenge: return NotificationType.deviceChallenge.rawValue
         case .backendEvent(let event): return event.action.rawValue
         case .wake(let event): return event.kind.rawValue
         case .custom(let push): return push.type.rawValue

@@ -158,6 +158,11 @@ public struct DevicePlugin: Sendable {
         case .paymentReceived(let received): return await WalletSyncTask(event: .payment(received)).run(in: context)
         case .txConfirmed, .addressTxsConfirmed: return await WalletSyncTask(event: .confirmed).run(in: context)
         case .nwcEvent(let event): return await NwcEventTask(event: event).run(in: context)
+        case .deviceChallenge(let challenge):
+            // The code goes back as a reply would; the user learns only that pushes work.
+            let report = await context.reply(DeviceConfirmation(code: challenge.code), to: challenge.confirmURL)
+            let content = context.catalogue.content(for: .deviceConfirmed)
+            return TaskOutcome(content: content, fallbackReason: report.outcome == .accepted ? nil : "confirmation: \(report.outcome.rawValue)")
         case .wake(let event): return await WakeTask(event: event).run(in: context)
         case .backendEvent(let event): return await BackendEventTask(event: event, alert: push.alert).run(in: context)
         case .custom(let custom):
@@ -192,6 +197,7 @@ public struct DevicePlugin: Sendable {
         case .paymentReceived(let received): return WalletSyncTask.fallback(for: .payment(received), catalogue)
         case .txConfirmed, .addressTxsConfirmed: return WalletSyncTask.fallback(for: .confirmed, catalogue)
         case .nwcEvent: return TaskOutcome(content: catalogue.content(for: .nwcEventFailure))
+        case .deviceChallenge: return TaskOutcome(content: catalogue.content(for: .deviceConfirmed))
         case .wake(let event): return WakeTask.notifyOutcome(for: event, catalogue)
         case .backendEvent(let event): return BackendEventTask.outcome(for: event, alert: push.alert, catalogue)
         case .undecodable(let type?, _) where Self.failureKeys[type] != nil:
@@ -225,7 +231,7 @@ public struct DevicePlugin: Sendable {
         case .swapUpdated, .invoiceRequest, .lnurlPayInfo, .lnurlPayInvoice, .lnurlPayVerify, .paymentReceived, .txConfirmed,
             .addressTxsConfirmed, .nwcEvent, .wake, .custom:
             return true
-        case .backendEvent, .undecodable: return false
+        case .backendEvent, .deviceChallenge, .undecodable: return false
         }
     }
 

@@ -161,6 +161,7 @@ public struct IncomingPush: Sendable, Hashable {
             case .txConfirmed: return .txConfirmed(try WireJSON.decode(TxConfirmed.self, from: bytes))
             case .addressTxsConfirmed: return .addressTxsConfirmed(try WireJSON.decode(AddressTxsConfirmed.self, from: bytes))
             case .nwcEvent: return .nwcEvent(try WireJSON.decode(NwcEvent.self, from: bytes))
+            case .deviceChallenge: return .deviceChallenge(try WireJSON.decode(DeviceChallenge.self, from: bytes))
             default:
                 if let kind = WakeKind(pushType: type.rawValue) {
                     let fields = (try? WireJSON.decode(JSONValue.self, from: bytes).objectValue) ?? [:]

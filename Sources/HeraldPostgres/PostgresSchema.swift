@@ -162,6 +162,19 @@ enum PostgresSchema {
             version: 10, name: "idempotency-fingerprints",
             // What an idempotency key was sent with: another body under the same key is refused.
             statements: ["ALTER TABLE job ADD COLUMN idempotency_fingerprint text"]),
+        Migration(
+            version: 11, name: "device-challenges",
+            // registration: challenge — a device's one-time code, and when it came back.
+            statements: [
+                """
+                CREATE TABLE device_challenge (
+                    device_id text PRIMARY KEY REFERENCES device (id) ON DELETE CASCADE,
+                    code_hash bytea NOT NULL,
+                    created_at double precision NOT NULL,
+                    confirmed_at double precision
+                )
+                """
+            ]),
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

@@ -71,6 +71,18 @@ enum Schema {
             // What an idempotency key was sent with: another body under the same key is refused.
             try db.execute(sql: "ALTER TABLE job ADD COLUMN idempotency_fingerprint TEXT")
         }
+        migrator.registerMigration("v12-device-challenges") { db in
+            // registration: challenge — a device's one-time code, and when it came back.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_challenge (
+                        device_id TEXT PRIMARY KEY NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                        code_hash BLOB NOT NULL,
+                        created_at REAL NOT NULL,
+                        confirmed_at REAL
+                    ) WITHOUT ROWID
+                    """)
+        }
         return migrator
     }
 }

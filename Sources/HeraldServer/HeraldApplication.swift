@@ -103,13 +103,13 @@ public func buildApplication(
         delivery: delivery, presence: presence, metrics: metrics, settings: configuration.settings, now: now, claims: shared
     )
     WebhookRoutes(
-        delivery: delivery, devices: store, providers: providers, settings: configuration.settings,
+        delivery: delivery, devices: store, providers: providers, settings: configuration.settings, challenges: store,
         lsps5: LSPS5Intake(store: store, wakes: wakeService, metrics: metrics, now: now)
     ).register(on: api)
     BreezPaymentRoutes(delivery: delivery, identities: store, providers: providers, settings: configuration.settings)
         .register(on: api)
     ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
-    LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, now: now)
+    LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, challenges: store, now: now)
         .register(on: api)
     LnurlPayRoutes(
         addresses: store, devices: store, cache: store, delivery: delivery, settings: configuration.settings,
@@ -120,6 +120,9 @@ public func buildApplication(
         localPushes: store,
         lsps5: store,
         identities: store,
+        keys: store,
+        challenges: store,
+        delivery: delivery,
         settings: configuration.settings,
         providers: providers,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),

@@ -14,11 +14,14 @@ public struct APIScope: RawRepresentable, Codable, Hashable, Sendable, Comparabl
     public static let events: APIScope = "events"
     /// `POST /wake` and `GET /forwarding_hint`: an LSP waking wallets and asking whether to retry.
     public static let wake: APIScope = "wake"
+    /// `POST /api/v1/devices` when the operator runs `registration: key`: the app's backend
+    /// registers devices, so nobody else can point an alias at a token of their choosing.
+    public static let devices: APIScope = "devices"
     /// Every scope, present and future.
     public static let admin: APIScope = "admin"
 
     /// The scopes `herald keys create` accepts.
-    public static let known: [APIScope] = [.sessions, .events, .wake, .admin]
+    public static let known: [APIScope] = [.sessions, .events, .wake, .devices, .admin]
 
     /// Parses a comma-separated list (`sessions,events`), refusing empty lists and unknown names.
     public static func parseList(_ text: String) throws(UnknownAPIScope) -> Set<APIScope> {

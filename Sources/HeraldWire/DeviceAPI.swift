@@ -207,3 +207,24 @@ public struct VAPIDPublicKeyAnswer: Codable, Sendable, Hashable {
         case app
     }
 }
+
+/// The data of a `herald_challenge` push: the code the app posts back to `confirm_url`
+/// (``DeviceConfirmation``) to prove it received a push at its token.
+public struct DeviceChallenge: Codable, Sendable, Hashable {
+    public var code: String
+    public var confirmURL: String
+    public init(code: String, confirmURL: String) {
+        self.code = code
+        self.confirmURL = confirmURL
+    }
+    enum CodingKeys: String, CodingKey {
+        case code
+        case confirmURL = "confirm_url"
+    }
+}
+
+/// `POST /api/v1/devices/{device_id}/confirm`: the challenge's code, back from the device.
+public struct DeviceConfirmation: Codable, Sendable, Hashable {
+    public var code: String
+    public init(code: String) { self.code = code }
+}

@@ -23,4 +23,7 @@ public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, E
     public static let addressTxsConfirmed: NotificationType = "address_txs_confirmed"
     /// A Nostr Wallet Connect request (NIP-47), the whole NIP-01 event as a JSON string in `event`.
     public static let nwcEvent: NotificationType = "nwc_event"
+    /// Herald's own: the one-time code that proves the app holds its push token
+    /// (`registration: challenge`); the plugin posts it back by itself.
+    public static let deviceChallenge: NotificationType = "herald_challenge"
 }

@@ -18,7 +18,7 @@ struct Keys: AsyncParsableCommand {
         @Option(help: "A name for the key (which backend holds it).")
         var name: String
 
-        @Option(help: "Comma-separated scopes: sessions, events, wake, admin (admin allows everything).")
+        @Option(help: "Comma-separated scopes: sessions, events, wake, devices, admin (admin allows everything).")
         var scopes: String
 
         @OptionGroup var options: DatabaseOptions

@@ -42,6 +42,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Accept raw push tokens on the webhook, not only aliases [HERALD_ACCEPT_RAW_TOKENS, default true].")
     var acceptRawTokens: Bool?
 
+    @Option(help: "Who may register devices: open, challenge (the app proves it holds the token) or key (an API key of scope devices) [HERALD_REGISTRATION, default open].")
+    var registration: String?
+
     @Option(help: "Seconds a webhook's push is worth delivering [HERALD_JOB_TTL, default 3600].")
     var jobTTL: Int?
 
@@ -96,7 +99,8 @@ struct Serve: AsyncParsableCommand {
     var flags: [String: String] {
         let given: [(String, String?)] = [
             ("host", host), ("port", port.map(String.init)), ("database", database), ("public_url", publicURL),
-            ("accept_raw_tokens", acceptRawTokens.map(String.init)), ("job_ttl", jobTTL.map(String.init)),
+            ("accept_raw_tokens", acceptRawTokens.map(String.init)), ("registration", registration),
+            ("job_ttl", jobTTL.map(String.init)),
             ("reply_timeout", replyTimeout.map(String.init)), ("max_concurrent_sends", maxConcurrentSends.map(String.init)),
             ("idle_timeout", idleTimeout.map(String.init)), ("request_read_timeout", requestReadTimeout.map(String.init)),
             ("max_connections", maxConnections.map(String.init)), ("max_pending_webhooks", maxPendingWebhooks.map(String.init)),

@@ -64,6 +64,7 @@ public struct HeraldConfiguration: Sendable {
             .init("lease_seconds", default: seconds(dispatcher.lease), "Seconds a job stays leased to the instance sending it"),
             .init("public_url", default: "http://HOST:PORT", "Base URL others reach this server at; webhook URLs start with it"),
             .init("accept_raw_tokens", default: String(server.acceptRawTokens), "Accept raw push tokens on the webhook, not only registered aliases"),
+            .init("registration", default: server.registration.rawValue, "Who may register devices: open, challenge (the app proves it holds the token) or key (an API key of scope devices)"),
             .init("job_ttl", default: seconds(server.jobTTL), "Seconds a push is worth delivering; later it is dead-lettered"),
             .init("reply_timeout", default: seconds(server.replyTimeout), "Seconds a request waits for the device's answer on its reply URL"),
             .init("max_concurrent_sends", default: String(dispatcher.maxConcurrentSends), "Sends in flight at once"),
@@ -265,6 +266,12 @@ public struct HeraldConfiguration: Sendable {
         var settings = Self.defaultSettings
         settings.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         if let value = try bool("HERALD_ACCEPT_RAW_TOKENS") { settings.acceptRawTokens = value }
+        if let value = text("HERALD_REGISTRATION") {
+            guard let mode = RegistrationMode(rawValue: value.lowercased()) else {
+                throw Invalid("\(source("HERALD_REGISTRATION")) must be open, challenge or key, not '\(value)'")
+            }
+            settings.registration = mode
+        }
         if let value = try seconds("HERALD_JOB_TTL") { settings.jobTTL = value }
         if let value = try int("HERALD_TARGET_PUSHES_PER_MINUTE") { settings.targetPushesPerMinute = value }
         if let value = try int("HERALD_TARGET_PUSH_BURST") { settings.targetPushBurst = value }
@@ -325,6 +332,7 @@ public struct HeraldConfiguration: Sendable {
         var lines: [(String, String)] = [
             ("listen", "\(server.host):\(server.port)"),
             ("public url", server.settings.publicURL),
+            ("registration", server.settings.registration.rawValue),
             ("database", Self.redactingPassword(database)),
         ]
         if providers.isLocal {

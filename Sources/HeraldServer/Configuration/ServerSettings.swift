@@ -45,6 +45,8 @@ public struct ServerSettings: Sendable {
     public var webPush: WebPushPolicy
     /// Zaps (NIP-57) on the Lightning address, when a Nostr key is configured.
     public var zaps: ZapSettings?
+    /// Who may register a device, and so point an alias at a push token.
+    public var registration: RegistrationMode = .open
     /// The HMAC key of Breez's payment webhooks (`breez.webhook_secret_file`); nil turns the route off.
     public var breezWebhookSecret: [UInt8]?
 
@@ -99,4 +101,15 @@ public struct ZapSettings: Sendable {
         self.key = key
         self.allowPrivateRelays = allowPrivateRelays
     }
+}
+
+/// Who may register a device (`registration`).
+public enum RegistrationMode: String, Sendable, CaseIterable {
+    /// Anyone (the quick start): an alias can be made for any token.
+    case open
+    /// Anyone, but the alias pushes nothing except a one-time code until the app posts the code
+    /// back, proving it receives pushes at the token. The plugin does this by itself.
+    case challenge
+    /// Only callers with an API key of scope `devices` (the app's backend).
+    case key
 }

@@ -17,6 +17,12 @@ struct DeviceRoutes: Sendable {
     let lsps5: any LSPS5Store
     /// The identities devices proved (``IdentityClaims``).
     let identities: any IdentityStore
+    /// `registration: key`: the keys allowed to register.
+    let keys: any APIKeyStore
+    /// `registration: challenge`: the codes devices post back.
+    let challenges: any DeviceChallengeStore
+    /// The challenge push.
+    let delivery: PushDelivery
     let settings: ServerSettings
     /// Which apps are configured: a device names one of them.
     let providers: PushRouter
@@ -29,6 +35,7 @@ struct DeviceRoutes: Sendable {
         router.post("devices") { request, context in try await create(request, context: context) }
         router.put("devices/:id") { request, context in try await update(request, context: context) }
         router.delete("devices/:id") { request, context in try await delete(request, context: context) }
+        router.post("devices/:id/confirm") { request, context in try await confirm(request, context: context) }
         router.get("webpush/vapid-public-key") { request, _ in try vapidPublicKey(request) }
         if settings.localProvider {
             router.get("devices/:id/pushes") { request, context in try await pushes(request, context: context) }
@@ -36,6 +43,7 @@ struct DeviceRoutes: Sendable {
     }
 
     func create(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        if settings.registration == .key { try await Self.requireDevicesKey(request, keys: keys) }
         if let wait = limiter.acquire(context.clientAddress) {
             throw APIError(
                 .tooManyRequests, "rate_limited", "too many registrations from this address",
@@ -62,6 +70,7 @@ struct DeviceRoutes: Sendable {
         if let proven, !proven.isEmpty {
             try await identities.setIdentities(deviceID: registration.device.id, identities: proven, now: now())
         }
+        if settings.registration == .challenge { try await challenge(registration.device) }
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: registration.device.id,
@@ -92,6 +101,13 @@ struct DeviceRoutes: Sendable {
             platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
             proofs: body.proofs, ts: body.ts, now: now())
         try await devices.updateToken(deviceID: device.id, platform: platform, token: token, now: now())
+        if settings.registration == .challenge, token != device.token || platform != device.platform {
+            // A new token is proven anew: until its code comes back the alias pushes nothing else.
+            var moved = device
+            moved.platform = platform
+            moved.token = token
+            try await challenge(moved)
+        }
         if let sealKey {
             try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())
         }
@@ -118,6 +134,49 @@ struct DeviceRoutes: Sendable {
                 identities: held.isEmpty ? nil : held
             )
         )
+    }
+
+    /// `registration: challenge`: a one-time code pushed to the device's token. Only what
+    /// receives pushes there can post it back; until then its alias pushes nothing else.
+    func challenge(_ device: Device) async throws {
+        let code = Secrets.random(bytes: 16)
+        try await challenges.setChallenge(deviceID: device.id, codeHash: Secrets.hash(code), now: now())
+        let body = DeviceChallenge(code: code, confirmURL: "\(settings.publicURL)/api/v1/devices/\(device.id)/confirm")
+        let data = PushData(notificationType: .deviceChallenge, notificationPayload: try WireJSON.encodeString(body))
+        let message = PushMessage(
+            kind: .wake, data: data.dataMap, alert: PushMessage.genericWakeAlert,
+            expiresAt: now().addingTimeInterval(settings.jobTTL.timeInterval))
+        _ = try await delivery.submit(
+            message, type: NotificationType.deviceChallenge.rawValue,
+            to: [PushDelivery.Recipient(target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey)],
+            metric: NotificationType.deviceChallenge.rawValue)
+    }
+
+    /// `POST /api/v1/devices/{id}/confirm`: the code from the challenge push, proving the app
+    /// holds the token. The code is the credential: the plugin posts it as it would a reply.
+    func confirm(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id") else { throw APIError.notFound("no device id") }
+        var request = request
+        let body = try await Edge.readJSONBody(DeviceConfirmation.self, from: &request)
+        guard !body.code.isEmpty, body.code.utf8.count <= 64,
+            try await challenges.confirmChallenge(deviceID: id, codeHash: Secrets.hash(body.code), now: now())
+        else {
+            throw APIError(.forbidden, "invalid_code", "not this device's challenge code")
+        }
+        return try JSONResponse.make(["confirmed": true])
+    }
+
+    /// `registration: key`: the caller shows an API key of scope `devices` (or `admin`).
+    static func requireDevicesKey(_ request: Request, keys: any APIKeyStore) async throws {
+        guard let secret = Edge.bearerCredential(request.headers) else {
+            throw APIError.unauthorized("registration needs an API key of scope 'devices' here (registration: key)")
+        }
+        guard let key = try await keys.apiKey(secret: secret), !key.isRevoked else {
+            throw APIError.unauthorized("unknown or revoked API key")
+        }
+        guard key.allows(.devices) else {
+            throw APIError(.forbidden, "forbidden", "the API key '\(key.name)' lacks the 'devices' scope")
+        }
     }
 
     /// The app's VAPID public key, which its subscriptions must be made with.

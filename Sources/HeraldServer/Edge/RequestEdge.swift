@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldPush
+import HeraldStore
 import HeraldWire
 import Hummingbird
 import NIOCore
@@ -194,6 +195,15 @@ enum Edge {
         @unknown default:
             return "the body does not match the expected fields"
         }
+    }
+
+    /// `registration: challenge`: a device that has not posted its code back is reached by
+    /// nothing but its challenge (`403 device_unconfirmed`).
+    static func requireConfirmed(_ device: Device, settings: ServerSettings, challenges: any DeviceChallengeStore) async throws {
+        guard settings.registration == .challenge, try await challenges.isUnconfirmed(deviceID: device.id) else { return }
+        throw APIError(
+            .forbidden, "device_unconfirmed",
+            "the device has not yet proven it receives pushes at its token (registration: challenge); its app confirms by itself once the challenge push arrives")
     }
 }
 

@@ -248,6 +248,30 @@ enum OpenAPIDocument {
               }
             }
           },
+          "403": {
+            "description": "Forbidden: `device_unconfirmed`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "device_unconfirmed"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
           "404": {
             "description": "Not Found: `unknown_token`",
             "content": {
@@ -1010,7 +1034,7 @@ enum OpenAPIDocument {
         "tags": [
           "Devices"
         ],
-        "description": "No key needed; rate-limited per client address.",
+        "description": "With `registration: open` (the default) and `challenge` no key is needed; rate-limited per client address. With `challenge` the device's alias pushes nothing but a `herald_challenge` push carrying a one-time code until the app posts it to `/api/v1/devices/{id}/confirm` (the plugin does so by itself). With `key` an API key of scope `devices` is needed.",
         "requestBody": {
           "required": true,
           "content": {
@@ -1070,7 +1094,7 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `invalid_proof`",
+            "description": "Unauthorized: `invalid_proof`, `unauthorized`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1083,7 +1107,8 @@ enum OpenAPIDocument {
                         "error": {
                           "type": "string",
                           "enum": [
-                            "invalid_proof"
+                            "invalid_proof",
+                            "unauthorized"
                           ]
                         }
                       }
@@ -1096,6 +1121,30 @@ enum OpenAPIDocument {
               "WWW-Authenticate": {
                 "schema": {
                   "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
                 }
               }
             }
@@ -1334,6 +1383,214 @@ enum OpenAPIDocument {
                         "error": {
                           "type": "string",
                           "enum": [
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/devices/{id}/confirm": {
+      "post": {
+        "operationId": "confirmDevice",
+        "summary": "The app proves it received the challenge push at its token",
+        "tags": [
+          "Devices"
+        ],
+        "description": "`registration: challenge`: the one-time code from the `herald_challenge` push. The code is the credential (the device secret is not needed); the plugin posts it by itself.",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "The device_id from registration.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeviceConfirmation"
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "Confirmed: the alias pushes from now on.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "properties": {
+                    "confirmed": {
+                      "const": true
+                    }
+                  },
+                  "required": [
+                    "confirmed"
+                  ],
+                  "additionalProperties": false
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_json`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_json",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `invalid_code`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_code"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Unprocessable Content: `invalid_body`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_body"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
                             "too_many_connections"
                           ]
                         }
@@ -2829,6 +3086,30 @@ enum OpenAPIDocument {
               "WWW-Authenticate": {
                 "schema": {
                   "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `device_unconfirmed`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "device_unconfirmed"
+                          ]
+                        }
+                      }
+                    }
+                  ]
                 }
               }
             }
@@ -7657,6 +7938,21 @@ enum OpenAPIDocument {
             "description": "Unix seconds the proofs were signed at: within 600 s of the server's clock."
           }
         }
+      },
+      "DeviceConfirmation": {
+        "type": "object",
+        "properties": {
+          "code": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The code from the `herald_challenge` push."
+          }
+        },
+        "required": [
+          "code"
+        ],
+        "additionalProperties": false
       },
       "VAPIDPublicKey": {
         "type": "object",

@@ -11,6 +11,8 @@ struct LightningAddressRoutes: Sendable {
     let addresses: any LightningAddressStore
     let cache: any ReplyStore
     let settings: ServerSettings
+    /// `registration: challenge`: only a confirmed device takes an address.
+    let challenges: any DeviceChallengeStore
     let now: @Sendable () -> Date
 
     struct ClaimBody: Decodable {
@@ -49,6 +51,7 @@ struct LightningAddressRoutes: Sendable {
         var request = request
         let body = try await Edge.readJSONBody(ClaimBody.self, from: &request)
         let device = try await DeviceRoutes.authenticate(request, deviceID: body.deviceID, in: devices)
+        try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
         guard let username = LightningAddressName.valid(body.username) else {
             throw APIError.badRequest(
                 "invalid_username", "a username is 1 to \(LightningAddressName.maxLength) of a-z, 0-9, '-', '_' and '.' (LUD-16)"

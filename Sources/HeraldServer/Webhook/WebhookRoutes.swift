@@ -14,6 +14,8 @@ struct WebhookRoutes: Sendable {
     let devices: any DeviceStore
     let providers: PushRouter
     let settings: ServerSettings
+    /// `registration: challenge`: unconfirmed devices are pushed nothing but their challenge.
+    let challenges: any DeviceChallengeStore
     /// LSPS5 notifications, the third body shape.
     let lsps5: LSPS5Intake
 
@@ -77,6 +79,7 @@ struct WebhookRoutes: Sendable {
             throw APIError(.notFound, "unknown_token", "LSPS5 notifications are taken only on a registered device's webhook URL")
         }
         if resolution.isDead { throw APIError.tokenUnregistered }
+        try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
         let body = try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes)
         return try await lsps5.receive(body: Array(buffer: body), headers: request.headers, device: device)
     }
@@ -97,6 +100,7 @@ struct WebhookRoutes: Sendable {
         if resolution.isDeletedAlias { throw APIError.deviceDeleted }
         let target: PushTarget
         if let device = resolution.device {
+            try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
             target = PushTarget(platform: device.platform, token: device.token, app: device.app)
         } else if settings.acceptRawTokens, !DeviceAlias.hasAliasForm(token) {
             guard let platform else {

@@ -1,0 +1,32 @@
+import Foundation
+import HeraldStore
+import PostgresNIO
+
+extension PostgresStore: DeviceChallengeStore {
+    public func setChallenge(deviceID: String, codeHash: Data, now: Date) async throws {
+        try await rows(
+            """
+            INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at)
+            VALUES (\(deviceID), \(codeHash), \(now.timeIntervalSince1970), NULL)
+            ON CONFLICT (device_id) DO UPDATE SET code_hash = excluded.code_hash, created_at = excluded.created_at,
+                confirmed_at = NULL
+            """
+        )
+    }
+
+    public func confirmChallenge(deviceID: String, codeHash: Data, now: Date) async throws -> Bool {
+        let rows = try await rows(
+            """
+            UPDATE device_challenge SET confirmed_at = COALESCE(confirmed_at, \(now.timeIntervalSince1970))
+            WHERE device_id = \(deviceID) AND code_hash = \(codeHash) RETURNING 1
+            """
+        )
+        return !rows.isEmpty
+    }
+
+    public func isUnconfirmed(deviceID: String) async throws -> Bool {
+        let rows = try await rows(
+            "SELECT EXISTS (SELECT 1 FROM device_challenge WHERE device_id = \(deviceID) AND confirmed_at IS NULL)")
+        return try rows.first?.decode(Bool.self) ?? false
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import HeraldDevice
+import HeraldServer
+import HeraldStore
+import HeraldTestSupport
+import HeraldWire
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// `registration`: who may point an alias at a push token. `accept_raw_tokens: false` alone is
+/// not "no open push relay" while anyone registers any token.
+@Suite("Registration modes")
+struct RegistrationModeTests {
+    static let swap = #"{"event":"swap.update","data":{"id":"s1","status":"transaction.mempool"}}"#
+
+    @Test("key: registration needs an API key of scope devices (or admin); without one 401, with another scope 403")
+    func key() async throws {
+        var configured = try TestNDS(acceptRawTokens: false)
+        configured.settings.registration = .key
+        let nds = configured
+        let devices = try await nds.apiKey([.devices])
+        let wake = try await nds.apiKey([.wake])
+        let body = #"{"platform":"ios","push_token":"\#(String(repeating: "4b", count: 32))"}"#
+        try await nds.app().test(.router) { client in
+            let anonymous = try await client.post("/api/v1/devices", json: body)
+            #expect(anonymous.status == .unauthorized)
+            let wrongScope = try await client.post("/api/v1/devices", json: body, headers: [.authorization: "Bearer \(wake)"])
+            #expect(wrongScope.status == .forbidden)
+            #expect(try await nds.store.counts().pending == 0)
+            let made = try await client.post("/api/v1/devices", json: body, headers: [.authorization: "Bearer \(devices)"])
+            #expect(made.status == .created, "\(made.text)")
+        }
+    }
+
+    @Test("challenge: an alias pushes nothing but its one-time code until the code comes back; the plugin posts it by itself")
+    func challenge() async throws {
+        var configured = try TestNDS(acceptRawTokens: false)
+        configured.settings.registration = .challenge
+        let nds = configured
+        let victim = String(repeating: "5c", count: 32)
+        let phone = TestPhone(nds: nds, platform: .ios, token: victim)
+        try await nds.app().test(.router) { client in
+            // Someone registers a token that is not theirs: the alias is made, but reaches nothing.
+            let made = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(victim)"}"#)
+            #expect(made.status == .created)
+            let alias = try #require(made.json["alias"] as? String)
+            let deviceID = try #require(made.json["device_id"] as? String)
+            let refused = try await client.post("/api/v1/notify?token=\(alias)", json: Self.swap)
+            #expect(refused.status == .forbidden, "\(refused.text)")
+            #expect(refused.json["error"] as? String == "device_unconfirmed")
+            let guessed = try await client.post("/api/v1/devices/\(deviceID)/confirm", json: #"{"code":"not-it"}"#)
+            #expect(guessed.status == .forbidden)
+            #expect(guessed.json["error"] as? String == "invalid_code")
+
+            // The token's real holder got exactly one push: the challenge.
+            let pushes = try await phone.pushes(after: 0)
+            #expect(pushes.map(\.type) == ["herald_challenge"])
+            let stored = try #require(try await nds.store.localPushes(platform: .ios, token: victim, after: 0, limit: 10).first)
+            let incoming = IncomingPush(json: stored.payload)
+            guard case .deviceChallenge(let challenge) = incoming.notification else {
+                Issue.record("not a challenge: \(incoming.notification)")
+                return
+            }
+            #expect(challenge.confirmURL == "http://nds.test/api/v1/devices/\(deviceID)/confirm")
+            // What the plugin posts, to the path of the URL it was given.
+            let confirmed = try await client.post(
+                String(challenge.confirmURL.dropFirst("http://nds.test".count)),
+                json: String(decoding: try WireJSON.encode(DeviceConfirmation(code: challenge.code)), as: UTF8.self))
+            #expect(confirmed.status == .ok, "\(confirmed.text)")
+            let pushed = try await client.post("/api/v1/notify?token=\(alias)", json: Self.swap)
+            #expect(pushed.status == .ok, "\(pushed.text)")
+            #expect(try await eventually { try await phone.pushes(after: 0).count == 2 })
+            #expect(try await phone.pushes(after: 0).map(\.type) == ["herald_challenge", "swap_updated"])
+        }
+    }
+
+    @Test("open: the default, as before")
+    func open() async throws {
+        let nds = try TestNDS(acceptRawTokens: false)
+        #expect(nds.settings.registration == .open)
+        try await nds.app().test(.router) { client in
+            let made = try await client.post("/api/v1/devices", json: #"{"platform":"android","push_token":"fcm-open"}"#)
+            let alias = try #require(made.json["alias"] as? String)
+            #expect(try await client.post("/api/v1/notify?token=\(alias)", json: Self.swap).status == .ok)
+        }
+    }
+}
