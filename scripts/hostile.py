@@ -1551,6 +1551,28 @@ def door_idempotency_and_case(server: HeraldServer, report: Report) -> None:
                  f"{lower.body[:80]!r} / {upper.body[:80]!r}")
 
 
+def door_registration(copy: Path, workdir: Path, report: Report) -> None:
+    """With `registration: challenge` and raw tokens off: an alias made for someone else's token."""
+    folder = workdir / "challenge"
+    folder.mkdir(exist_ok=True)
+    server = HeraldServer(copy, folder, extra=["--registration", "challenge", "--accept-raw-tokens", "false"])
+    try:
+        if not report.check("registration: a challenge-mode server starts", server.start(), server.url):
+            return
+        squatter = register(server.port, "android", "fcm-someone-elses-" + uuid.uuid4().hex)
+        if not report.check("registration: anyone may still register", squatter is not None):
+            return
+        statuses = collections.Counter(
+            simple_request(server.port, "POST", f"/api/v1/notify?token={squatter.alias}",
+                           {"event": "swap.update", "data": {"id": f"s{i}", "status": "x"}}).status for i in range(20))
+        print(f"  20 webhooks through an alias made for someone else's token (registration: challenge): {dict(statuses)}",
+              flush=True)
+        report.check("registration: an unconfirmed alias pushes nothing (403 device_unconfirmed)",
+                     statuses == collections.Counter({403: 20}), f"{dict(statuses)}")
+    finally:
+        server.stop_quietly()
+
+
 def doors(binary: str, keep: bool) -> Report:
     print("== doors: the attacks of issue 39 against a live server", flush=True)
     report = Report()
@@ -1564,6 +1586,7 @@ def doors(binary: str, keep: bool) -> Report:
         door_streams(server, report)
         door_idempotency_and_case(server, report)
         report.check("server still alive", server.alive())
+        door_registration(copy, workdir, report)
     finally:
         server.stop_quietly()
         finish_run(report, server, workdir, keep, "doors")
