@@ -44,6 +44,7 @@ struct Config: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("invalid configuration: \(error)\n".utf8))
                 throw ExitCode(1)
             }
+            for warning in settings.warnings { print("warning: \(warning)") }
             for (name, value) in settings.summary { print("\(name): \(value)") }
             print("configuration ok")
         }

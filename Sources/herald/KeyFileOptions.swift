@@ -17,6 +17,11 @@ struct KeyFileOptions: ParsableArguments {
         if !force, FileManager.default.fileExists(atPath: out) {
             throw ValidationError("\(out) exists; pass --force to replace it (\(consequence))")
         }
+        let folder = URL(fileURLWithPath: out).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ValidationError("folder \(folder) does not exist; create it (mkdir -p \(folder)) or choose another --out")
+        }
         try OwnerOnlyFile.write(Data(contents.utf8), to: URL(fileURLWithPath: out))
         print(publicKey)
         FileHandle.standardError.write(Data("wrote \(out); the line above is its public key (\(name))\n".utf8))

@@ -33,14 +33,18 @@ struct Keys: AsyncParsableCommand {
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ValidationError("--name must not be empty")
             }
-            let created = try await options.withStore { [name] in try await $0.createAPIKey(name: name, scopes: parsed, now: Date()) }
-            print(created.secret)
+            let (created, location) = try await options.withStore { [name] store in
+                (try await store.createAPIKey(name: name, scopes: parsed, now: Date()), store.location)
+            }
+            // The database first, so a key made for the wrong one shows at once; the secret last,
+            // the one line on standard output, whatever reads it.
             FileHandle.standardError.write(
                 Data(
-                    "created \(created.key.id) '\(name)' with scopes \(Keys.describe(parsed)); the secret above is not shown again\n"
+                    "created \(created.key.id) '\(name)' with scopes \(Keys.describe(parsed)) in \(location); the secret below is not shown again\n"
                         .utf8
                 )
             )
+            print(created.secret)
         }
     }
 

@@ -151,6 +151,7 @@ struct Serve: AsyncParsableCommand {
                 sharing: TokenSharing(store: StoreTokenSharing(store: store), logger: logger.with(component: "provider-tokens")),
                 logger: logger
             )
+            for warning in settings.warnings { logger.warning("\(warning)") }
             logger.info(
                 "starting herald",
                 metadata: [

@@ -257,6 +257,34 @@ struct HeraldConfigurationTests {
         }
     }
 
+    @Test("a key in the file that names no setting is an error naming it and the nearest one; an unknown HERALD_ variable a warning")
+    func unknownNames() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("names-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let yaml = folder.appendingPathComponent("herald.yaml")
+        try Data("jobttl: 5\napns:\n  key_idd: ABC\nbreez:\n  webhook_secret_file: /x\n".utf8).write(to: yaml)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: [:], file: yaml.path)
+            Issue.record("a typo passed")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("'jobttl': no such setting; did you mean 'job_ttl'?"), "\(text)")
+            #expect(text.contains("'apns.key_idd': no such setting; did you mean 'apns.key_id'?"), "\(text)")
+            #expect(!text.contains("breez"), "\(text)")
+        }
+        let apps = folder.appendingPathComponent("apps.yaml")
+        try Data("apps:\n  com.example.wallet:\n    fcm:\n      service_acount_file: /x\n".utf8).write(to: apps)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: [:], file: apps.path)
+            Issue.record("a typo in an app passed")
+        } catch {
+            #expect("\(error)".contains("did you mean 'apps.com.example.wallet.fcm.service_account_file'?"), "\(error)")
+        }
+        let warned = try await HeraldConfiguration.load(flags: [:], environment: ["HERALD_JOBTTL": "5", "HERALD_PORT": "9000"], file: nil)
+        #expect(warned.warnings == ["'HERALD_JOBTTL': no such setting; did you mean 'HERALD_JOB_TTL'?"])
+    }
+
     @Test("a bad apps section is refused, naming the app", arguments: [
         ("apps:\n  'bad name!':\n    fcm: { service_account_file: /x }\n", "app name 'bad name!'"),
         ("apps:\n  com.example.wallet: {}\n", "app 'com.example.wallet' has neither apns nor fcm"),

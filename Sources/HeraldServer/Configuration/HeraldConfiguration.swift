@@ -41,6 +41,9 @@ public struct HeraldConfiguration: Sendable {
     public var providers: ProviderSettings
     /// The file read, if any.
     public var file: String?
+    /// What is worth telling the operator but not refusing: `HERALD_*` variables that name no
+    /// setting (the environment is shared with other software).
+    public var warnings: [String] = []
 
     /// Where nothing is set. Each default is written once, in its type's initialiser
     /// (``DispatcherConfiguration``, ``IntakeConfiguration``, ``ServerSettings``, ``EdgeLimits``)
@@ -121,6 +124,10 @@ public struct HeraldConfiguration: Sendable {
     public static func load(flags: [String: String], environment: [String: String], file: String?) async throws
         -> HeraldConfiguration
     {
+        if let file {
+            let unknown = try SettingNames.unknownKeys(in: file)
+            if !unknown.isEmpty { throw Invalid("\(file): " + unknown.joined(separator: "; ")) }
+        }
         let reader = try await reader(flags: flags, environment: environment, file: file)
         var values = values(from: reader)
         var source = source(flags: flags, environment: environment, file: file, resolved: values)
@@ -146,6 +153,7 @@ public struct HeraldConfiguration: Sendable {
             configuration.providers.apps[name] = try AppsFile.app(name, file: file ?? "", reader: reader)
         }
         configuration.server.settings.localProvider = configuration.providers.isLocal
+        configuration.warnings = SettingNames.unknownVariables(in: environment)
         return configuration
     }
 

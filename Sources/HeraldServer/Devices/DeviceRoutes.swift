@@ -90,17 +90,26 @@ struct DeviceRoutes: Sendable {
         let device = try await authenticate(request, context: context)
         var request = request
         let body = try await Edge.readJSONBody(DeviceTokenUpdate.self, from: &request)
+        // Only what is given changes: an LSP node id alone, identities alone, a token alone.
+        let namesToken = body.platform != nil || body.pushToken != nil || body.subscription != nil
+        guard namesToken || body.sealKey != nil || body.lspNodeID != nil || body.identities != nil else {
+            throw APIError.invalidBody("name at least one of push_token (or subscription), seal_key, lsp_node_id, identities")
+        }
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
-        let token = try await Edge.pushAddress(
-            platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
+        let token = namesToken
+            ? try await Edge.pushAddress(
+                platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
+            : device.token
+        // What identity proofs sign: the token as sent, or the device's own when none was.
+        let signedToken = body.subscription?.endpoint ?? body.pushToken
+            ?? (platform == .webpush ? WebPushSubscription(storageToken: device.token)?.endpoint ?? device.token : device.token)
         // Absent keeps the key; "" removes it.
         let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
         // Absent keeps the node id; "" removes it.
         let lspNodeID = try body.lspNodeID.map { $0.isEmpty ? Optional<NodeID>.none : try Self.parseNodeID($0) }
         let proven = try IdentityClaims.proven(
-            platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
-            proofs: body.proofs, ts: body.ts, now: now())
-        try await devices.updateToken(deviceID: device.id, platform: platform, token: token, now: now())
+            platform: platform, pushToken: signedToken, identities: body.identities, proofs: body.proofs, ts: body.ts, now: now())
+        if namesToken { try await devices.updateToken(deviceID: device.id, platform: platform, token: token, now: now()) }
         if settings.registration == .challenge, token != device.token || platform != device.platform {
             // A new token is proven anew: until its code comes back the alias pushes nothing else.
             var moved = device
