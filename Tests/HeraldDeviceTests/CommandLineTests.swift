@@ -1,0 +1,74 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// `herald` as a new user types it (issue 40): bare boolean flags, key files into missing
+/// folders, `keys create`'s output, and a typo in the configuration file.
+@Suite("The herald command line, as typed", .serialized)
+struct CommandLineTests {
+    static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test("boolean flags work bare (--flag is true, --no-flag false) as well as with a value")
+    func bareFlags() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await HeraldServeProcess.running(
+            arguments: ["--webpush-allow-insecure-endpoints", "--no-accept-raw-tokens", "--nostr-allow-private-relays", "true"],
+            folder: folder)
+        defer { Task { await server.stop() } }
+        // Raw tokens are off: a raw token is not a registered alias.
+        let raw = try await ZapEndToEndTests.http(
+            "POST", "\(server.baseURL)/api/v1/notify?platform=android&token=fcm-raw",
+            json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#)
+        #expect(raw.status == 404, "\(raw.body)")
+        // Insecure endpoints are on: an http:// subscription registers.
+        let subscription = #"{"platform":"webpush","subscription":{"endpoint":"http://push.example/x","keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}}"#
+        let registered = try await ZapEndToEndTests.http("POST", "\(server.baseURL)/api/v1/devices", json: subscription)
+        #expect(registered.status == 201, "\(registered.body)")
+    }
+
+    @Test("a key file into a folder that does not exist names the folder")
+    func missingFolder() async throws {
+        for command in [["webpush", "keygen"], ["nostr", "keygen"]] {
+            let run = try await ProgramRun.output(
+                try HeraldServeProcess.binary(), command + ["--out", "/nonexistent-\(UUID().uuidString.prefix(8))/herald/key.pem"],
+                includeStandardError: true)
+            #expect(run.status != 0)
+            #expect(run.output.contains("does not exist; create it"), "\(run.output)")
+            #expect(!run.output.contains("NSCocoaErrorDomain"), "\(run.output)")
+        }
+    }
+
+    @Test("keys create names the database it wrote to, and its one line of output is the secret")
+    func keysCreate() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let both = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["keys", "create", "--name", "ledger", "--scopes", "events", "--database", database],
+            includeStandardError: true)
+        #expect(both.status == 0)
+        let lines = both.output.split(separator: "\n")
+        #expect(lines.first?.contains(database) == true, "\(both.output)")
+        #expect(lines.last?.hasPrefix("hk_") == true, "\(both.output)")
+        let stdout = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["keys", "create", "--name", "other", "--scopes", "events", "--database", database])
+        #expect(stdout.output.split(separator: "\n").count == 1 && stdout.output.hasPrefix("hk_"))
+    }
+
+    @Test("config check refuses a typo in the file, naming the setting meant")
+    func typo() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("herald.yaml")
+        try Data("jobttl: 5\n".utf8).write(to: file)
+        let run = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["config", "check", "--config", file.path], includeStandardError: true)
+        #expect(run.status != 0)
+        #expect(run.output.contains("'jobttl': no such setting; did you mean 'job_ttl'?"), "\(run.output)")
+    }
+}
