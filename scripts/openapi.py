@@ -612,7 +612,7 @@ def paths() -> dict:
             "201": json_body(ref("DeviceRegistration"), "Registered."),
             **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                            "private_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
-                           *IDENTITY_400],
+                           "platform_not_configured", *IDENTITY_400],
                       401: ["invalid_proof", "unauthorized"], 403: ["forbidden"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
@@ -646,7 +646,8 @@ def paths() -> dict:
             responses={
                 "200": json_body(ref("Device"), "Updated."),
                 **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
-                               "private_endpoint", "invalid_seal_key", "invalid_lsp_node_id", *IDENTITY_400],
+                               "private_endpoint", "invalid_seal_key", "invalid_lsp_node_id", "platform_not_configured",
+                               *IDENTITY_400],
                           401: ["unauthorized", "invalid_proof"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),

@@ -76,6 +76,28 @@ struct RegistrationModeTests {
         }
     }
 
+    @Test("a platform no provider serves is refused at registration and PUT, as the webhook would refuse every call")
+    func platformNotConfigured() async throws {
+        let nds = try WebPushDeliveryTests.nds()
+        try await WebPushDeliveryTests.withMocks { _, _, providers in
+            // FCM and Web Push only.
+            try await nds.app(providers: providers).test(.router) { client in
+                let ios = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(String(repeating: "1a", count: 32))"}"#)
+                #expect(ios.status == .badRequest, "\(ios.text)")
+                #expect(ios.json["error"] as? String == "platform_not_configured")
+                let android = try await client.post("/api/v1/devices", json: #"{"platform":"android","push_token":"fcm-ok"}"#)
+                #expect(android.status == .created)
+                let id = try #require(android.json["device_id"] as? String)
+                let secret = try #require(android.json["device_secret"] as? String)
+                let moved = try await client.execute(
+                    uri: "/api/v1/devices/\(id)", method: .put, headers: [.authorization: "Bearer \(secret)", .contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"platform":"ios","push_token":"\#(String(repeating: "1a", count: 32))"}"#))
+                #expect(moved.status == .badRequest)
+                #expect(moved.json["error"] as? String == "platform_not_configured")
+            }
+        }
+    }
+
     @Test("open: the default, as before")
     func open() async throws {
         let nds = try TestNDS(acceptRawTokens: false)

@@ -357,7 +357,7 @@ struct WakeTests {
         var configured = try TestNDS()
         configured.settings.presenceKeepAlive = .milliseconds(200)
         configured.presence.maxStreams = 3
-        configured.presence.maxStreamAge = .seconds(2)
+        configured.presence.maxStreamAge = .seconds(5)
         let nds = configured
         let a = try await register(nds, token: String(repeating: "a1", count: 32))
         let b = try await register(nds, token: String(repeating: "b2", count: 32))
@@ -384,7 +384,7 @@ struct WakeTests {
             // The oldest of a's three ended at once.
             let (status, seen) = try await a1.value
             #expect(status == 200 && seen.hasPrefix(": connected"))
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(ContinuousClock.now - started < .seconds(4))
             _ = try await open(b)
             // Three held: the server's share. Another device is told so; /health still answers.
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/devices/\(c.device.id)/presence/stream")
@@ -397,8 +397,8 @@ struct WakeTests {
             // a2 reaches its maximum age and ends by itself.
             let (_, aged) = try await a2.value
             #expect(aged.contains("keep-alive"))
-            #expect(ContinuousClock.now - started >= .seconds(2))
-            #expect(ContinuousClock.now - started < .seconds(8))
+            #expect(ContinuousClock.now - started >= .seconds(5))
+            #expect(ContinuousClock.now - started < .seconds(15))
         }
     }
 

@@ -149,7 +149,9 @@ struct WebhookTests {
         let lower = String(repeating: "5a5b", count: 16)
         let upper = lower.uppercased()
         let swap = #"{"event":"swap.update","data":{"id":"s1","status":"transaction.mempool"}}"#
-        try await nds.app().test(.router) { client in
+        // Time stands still: no allowance refills while the test runs, however slowly.
+        let clock = TestClock()
+        try await nds.app(now: clock.function).test(.router) { client in
             // The idempotency key: the second spelling replays the first job.
             let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k-case"]
             let first = try await client.post("/api/v1/notify?platform=ios&token=\(lower)", json: swap, headers: key)

@@ -57,6 +57,7 @@ struct DeviceRoutes: Sendable {
             platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
         let sealKey = try body.sealKey.map(PushSealing.parse)
         let app = try Edge.checkApp(body.app, providers: providers)
+        try requireProvider(platform, app: app)
         let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
         let proven = try IdentityClaims.proven(
             platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
@@ -96,6 +97,7 @@ struct DeviceRoutes: Sendable {
             throw APIError.invalidBody("name at least one of push_token (or subscription), seal_key, lsp_node_id, identities")
         }
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
+        if namesToken { try requireProvider(platform, app: device.app) }
         let token = namesToken
             ? try await Edge.pushAddress(
                 platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
@@ -242,6 +244,15 @@ struct DeviceRoutes: Sendable {
     }
 
     // MARK: Helpers
+
+    /// A device no provider can reach would get a webhook URL that never works: refused up
+    /// front, as the webhook would refuse every call to it.
+    func requireProvider(_ platform: Platform, app: String) throws {
+        guard providers.provider(for: platform, app: app) == nil else { return }
+        throw APIError.badRequest(
+            "platform_not_configured",
+            "no push provider is configured for \(platform.rawValue)" + (app == PushTarget.defaultApp ? "" : " in app '\(app)'"))
+    }
 
     /// An LSP node id as bLIP-55 names one: a compressed secp256k1 public key, 33 bytes in hex.
     static func parseNodeID(_ text: String) throws -> NodeID {

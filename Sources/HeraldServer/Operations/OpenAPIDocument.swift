@@ -1058,7 +1058,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1079,6 +1079,7 @@ enum OpenAPIDocument {
                             "invalid_seal_key",
                             "unknown_app",
                             "invalid_lsp_node_id",
+                            "platform_not_configured",
                             "invalid_identities",
                             "invalid_identity",
                             "missing_timestamp",
@@ -1658,7 +1659,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1678,6 +1679,7 @@ enum OpenAPIDocument {
                             "private_endpoint",
                             "invalid_seal_key",
                             "invalid_lsp_node_id",
+                            "platform_not_configured",
                             "invalid_identities",
                             "invalid_identity",
                             "missing_timestamp",
