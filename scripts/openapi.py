@@ -611,7 +611,7 @@ def paths() -> dict:
         responses={
             "201": json_body(ref("DeviceRegistration"), "Registered."),
             **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
-                           "private_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
+                           "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
                            "platform_not_configured", *IDENTITY_400],
                       401: ["invalid_proof", "unauthorized"], 403: ["forbidden"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
@@ -646,7 +646,7 @@ def paths() -> dict:
             responses={
                 "200": json_body(ref("Device"), "Updated."),
                 **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
-                               "private_endpoint", "invalid_seal_key", "invalid_lsp_node_id", "platform_not_configured",
+                               "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "invalid_lsp_node_id", "platform_not_configured",
                                *IDENTITY_400],
                           401: ["unauthorized", "invalid_proof"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
@@ -779,7 +779,7 @@ def paths() -> dict:
 
     backend = ["Wallet backends"]
     session_400 = ["invalid_json", "invalid_user_id", "invalid_session_id", "unknown_platform", "invalid_token",
-                   "invalid_subscription", "private_endpoint", "platform_not_configured", "invalid_seal_key",
+                   "invalid_subscription", "private_endpoint", "unresolvable_endpoint", "platform_not_configured", "invalid_seal_key",
                    "unknown_app"]
     p["/api/v1/users/{user_id}/sessions"] = {"get": op(
         "listSessions", "The user's sessions and their token status", tags=backend, security=api_key("sessions"),

@@ -126,6 +126,16 @@ public struct PushTarget: Codable, Hashable, Sendable {
 
     /// The token shortened for logs: enough to correlate, never enough to push.
     public var redactedToken: String { redact(token) }
+
+    /// How a person recognises the target: a Web Push subscription by its push service's host
+    /// (its stored form starts `{"endp…`, which says nothing), any other token shortened.
+    public static func shown(platform: Platform, token: String) -> String {
+        guard platform == .webpush else { return redact(token) }
+        guard let endpoint = WebPushSubscription(storageToken: token)?.endpoint, let host = URLComponents(string: endpoint)?.host else {
+            return "web push"
+        }
+        return "web push via \(host)"
+    }
 }
 
 /// Shortens a secret for logs and errors.

@@ -11,7 +11,7 @@ enum WalletCommand {
         case "settle":
             guard words.count == 2 else { throw UsageError("wallet settle needs a payment hash") }
             let settled = try await environment.wallet().settle(paymentHash: words[1])
-            printJSON(["payment_hash": words[1], "settled": settled ? "true" : "unknown invoice"])
+            printJSON(Settled(paymentHash: words[1], settled: settled, error: settled ? nil : "unknown invoice"))
             return settled ? 0 : 1
         case "invoices":
             printJSON(try await environment.wallet().invoices())
@@ -22,6 +22,17 @@ enum WalletCommand {
             return 0
         default:
             throw UsageError("wallet takes settle <payment_hash>, invoices or node-id")
+        }
+    }
+
+    /// `wallet settle`'s answer: `settled` a boolean, as a script reads it.
+    struct Settled: Encodable {
+        var paymentHash: String
+        var settled: Bool
+        var error: String?
+        enum CodingKeys: String, CodingKey {
+            case paymentHash = "payment_hash"
+            case settled, error
         }
     }
 }

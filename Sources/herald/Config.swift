@@ -46,6 +46,10 @@ struct Config: AsyncParsableCommand {
             }
             for warning in settings.warnings { print("warning: \(warning)") }
             for (name, value) in settings.summary { print("\(name): \(value)") }
+            if !settings.given.isEmpty {
+                print("settings given (not defaults):")
+                for given in settings.given { print("  \(given.key) = \(given.value)  [\(given.source)]") }
+            }
             print("configuration ok")
         }
     }

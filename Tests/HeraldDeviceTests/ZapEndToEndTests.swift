@@ -99,6 +99,7 @@ struct ZapEndToEndTests {
         let settle = try await ProgramRun.output(
             try HeraldServeProcess.binary("herald-device"), ["wallet", "settle", paymentHash, "--wallet", phoneFolder.path])
         #expect(settle.status == 0, "\(settle.output)")
+        #expect(settle.output.contains(#""settled":true"#), "\(settle.output)")
         var settled = false
         for _ in 0..<40 where !settled {
             let verify = try await Self.http("GET", verifyURL)

@@ -19,6 +19,14 @@ struct LocalDevelopmentProviderTests {
         #expect(loggable("payment_received") == "payment_received")
     }
 
+    @Test("a person recognises a Web Push device by its push service's host, not by its stored JSON")
+    func shownTargets() {
+        let subscription = WebPushSubscription(
+            endpoint: "https://updates.push.services.mozilla.com/wpush/v2/gAAAA", keys: .init(p256dh: "BCVx", auth: "BTBZ"))
+        #expect(PushTarget.shown(platform: .webpush, token: subscription.storageToken) == "web push via updates.push.services.mozilla.com")
+        #expect(PushTarget.shown(platform: .ios, token: String(repeating: "ab", count: 32)) == "ababab…")
+    }
+
     @Test("an iOS push is recorded as the exact APNs body an extension would receive")
     func iosPayload() async throws {
         let recorded = Recorded()

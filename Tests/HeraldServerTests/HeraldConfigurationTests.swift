@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import HeraldNostr
 import HeraldPush
 import HeraldServer
@@ -188,7 +189,17 @@ struct HeraldConfigurationTests {
         #expect(configured.providers.webPush?.contact == "mailto:ops@example.com")
         #expect(configured.server.settings.webPush.allowPrivateEndpoints)
         #expect(!configured.server.settings.webPush.allowInsecureEndpoints)
-        #expect(!configured.server.settings.localProvider)
+        // Adding Web Push to a development setup keeps iOS and Android on the local provider.
+        #expect(configured.server.settings.localProvider && !configured.server.settings.localWebPush)
+        #expect(configured.summary.contains { $0.1.hasPrefix("ios: local; android: local; webpush: Web Push") }, "\(configured.summary)")
+        let client = try configured.providers.makeHTTPClient(logger: Logger(label: "test"))
+        let router = try configured.providers.makeRouter(httpClient: client, recordLocal: { _ in }, logger: Logger(label: "test"))
+        #expect(router.provider(for: .ios) is LocalDevelopmentProvider)
+        #expect(router.provider(for: .webpush) is WebPushProvider)
+        await client.shutdown()
+        // What was set, and where.
+        #expect(configured.given.contains(.init(key: "webpush.contact", value: "mailto:ops@example.com", source: "HERALD_WEBPUSH_CONTACT")))
+        #expect(configured.given.contains(.init(key: "webpush.allow_private_endpoints", value: "true", source: "--webpush-allow-private-endpoints")))
         for (environment, mentions) in [
             (["HERALD_WEBPUSH_VAPID_KEY_FILE": key.path], "HERALD_WEBPUSH_CONTACT"),
             (["HERALD_WEBPUSH_CONTACT": "mailto:a@b"], "HERALD_WEBPUSH_VAPID_KEY_FILE"),

@@ -169,6 +169,12 @@ struct WebPushDeliveryTests {
                 #expect(response.status == .badRequest)
                 #expect(response.json["error"] as? String == "private_endpoint")
                 #expect((response.json["message"] as? String)?.contains("127.0.0.1") == true)
+                // A name that does not resolve is said as such, not as a private address.
+                var nowhere = subscription.subscription
+                nowhere.endpoint = "https://no-such-push-service.invalid/wp/1"
+                let unresolved = try await client.post("/api/v1/devices", json: try Self.registration(nowhere))
+                #expect(unresolved.status == .badRequest)
+                #expect(unresolved.json["error"] as? String == "unresolvable_endpoint", "\(unresolved.text)")
             }
             // Registration that took it (as if its name resolved elsewhere then): the sender
             // still refuses the address it connects to, and nothing reaches the endpoint.

@@ -102,9 +102,9 @@ public enum EndpointAddresses {
         do {
             addresses = try await resolve(host: host, port: port, threadPool: threadPool)
         } catch {
-            throw Refused(description: "\(host) does not resolve")
+            throw Refused(description: "\(host) does not resolve", unresolvable: true)
         }
-        guard let first = addresses.first else { throw Refused(description: "\(host) does not resolve") }
+        guard let first = addresses.first else { throw Refused(description: "\(host) does not resolve", unresolvable: true) }
         if let inside = addresses.first(where: { !isPublic($0) }) {
             throw Refused(description: "\(host) resolves to \(inside.ipAddress ?? "a non-public address"), which is not a public address")
         }
@@ -113,6 +113,8 @@ public enum EndpointAddresses {
 
     public struct Refused: Error, CustomStringConvertible {
         public var description: String
+        /// The name does not resolve (a typo, a host gone), rather than resolving somewhere private.
+        public var unresolvable = false
     }
 
     struct ResolutionFailed: Error {}

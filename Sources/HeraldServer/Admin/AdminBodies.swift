@@ -23,7 +23,7 @@ struct DeadLetterView: Codable, Sendable {
         reason = letter.reason
         lastError = letter.lastError
         platform = letter.platform.rawValue
-        token = redact(letter.token)
+        token = PushTarget.shown(platform: letter.platform, token: letter.token)
         notificationType = letter.notificationType
         attempts = letter.attempts
         createdAt = letter.createdAt.formatted(.iso8601)

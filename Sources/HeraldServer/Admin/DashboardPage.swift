@@ -188,7 +188,7 @@ enum DashboardPage {
             rows += """
                 <tr class="dead-letter" data-id="\(id)"><td><code>\(id)</code><div class="muted small">\(HTML.escape(letter.notificationType))</div></td>\
                 <td><span class="reason">\(HTML.escape(letter.reason))</span><div class="muted small">\(HTML.escape(letter.providerAnswer ?? "no answer"))</div></td>\
-                <td>\(letter.platform.rawValue)<div class="muted small"><code>\(HTML.escape(redact(letter.token)))</code></div></td>\
+                <td>\(letter.platform.rawValue)<div class="muted small"><code>\(HTML.escape(PushTarget.shown(platform: letter.platform, token: letter.token)))</code></div></td>\
                 <td>\(letter.attempts)</td><td>\(HTML.age(data.now.timeIntervalSince(letter.finishedAt))) ago</td><td>\(button)</td></tr>
                 """
         }

@@ -44,6 +44,29 @@ public struct HeraldConfiguration: Sendable {
     /// What is worth telling the operator but not refusing: `HERALD_*` variables that name no
     /// setting (the environment is shared with other software).
     public var warnings: [String] = []
+    /// Every setting given a value other than its default, where it came from, secrets masked:
+    /// what `config check` shows, so a user sees what they just set took.
+    public var given: [GivenSetting] = []
+
+    /// A setting as given: its key, its value as safe to print, and its flag, variable or file.
+    public struct GivenSetting: Sendable, Hashable {
+        public var key: String
+        public var value: String
+        public var source: String
+        public init(key: String, value: String, source: String) {
+            self.key = key
+            self.value = value
+            self.source = source
+        }
+    }
+
+    /// A value fit to print: URLs without their passwords. Key files are named, never read out.
+    static func shown(_ key: String, _ value: String) -> String {
+        switch key {
+        case "database", "https_proxy": return redactingPassword(value)
+        default: return value
+        }
+    }
 
     /// Where nothing is set. Each default is written once, in its type's initialiser
     /// (``DispatcherConfiguration``, ``IntakeConfiguration``, ``ServerSettings``, ``EdgeLimits``)
@@ -152,8 +175,16 @@ public struct HeraldConfiguration: Sendable {
             }
             configuration.providers.apps[name] = try AppsFile.app(name, file: file ?? "", reader: reader)
         }
-        configuration.server.settings.localProvider = configuration.providers.isLocal
+        configuration.server.settings.localProvider = configuration.providers.usesLocal
+        configuration.server.settings.localWebPush = configuration.providers.isLocal
         configuration.warnings = SettingNames.unknownVariables(in: environment)
+        let from = source
+        configuration.given = settings.compactMap { setting in
+            guard let value = values[setting.environment]?.trimmingCharacters(in: .whitespaces), !value.isEmpty,
+                value != setting.defaultValue
+            else { return nil }
+            return GivenSetting(key: setting.key, value: Self.shown(setting.key, value), source: from(setting.environment))
+        }
         return configuration
     }
 
@@ -285,7 +316,8 @@ public struct HeraldConfiguration: Sendable {
         if let value = try int("HERALD_TARGET_PUSH_BURST") { settings.targetPushBurst = value }
         if let value = try seconds("HERALD_REPLY_TIMEOUT") { settings.replyTimeout = value }
         if let value = try int("HERALD_MAX_HELD_REPLIES") { settings.maxHeldReplies = value }
-        settings.localProvider = providers.isLocal
+        settings.localProvider = providers.usesLocal
+        settings.localWebPush = providers.isLocal
         settings.webPush = providers.webPushPolicy
         if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
             let key: NostrSecretKey
@@ -347,8 +379,9 @@ public struct HeraldConfiguration: Sendable {
             lines.append(("apps", "default: local development provider (ios, android, webpush)"))
         }
         for (name, app) in providers.apps.sorted(by: { $0.key < $1.key }) where app.hasCredentials {
-            let ios = app.apns.map { "APNs, topic \($0.topic), key \($0.keyID), \($0.environment)" } ?? "none"
-            let android = app.fcm.map { "FCM, project \($0.serviceAccount.projectID)" } ?? "none"
+            let absent = providers.isLocalMobile ? "local" : "none"
+            let ios = app.apns.map { "APNs, topic \($0.topic), key \($0.keyID), \($0.environment)" } ?? absent
+            let android = app.fcm.map { "FCM, project \($0.serviceAccount.projectID)" } ?? absent
             let webpush = app.webPush.map { "Web Push, contact \($0.contact)" } ?? "none"
             lines.append(("app \(name)", "ios: \(ios); android: \(android); webpush: \(webpush)"))
         }

@@ -66,6 +66,16 @@ public struct ProviderSettings: Sendable {
     /// True when no app has credentials: the local development provider is used.
     public var isLocal: Bool { apps.values.allSatisfy { !$0.hasCredentials } }
 
+    /// True when Web Push has credentials and neither APNs nor FCM has: a development setup
+    /// that added Web Push. iOS and Android stay on the local development provider then,
+    /// rather than turning off (a deployment with APNs or FCM anywhere has no local platform).
+    public var isLocalMobile: Bool {
+        !isLocal && apps.values.allSatisfy { $0.apns == nil && $0.fcm == nil }
+    }
+
+    /// Whether any platform is served by the local development provider.
+    public var usesLocal: Bool { isLocal || isLocalMobile }
+
     public struct Missing: Error, CustomStringConvertible {
         public var description: String
     }
@@ -224,11 +234,12 @@ extension ProviderSettings {
             return relays.map { router.publishing(to: $0) } ?? router
         }
         var router: [String: PushRouter.App] = [:]
+        let local: (any PushProvider)? = isLocalMobile ? LocalDevelopmentProvider(recorder: recordLocal) : nil
         for (name, app) in apps {
             do {
                 router[name] = PushRouter.App(
-                    ios: try app.apns.map { try APNsProvider(configuration: $0, httpClient: httpClient, sharing: sharing) },
-                    android: try app.fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient, sharing: sharing) },
+                    ios: try app.apns.map { try APNsProvider(configuration: $0, httpClient: httpClient, sharing: sharing) } ?? local,
+                    android: try app.fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient, sharing: sharing) } ?? local,
                     webpush: try app.webPush.map { try WebPushProvider(configuration: $0, policy: webPushPolicy, httpClient: httpClient) }
                 )
             } catch {

@@ -20,6 +20,8 @@ public struct ServerSettings: Sendable {
     public var targetPushBurst: Int
     /// Whether the local development provider is in use (enables the device push feed).
     public var localProvider: Bool
+    /// Whether Web Push, too, is the local provider's (nothing is sent anywhere then).
+    public var localWebPush = true
     /// How long a caller's request is held for the device's answer on its reply URL.
     public var replyTimeout: Duration
     /// Requests held for a device's answer at once, at most; past it a request that would be
@@ -54,7 +56,7 @@ public struct ServerSettings: Sendable {
     /// so with it an endpoint's addresses do not matter (and need not resolve).
     var registrationWebPushPolicy: WebPushPolicy {
         var policy = webPush
-        if localProvider { policy.allowPrivateEndpoints = true }
+        if localProvider && localWebPush { policy.allowPrivateEndpoints = true }
         return policy
     }
 

@@ -173,8 +173,10 @@ enum Edge {
         }
         if !policy.allowPrivateEndpoints, let host = checked.endpoint.host {
             let port = checked.endpoint.port ?? (checked.endpoint.scheme == "http" ? 80 : 443)
-            if let refusal = await EndpointAddresses.refusal(host: host, port: port) {
-                throw APIError.badRequest("private_endpoint", "the endpoint's host \(refusal)")
+            do {
+                _ = try await EndpointAddresses.checkedAddress(host: host, port: port)
+            } catch {
+                throw APIError.badRequest(error.unresolvable ? "unresolvable_endpoint" : "private_endpoint", "the endpoint's host \(error)")
             }
         }
         return subscription.storageToken

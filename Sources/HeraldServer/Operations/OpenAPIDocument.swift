@@ -1058,7 +1058,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1076,6 +1076,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "invalid_subscription",
                             "private_endpoint",
+                            "unresolvable_endpoint",
                             "invalid_seal_key",
                             "unknown_app",
                             "invalid_lsp_node_id",
@@ -1659,7 +1660,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1677,6 +1678,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "invalid_subscription",
                             "private_endpoint",
+                            "unresolvable_endpoint",
                             "invalid_seal_key",
                             "invalid_lsp_node_id",
                             "platform_not_configured",
@@ -4635,7 +4637,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -4655,6 +4657,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "invalid_subscription",
                             "private_endpoint",
+                            "unresolvable_endpoint",
                             "platform_not_configured",
                             "invalid_seal_key",
                             "unknown_app",
@@ -4916,7 +4919,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -4936,6 +4939,7 @@ enum OpenAPIDocument {
                             "invalid_token",
                             "invalid_subscription",
                             "private_endpoint",
+                            "unresolvable_endpoint",
                             "platform_not_configured",
                             "invalid_seal_key",
                             "unknown_app",
