@@ -98,6 +98,30 @@ struct RegistrationModeTests {
         }
     }
 
+    @Test("PUT changes only what it names: an LSP node id alone, as the LSPS5 set-up says; nothing named is 422")
+    func partialUpdate() async throws {
+        let nds = try TestNDS()
+        let node = "02" + "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+        try await nds.app().test(.router) { client in
+            let made = try await client.post("/api/v1/devices", json: #"{"platform":"android","push_token":"fcm-partial"}"#)
+            let id = try #require(made.json["device_id"] as? String)
+            let secret = try #require(made.json["device_secret"] as? String)
+            func put(_ body: String) async throws -> TestResponse {
+                try await client.execute(
+                    uri: "/api/v1/devices/\(id)", method: .put, headers: [.authorization: "Bearer \(secret)", .contentType: "application/json"],
+                    body: ByteBuffer(string: body))
+            }
+            let set = try await put(#"{"lsp_node_id":"\#(node)"}"#)
+            #expect(set.status == .ok, "\(set.text)")
+            #expect(set.json["lsp_node_id"] as? String == node)
+            #expect(try await nds.store.lspNodeID(deviceID: id) == node)
+            #expect(try await nds.store.device(alias: try #require(made.json["alias"] as? String))?.token == "fcm-partial")
+            let empty = try await put("{}")
+            #expect(empty.status == .unprocessableContent)
+            #expect(empty.json["error"] as? String == "invalid_body")
+        }
+    }
+
     @Test("open: the default, as before")
     func open() async throws {
         let nds = try TestNDS(acceptRawTokens: false)
