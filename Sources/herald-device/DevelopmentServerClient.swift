@@ -28,6 +28,16 @@ struct DevelopmentServerClient {
         return DeviceRegistration(deviceID: answer.deviceID, deviceSecret: secret, webhookURL: answer.webhookURL, alias: answer.alias)
     }
 
+    /// `PUT /api/v1/devices/{id}` with only what changes (an LSP node id, say).
+    func update(_ registration: DeviceRegistration, _ body: DeviceTokenUpdate) async throws -> DeviceRegistrationAnswer {
+        var request = URLRequest(url: server.appendingPathComponent("api/v1/devices/\(registration.deviceID)"))
+        request.httpMethod = "PUT"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("Bearer \(registration.deviceSecret)", forHTTPHeaderField: "Authorization")
+        request.httpBody = try WireJSON.encode(body)
+        return try await decode(DeviceRegistrationAnswer.self, request, expecting: 200)
+    }
+
     /// `GET /api/v1/devices/{id}/pushes?after=…&wait=…`: the pushes newer than `after`, waiting up to `wait`.
     func pushes(for registration: DeviceRegistration, after sequence: Int64, wait: Int) async throws -> LocalPushFeed {
         var components = URLComponents(url: server.appendingPathComponent("api/v1/devices/\(registration.deviceID)/pushes"), resolvingAgainstBaseURL: false)
@@ -57,12 +67,16 @@ struct DeviceRegistration: Codable {
     var alias: String?
     /// Which server it belongs to (not part of the server's answer).
     var server: String?
+    /// The platform and push token it registered (kept beside the answer, to show and reuse).
+    var platform: String?
+    var pushToken: String?
 
     enum CodingKeys: String, CodingKey {
         case deviceID = "device_id"
         case deviceSecret = "device_secret"
         case webhookURL = "webhook_url"
-        case alias, server
+        case alias, server, platform
+        case pushToken = "push_token"
     }
 }
 

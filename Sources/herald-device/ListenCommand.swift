@@ -18,7 +18,10 @@ enum ListenCommand {
         let client = DevelopmentServerClient(server: server)
 
         let registration = try await register(client, platform: platform, token: arguments.option("token"), folder: environment.walletFolder, fresh: arguments.option("token") != nil)
-        printJSON(RegisteredLine(deviceID: registration.deviceID, webhookURL: registration.webhookURL, alias: registration.alias))
+        printJSON(
+            RegisteredLine(
+                deviceID: registration.deviceID, webhookURL: registration.webhookURL, alias: registration.alias,
+                platform: registration.platform, pushToken: registration.pushToken))
 
         var after: Int64 = 0
         var handled = 0
@@ -66,8 +69,10 @@ enum ListenCommand {
             registration = try await client.register(platform: platform, pushToken: nil, subscription: subscription)
         } else {
             registration = try await client.register(platform: platform, pushToken: token ?? made)
+            registration.pushToken = token ?? made
         }
         registration.server = server
+        registration.platform = platform.rawValue
         // It holds the device secret: owner-only, as the node key is.
         try OwnerOnlyFile.write(try WireJSON.encode(registration), to: file)
         return registration
@@ -79,10 +84,31 @@ struct RegisteredLine: Encodable {
     var deviceID: String
     var webhookURL: String
     var alias: String?
+    var platform: String?
+    var pushToken: String?
     enum CodingKeys: String, CodingKey {
         case event
         case deviceID = "device_id"
         case webhookURL = "webhook_url"
-        case alias
+        case alias, platform
+        case pushToken = "push_token"
+    }
+}
+
+/// `herald-device lsp set <node id>`: the LSP whose LSPS5 notifications wake this phone, set on
+/// the registration kept in the wallet folder.
+enum LSPCommand {
+    static func run(_ arguments: Arguments) async throws -> Int32 {
+        let words = Array(arguments.positional.dropFirst())
+        guard words.count == 2, words[0] == "set" else { throw UsageError("lsp takes set <node id>") }
+        let environment = try DeviceEnvironment(arguments)
+        let file = environment.walletFolder.appendingPathComponent("registration.json")
+        guard let data = try? Data(contentsOf: file), let registration = try? WireJSON.decode(DeviceRegistration.self, from: data),
+            let serverText = registration.server, let server = URL(string: serverText)
+        else { throw UsageError("no registration in \(environment.walletFolder.path): run listen first") }
+        let answer = try await DevelopmentServerClient(server: server).update(
+            registration, DeviceTokenUpdate(pushToken: nil, lspNodeID: words[1]))
+        printJSON(["device_id": answer.deviceID, "lsp_node_id": answer.lspNodeID ?? ""])
+        return 0
     }
 }

@@ -11,6 +11,7 @@ let usage = """
       herald-device wallet settle <hash>   mark a development-wallet invoice paid
       herald-device wallet invoices        list the development wallet's invoices
       herald-device wallet node-id         the node id its invoices are signed by
+      herald-device lsp set <node id>      the LSP whose LSPS5 notifications wake this phone
     options:
       --wallet DIR      the development wallet's folder (default ./.herald-device)
       --container DIR   the shared container (default: the wallet folder)
@@ -26,6 +27,7 @@ func main() async -> Int32 {
         case "listen": return try await ListenCommand.run(arguments)
         case "app": return try await AppCommand.run(arguments)
         case "wallet": return try await WalletCommand.run(arguments)
+        case "lsp": return try await LSPCommand.run(arguments)
         case nil where arguments.flags.contains("help"), "help":
             print(usage)
             return 0

@@ -1,0 +1,34 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// `herald-device listen` as the README uses it (issue 40): it shows and keeps the token it
+/// registered, and sets an LSP with `lsp set`.
+@Suite("herald-device listen and lsp", .serialized)
+struct ListenTests {
+    @Test("listen shows and keeps its push token; lsp set sets the LSP node id on its registration")
+    func listen() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-listen-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS"] { environment[variable] = nil }
+        let server = try await HeraldServeProcess.running(folder: folder.appendingPathComponent("server"), environment: environment)
+        defer { Task { await server.stop() } }
+        let wallet = folder.appendingPathComponent("phone").path
+        let phone = try ChildProcess(arguments: ["listen", "--server", server.baseURL, "--platform", "ios", "--wallet", wallet, "--budget", "20"])
+        defer { phone.stop() }
+        let line = try #require(await phone.nextLine(within: .seconds(30)))
+        let registered = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let token = try #require(registered["push_token"] as? String)
+        #expect(token.count == 64 && registered["platform"] as? String == "ios")
+        let kept = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: wallet).appendingPathComponent("registration.json"))) as? [String: Any])
+        #expect(kept["push_token"] as? String == token)
+
+        let node = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+        let set = try await ProgramRun.output(try HeraldServeProcess.binary("herald-device"), ["lsp", "set", node, "--wallet", wallet])
+        #expect(set.status == 0, "\(set.output)")
+        #expect(set.output.contains(node), "\(set.output)")
+
+    }
+}
