@@ -29,6 +29,28 @@ struct WakeTests {
         try await nds.store.registerDevice(platform: platform, token: token, now: Date())
     }
 
+    @Test("the figures count what they name: an idle server holds no jobs at its peak; a wake's two pushes are two pushes sent")
+    func figures() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "f1", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                // The claim loop has looked at the empty store by now.
+                try await Task.sleep(for: .milliseconds(300))
+                let idle = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(idle.contains("herald_outbox_in_memory_peak 0"), "\(idle.split(separator: "\n").filter { $0.contains("in_memory") })")
+                let response = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
+                #expect(response.status == .accepted)
+                _ = try await servers.apns.requests.waitFor(count: 2)
+                #expect(try await eventually {
+                    try await client.execute(uri: "/metrics", method: .get).text
+                        .contains(#"herald_pushes_sent_total{provider="apns",outcome="delivered",app="default"} 2"#)
+                })
+            }
+        }
+    }
+
     @Test("iOS gets a silent push and a time-sensitive alert, exactly as seed 004 shapes them, and the plugin handles both")
     func twoPushes() async throws {
         let nds = try TestNDS()

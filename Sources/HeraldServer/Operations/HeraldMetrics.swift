@@ -89,17 +89,18 @@ public struct HeraldMetrics: Sendable {
     /// One send's outcome, by provider. Once per push: written out rather than through
     /// ``increment(_:help:labels:by:)``, so the label array is built once per counter, not per call.
     /// A send attempt's outcome. `app` is one of the configured apps (intake refuses others).
-    public func sent(provider: String, outcome: String, app: String = "default") {
+    /// `pushes`: the pushes the attempt wrote (a wake with its silent push ahead is two).
+    public func sent(provider: String, outcome: String, app: String = "default", pushes: Int = 1) {
         activity.pushSent(provider: provider, outcome: outcome)
         counters.counter(for: ["pushes_sent", provider, outcome, app]) { _ in
             registry.makeCounter(
                 descriptor: .init(
                     namespace: "herald", metricName: "pushes_sent", unitName: "total",
-                    helpText: "Send attempts by provider, outcome and app"
+                    helpText: "Pushes written to a push service, by provider, the outcome of their job, and app"
                 ),
                 labels: [("provider", provider), ("outcome", outcome), ("app", app)]
             )
-        }.increment()
+        }.increment(by: Int64(pushes))
     }
 
     public func deadLettered(reason: String) {

@@ -50,7 +50,7 @@ final class DispatcherMemory: Sendable {
         state.withLockedValue { state in
             guard !state.closed, !state.backlog else { return 0 }
             let room = min(count, bound - state.held)
-            take(room, &state)
+            take(room, &state, holdsJobs: true)
             return room
         }
     }
@@ -61,19 +61,30 @@ final class DispatcherMemory: Sendable {
         state.withLockedValue { state in
             let free = bound - state.held
             guard !state.closed, state.backlog, free >= claimBatch else { return (0, state.backlogVersion) }
-            take(free, &state)
+            // Room, not jobs: the claim gives back what it does not fill (``forget(_:)``).
+            take(free, &state, holdsJobs: false)
             return (free, state.backlogVersion)
         }
     }
 
-    private func take(_ count: Int, _ state: inout State) {
+    /// - Parameter holdsJobs: Whether jobs fill the room now (intake's), so the peak counts it;
+    ///   a claim's room is counted once the claim has given back what it did not fill.
+    private func take(_ count: Int, _ state: inout State, holdsJobs: Bool) {
         guard count > 0 else { return }
         state.held += count
-        if state.held > state.peak {
-            state.peak = state.held
-            metrics.jobsInMemoryPeak.set(Int64(state.peak))
-        }
+        if holdsJobs { notePeak(&state) }
         metrics.jobsInMemory.set(Int64(state.held))
+    }
+
+    private func notePeak(_ state: inout State) {
+        guard state.held > state.peak else { return }
+        state.peak = state.held
+        metrics.jobsInMemoryPeak.set(Int64(state.peak))
+    }
+
+    /// A claim's room is now filled by the jobs it found (after giving back the rest).
+    func claimed() {
+        state.withLockedValue { notePeak(&$0) }
     }
 
     /// Jobs that left memory (outcome written, given back, room reserved and not used). Wakes

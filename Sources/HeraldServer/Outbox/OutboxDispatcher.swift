@@ -274,8 +274,10 @@ public final class OutboxDispatcher: Service, Sendable {
         // The provider adds the service and the redacted token.
         let outcome = await providers.send(message, to: target, logger: verbose ? logger : baseLogger)
         metrics.sendLatency.record(ContinuousClock.now - started)
+        // Every push written counts: a wake's silent push ahead of its alert is one more.
         metrics.sent(
-            provider: providers.providerName(for: job.platform, app: job.app), outcome: outcome.kind.rawValue, app: job.app)
+            provider: providers.providerName(for: job.platform, app: job.app), outcome: outcome.kind.rawValue, app: job.app,
+            pushes: 1 + (message.prelude?.count ?? 0))
 
         switch outcome.kind {
         case .delivered:
@@ -381,6 +383,7 @@ public final class OutboxDispatcher: Service, Sendable {
                     let due = try await store.claimDue(now: current, leaseUntil: leaseUntil, limit: room)
                     unused = 0
                     memory.forget(room - due.count)
+                    memory.claimed()
                     if !due.isEmpty {
                         logger.debug("claimed due jobs", metadata: ["count": "\(due.count)"])
                         incoming.append(contentsOf: due.map { DispatchItem(job: $0, message: nil, leaseUntil: leaseUntil) })
