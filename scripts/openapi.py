@@ -666,7 +666,7 @@ def paths() -> dict:
                     query_param("wait", "Seconds to wait for one (0 to 30).",
                                 {"type": "number", "minimum": 0, "maximum": 30})],
         responses={"200": json_body(ref("LocalPushFeed"), "The pushes, oldest first (possibly none)."),
-                   **errors({401: ["unauthorized"], 404: ["not_found"], 503: STORE}, body=False)})}
+                   **errors({401: ["unauthorized"], 403: ["token_registered_elsewhere"], 404: ["not_found"], 503: STORE}, body=False)})}
 
     p["/api/v1/devices/{id}/presence"] = {
         "post": op(

@@ -164,6 +164,12 @@ extension PostgresStore: DeviceLookupStore {
 }
 
 extension PostgresStore: LocalPushStore {
+    public func feedOwner(platform: Platform, token: String) async throws -> String? {
+        try await rows(
+            "SELECT id FROM device WHERE platform = \(platform.rawValue) AND token = \(token) ORDER BY created_at, id LIMIT 1"
+        ).first?.decode(String.self)
+    }
+
     public func recordLocalPush(
         platform: Platform, token: String, payload: Data, now: Date
     )

@@ -562,6 +562,14 @@ extension SQLiteStore: DeviceStore {
 // MARK: - Local development pushes
 
 extension SQLiteStore: LocalPushStore {
+    public func feedOwner(platform: Platform, token: String) async throws -> String? {
+        try await database.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT id FROM device WHERE platform = ? AND token = ? ORDER BY created_at, id LIMIT 1",
+                arguments: [platform.rawValue, token])
+        }
+    }
+
     public func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws {
         // The local provider's "send": committed without an fsync of its own, as outcomes are
         // (the next webhook commit's fsync covers it). One fsync per push queued every outcome

@@ -126,6 +126,9 @@ public enum DeviceAlias {
 public protocol LocalPushStore: Sendable {
     func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws
     func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush]
+    /// The device whose feed the token's pushes are: the first registered with it. A device
+    /// registered later with the same token (someone else's, say) reads nothing of it.
+    func feedOwner(platform: Platform, token: String) async throws -> String?
 }
 
 public struct Device: Sendable, Hashable {

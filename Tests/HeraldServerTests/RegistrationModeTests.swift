@@ -122,6 +122,26 @@ struct RegistrationModeTests {
         }
     }
 
+    @Test("the local provider's feed is the first device's with a token: one registered after it with the same token reads nothing")
+    func feedOwner() async throws {
+        let nds = try TestNDS()
+        let token = String(repeating: "6f", count: 32)
+        try await nds.app().test(.router) { client in
+            var secrets: [(String, String)] = []
+            for _ in 0..<2 {
+                let made = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(token)"}"#)
+                secrets.append((try #require(made.json["device_id"] as? String), try #require(made.json["device_secret"] as? String)))
+            }
+            let owner = try await client.execute(
+                uri: "/api/v1/devices/\(secrets[0].0)/pushes", method: .get, headers: [.authorization: "Bearer \(secrets[0].1)"])
+            #expect(owner.status == .ok)
+            let squatter = try await client.execute(
+                uri: "/api/v1/devices/\(secrets[1].0)/pushes", method: .get, headers: [.authorization: "Bearer \(secrets[1].1)"])
+            #expect(squatter.status == .forbidden)
+            #expect(squatter.json["error"] as? String == "token_registered_elsewhere")
+        }
+    }
+
     @Test("open: the default, as before")
     func open() async throws {
         let nds = try TestNDS(acceptRawTokens: false)

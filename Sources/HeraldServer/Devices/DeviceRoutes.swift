@@ -212,6 +212,13 @@ struct DeviceRoutes: Sendable {
     /// phone (`herald-device listen`) reads them as a real one would receive them.
     func pushes(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let device = try await authenticate(request, context: context)
+        // The feed stands in for the push service, which delivers to whoever holds the token:
+        // the first device registered with it, not whoever registers it after.
+        guard try await localPushes.feedOwner(platform: device.platform, token: device.token) == device.id else {
+            throw APIError(
+                .forbidden, "token_registered_elsewhere",
+                "another device registered this push token first; its pushes are that device's")
+        }
         let query = request.uri.queryParameters
         let after = query.get("after").flatMap { Int64($0) } ?? 0
         // `Double` reads "nan" and "inf" too, and a Duration of either traps: finite values only.

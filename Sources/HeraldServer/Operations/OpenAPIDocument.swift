@@ -2017,6 +2017,30 @@ enum OpenAPIDocument {
               }
             }
           },
+          "403": {
+            "description": "Forbidden: `token_registered_elsewhere`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "token_registered_elsewhere"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
           "404": {
             "description": "Not Found: `not_found`",
             "content": {
