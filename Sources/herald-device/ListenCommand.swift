@@ -6,6 +6,9 @@ import HeraldWire
 /// `herald-device listen --server URL`: registers with a running NDS, long-polls the local
 /// provider's push feed and handles each push like a phone would, printing one JSON line each.
 enum ListenCommand {
+    /// Pushes handled at once.
+    static let concurrentPushes = 4
+
     static func run(_ arguments: Arguments) async throws -> Int32 {
         guard let serverText = arguments.option("server"), let server = URL(string: serverText) else {
             throw UsageError("listen needs --server URL")
@@ -23,24 +26,38 @@ enum ListenCommand {
                 deviceID: registration.deviceID, webhookURL: registration.webhookURL, alias: registration.alias,
                 platform: registration.platform, pushToken: registration.pushToken))
 
-        var after: Int64 = 0
-        var handled = 0
-        while maxPushes.map({ handled < $0 }) ?? true {
-            let feed: LocalPushFeed
-            do {
-                feed = try await client.pushes(for: registration, after: after, wait: 25)
-            } catch {
-                FileHandle.standardError.write(Data("push feed: \(error); retrying\n".utf8))
-                try await Task.sleep(for: .seconds(1))
-                continue
+        // Pushes are handled side by side, a few at a time, as a phone runs an extension per
+        // push: a swap the wallet does not know holds up nothing behind it.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var after: Int64 = 0
+            var handled = 0
+            var running = 0
+            while maxPushes.map({ handled < $0 }) ?? true {
+                let feed: LocalPushFeed
+                do {
+                    feed = try await client.pushes(for: registration, after: after, wait: 25)
+                } catch {
+                    FileHandle.standardError.write(Data("push feed: \(error); retrying\n".utf8))
+                    try await Task.sleep(for: .seconds(1))
+                    continue
+                }
+                for push in feed.pushes where push.seq > after {
+                    if running >= Self.concurrentPushes {
+                        try await group.next()
+                        running -= 1
+                    }
+                    let userInfo = push.payload.objectValue ?? [:]
+                    group.addTask {
+                        let result = await plugin.handle(plugin.decode(userInfo: userInfo))
+                        printJSON(HandleOutput(result))
+                    }
+                    running += 1
+                    after = push.seq
+                    handled += 1
+                }
+                after = max(after, feed.next)
             }
-            for push in feed.pushes where push.seq > after {
-                let result = await plugin.handle(plugin.decode(userInfo: push.payload.objectValue ?? [:]))
-                printJSON(HandleOutput(result))
-                after = push.seq
-                handled += 1
-            }
-            after = max(after, feed.next)
+            try await group.waitForAll()
         }
         return 0
     }

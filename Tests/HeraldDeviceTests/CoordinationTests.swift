@@ -81,6 +81,23 @@ struct CoordinationTests {
         #expect(!isYield(await coordinator.extensionWillHandlePush(pingTimeout: .milliseconds(50))))
     }
 
+    @Test("two pushes one process handles at once share the wallet hold; the app gets the wallet once both are done")
+    func sharedHold() async throws {
+        let container = try Fixtures.temporaryDirectory()
+        let coordinator = try POSIXAppExtensionCoordinator(container: container)
+        guard case .proceed(let first) = await coordinator.extensionWillHandlePush(pingTimeout: .milliseconds(50)),
+            case .proceed(let second) = await coordinator.extensionWillHandlePush(pingTimeout: .milliseconds(50))
+        else {
+            Issue.record("a push beside another yielded")
+            return
+        }
+        let app = try FileLock(path: coordinator.lockPath)
+        first.release()
+        #expect(try !app.tryLock())
+        second.release()
+        #expect(try app.tryLock())
+    }
+
     @Test("a channel name without the secret is refused, and a ping without the secret gets no pong")
     func secretChannel() async throws {
         let container = try Fixtures.temporaryDirectory()

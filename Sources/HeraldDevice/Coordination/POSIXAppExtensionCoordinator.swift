@@ -28,6 +28,8 @@ public struct POSIXAppExtensionCoordinator: AppExtensionCoordinator {
     /// The wallet lock file.
     public let lockPath: String
     let clock: DeviceClock
+    /// The wallet lock as this process holds it: pushes handled side by side share one hold.
+    let held = SharedWalletLock()
 
     public static let secretFileName = "herald-coordination.secret"
     public static let lockFileName = "herald-wallet.lock"
@@ -60,10 +62,8 @@ public struct POSIXAppExtensionCoordinator: AppExtensionCoordinator {
             return .yieldToApp(reason: "the app answered ping")
         }
         do {
-            let lock = try FileLock(path: lockPath)
-            guard try lock.tryLock() else { return .yieldToApp(reason: "the app holds the wallet lock") }
-            // The lease keeps the lock file open; releasing unlocks it.
-            return .proceed(ExtensionLease { lock.unlock() })
+            guard let lease = try held.acquire(lockPath) else { return .yieldToApp(reason: "the app holds the wallet lock") }
+            return .proceed(lease)
         } catch {
             // Coordination is a courtesy: a broken container must not cost the user the push.
             return .proceed(.none)
@@ -154,4 +154,37 @@ public enum CoordinationError: Error, Sendable, Hashable {
     /// A channel name must contain the container's secret id.
     case channelWithoutSecret(String)
     case unreadableSecret(String)
+}
+
+/// The wallet lock shared by the pushes one process handles at once: the first takes the file
+/// lock, the others join its hold, and the last to finish lets go. (A second `flock` from the
+/// same process would fail, and a push handled beside another would yield as if to the app.)
+final class SharedWalletLock: @unchecked Sendable {
+    // Guards `holders` and `lock`; held only for a non-blocking `tryLock` or a count.
+    private let mutex = NSLock()
+    private var holders = 0
+    private var lock: FileLock?
+
+    /// A lease on the wallet, or nil when another process (the app) holds the lock.
+    func acquire(_ path: String) throws -> ExtensionLease? {
+        mutex.lock()
+        defer { mutex.unlock() }
+        if holders == 0 {
+            let file = try FileLock(path: path)
+            guard try file.tryLock() else { return nil }
+            lock = file
+        }
+        holders += 1
+        return ExtensionLease { [self] in release() }
+    }
+
+    private func release() {
+        mutex.lock()
+        defer { mutex.unlock() }
+        holders -= 1
+        if holders == 0 {
+            lock?.unlock()
+            lock = nil
+        }
+    }
 }
