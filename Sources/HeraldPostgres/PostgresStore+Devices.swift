@@ -4,17 +4,30 @@ import HeraldWire
 import PostgresNIO
 
 extension PostgresStore: DeviceStore {
+    /// One statement, so one transaction: the device and what came with it, or nothing.
     public func registerDevice(
-        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, now: Date
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, extras: DeviceExtras, now: Date
     ) async throws -> DeviceRegistration {
         let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey, app: app)
         let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
+        let identities = Array(Set(extras.identities))
         try await rows(
             """
-            INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
-            VALUES (\(device.id), \(platform.rawValue), \(token), \(device.alias), \(Secrets.hash(secret)),
-                    \(sealKey?.base64), \(nowValue), \(nowValue), \(app))
+            WITH made AS (
+                INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
+                VALUES (\(device.id), \(platform.rawValue), \(token), \(device.alias), \(Secrets.hash(secret)),
+                        \(sealKey?.base64), \(nowValue), \(nowValue), \(app))
+                RETURNING id
+            ), lsp AS (
+                INSERT INTO lsps5_lsp (device_id, node_id, updated_at)
+                SELECT id, \(extras.lspNodeID)::text, \(nowValue) FROM made WHERE \(extras.lspNodeID)::text IS NOT NULL
+            ), proven AS (
+                INSERT INTO device_identity (identity, device_id, created_at)
+                SELECT identity, made.id, \(nowValue) FROM made, unnest(\(identities)::text[]) AS identity
+            )
+            INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at)
+            SELECT id, \(extras.challengeHash)::bytea, \(nowValue), NULL FROM made WHERE \(extras.challengeHash)::bytea IS NOT NULL
             """
         )
         return registration

@@ -438,7 +438,7 @@ extension SQLiteStore: TokenStore {
 
 extension SQLiteStore: DeviceStore {
     public func registerDevice(
-        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, now: Date
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, extras: DeviceExtras, now: Date
     ) async throws -> DeviceRegistration {
         let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey, app: app)
         let (device, secret) = (registration.device, registration.secret)
@@ -454,6 +454,20 @@ extension SQLiteStore: DeviceStore {
                     nowValue, app,
                 ]
             )
+            if let node = extras.lspNodeID {
+                try db.execute(
+                    sql: "INSERT INTO lsps5_lsp (device_id, node_id, updated_at) VALUES (?, ?, ?)", arguments: [device.id, node, nowValue])
+            }
+            for identity in Set(extras.identities) {
+                try db.execute(
+                    sql: "INSERT INTO device_identity (identity, device_id, created_at) VALUES (?, ?, ?)",
+                    arguments: [identity, device.id, nowValue])
+            }
+            if let hash = extras.challengeHash {
+                try db.execute(
+                    sql: "INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at) VALUES (?, ?, ?, NULL)",
+                    arguments: [device.id, hash, nowValue])
+            }
         }
         return registration
     }

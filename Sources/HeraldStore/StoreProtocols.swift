@@ -49,9 +49,11 @@ public protocol TokenStore: Sendable {
 
 /// Devices registered by apps: the real push token behind an unguessable alias.
 public protocol DeviceStore: Sendable {
-    /// Registers a device of `app`; with a `sealKey`, pushes to it are sealed to that key.
+    /// Registers a device of `app`, with what else it registered, in one transaction: a failure
+    /// leaves no device whose secret nobody received. With a `sealKey`, pushes to it are sealed
+    /// to that key.
     func registerDevice(
-        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, now: Date
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, extras: DeviceExtras, now: Date
     ) async throws -> DeviceRegistration
     /// The device a webhook alias points at.
     func device(alias: String) async throws -> Device?
@@ -68,7 +70,30 @@ public protocol DeviceStore: Sendable {
     func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution
 }
 
+/// What a registration may carry beside the device itself, written with it.
+public struct DeviceExtras: Sendable, Hashable {
+    /// The LSP whose LSPS5 notifications wake the device (66 hex digits).
+    public var lspNodeID: String?
+    /// The identities the device proved (``IdentityStore``).
+    public var identities: [String]
+    /// SHA-256 of the one-time code of its challenge (``DeviceChallengeStore``).
+    public var challengeHash: Data?
+
+    public init(lspNodeID: String? = nil, identities: [String] = [], challengeHash: Data? = nil) {
+        self.lspNodeID = lspNodeID
+        self.identities = identities
+        self.challengeHash = challengeHash
+    }
+}
+
 extension DeviceStore {
+    /// Registers a device of `app` with nothing beside it.
+    public func registerDevice(
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, now: Date
+    ) async throws -> DeviceRegistration {
+        try await registerDevice(platform: platform, token: token, sealKey: sealKey, app: app, extras: DeviceExtras(), now: now)
+    }
+
     /// Registers a device of the default app whose pushes are not sealed.
     public func registerDevice(platform: Platform, token: String, now: Date) async throws -> DeviceRegistration {
         try await registerDevice(platform: platform, token: token, sealKey: nil, app: Device.defaultApp, now: now)

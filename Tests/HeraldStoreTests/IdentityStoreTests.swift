@@ -9,6 +9,26 @@ struct IdentityStoreTests {
     let alice = "ln:02" + String(repeating: "a1", count: 32)
     let pubky = "pk:" + String(repeating: "y", count: 52)
 
+    @Test("a registration's LSP, identities and challenge are written with the device", arguments: Backend.allCases)
+    func extras(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let node = "02" + String(repeating: "c4", count: 32)
+            let made = try await store.registerDevice(
+                platform: .android, token: "fcm-extras", sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(lspNodeID: node, identities: [alice, pubky], challengeHash: Secrets.hash("code")), now: t0)
+            #expect(try await store.lspNodeID(deviceID: made.device.id) == node)
+            #expect(try await store.identities(deviceID: made.device.id) == [alice, pubky])
+            #expect(try await store.isUnconfirmed(deviceID: made.device.id))
+            #expect(try await store.confirmChallenge(deviceID: made.device.id, codeHash: Secrets.hash("code"), now: t0))
+            #expect(try await !store.isUnconfirmed(deviceID: made.device.id))
+            // None of them: a device alone.
+            let bare = try await store.registerDevice(platform: .android, token: "fcm-bare", now: t0)
+            #expect(try await store.lspNodeID(deviceID: bare.device.id) == nil)
+            #expect(try await store.identities(deviceID: bare.device.id).isEmpty)
+            #expect(try await !store.isUnconfirmed(deviceID: bare.device.id))
+        }
+    }
+
     @Test("identities are set, replaced, found by identity with each token's deadness, and go with the device", arguments: Backend.allCases)
     func identities(_ backend: Backend) async throws {
         try await withStore(backend) { store in

@@ -62,16 +62,14 @@ struct DeviceRoutes: Sendable {
         let proven = try IdentityClaims.proven(
             platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
             proofs: body.proofs, ts: body.ts, now: now())
+        let code = settings.registration == .challenge ? Secrets.random(bytes: 16) : nil
+        // One write: the device, its LSP, its identities and its challenge, or none of them.
         let registration = try await devices.registerDevice(
-            platform: platform, token: token, sealKey: sealKey, app: app, now: now()
+            platform: platform, token: token, sealKey: sealKey, app: app,
+            extras: DeviceExtras(lspNodeID: lspNodeID?.hex, identities: proven ?? [], challengeHash: code.map(Secrets.hash)),
+            now: now()
         )
-        if let lspNodeID {
-            try await lsps5.setLSPNodeID(deviceID: registration.device.id, nodeID: lspNodeID.hex, now: now())
-        }
-        if let proven, !proven.isEmpty {
-            try await identities.setIdentities(deviceID: registration.device.id, identities: proven, now: now())
-        }
-        if settings.registration == .challenge { try await challenge(registration.device) }
+        if let code { try await pushChallenge(code, to: registration.device) }
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: registration.device.id,
@@ -152,6 +150,11 @@ struct DeviceRoutes: Sendable {
     func challenge(_ device: Device) async throws {
         let code = Secrets.random(bytes: 16)
         try await challenges.setChallenge(deviceID: device.id, codeHash: Secrets.hash(code), now: now())
+        try await pushChallenge(code, to: device)
+    }
+
+    /// The challenge push: the code, and where to post it back.
+    func pushChallenge(_ code: String, to device: Device) async throws {
         let body = DeviceChallenge(code: code, confirmURL: "\(settings.publicURL)/api/v1/devices/\(device.id)/confirm")
         let data = PushData(notificationType: .deviceChallenge, notificationPayload: try WireJSON.encodeString(body))
         let message = PushMessage(
