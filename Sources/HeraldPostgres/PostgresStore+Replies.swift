@@ -111,15 +111,26 @@ extension PostgresStore: ReplyStore {
         return ReplyAnswer(body: body, cacheMaxAge: maxAge)
     }
 
-    public func cacheReply(key: String, answer: ReplyAnswer, until: Date) async throws {
-        try await rows(
+    /// One statement: the budget judged and the answer kept together (two instances caching for
+    /// one device at once may each see the other's answer missing: the budget is a bound on
+    /// memory, not an exact figure).
+    public func cacheReply(key: String, answer: ReplyAnswer, until: Date, budget: CacheBudget?, now: Date) async throws -> Bool {
+        let prefix = budget?.prefix ?? ""
+        let maxBytes = budget?.maxBytes ?? Int.max
+        let kept = try await rows(
             """
             INSERT INTO reply_cache (key, body, max_age, expires_at)
-            VALUES (\(key), \(answer.body), \(answer.cacheMaxAge ?? 0), \(until.timeIntervalSince1970))
+            SELECT \(key), \(answer.body), \(answer.cacheMaxAge ?? 0), \(until.timeIntervalSince1970)
+            WHERE (
+                SELECT COALESCE(SUM(octet_length(body)), 0) FROM reply_cache
+                WHERE starts_with(key, \(prefix)) AND key <> \(key) AND expires_at > \(now.timeIntervalSince1970)
+            ) + \(answer.body.count) <= \(maxBytes)
             ON CONFLICT (key) DO UPDATE SET body = excluded.body, max_age = excluded.max_age,
                                             expires_at = excluded.expires_at
+            RETURNING 1
             """
         )
+        return !kept.isEmpty
     }
 
     public func removeCachedReplies(prefix: String) async throws {

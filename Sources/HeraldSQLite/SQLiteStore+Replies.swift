@@ -111,8 +111,19 @@ extension SQLiteStore: ReplyStore {
         }
     }
 
-    public func cacheReply(key: String, answer: ReplyAnswer, until: Date) async throws {
+    public func cacheReply(key: String, answer: ReplyAnswer, until: Date, budget: CacheBudget?, now: Date) async throws -> Bool {
         try await database.write { db in
+            if let budget {
+                // What the owner keeps fresh now, the answer this one would replace left out.
+                let held = try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT COALESCE(SUM(length(body)), 0) FROM reply_cache
+                        WHERE substr(key, 1, ?) = ? AND key <> ? AND expires_at > ?
+                        """,
+                    arguments: [budget.prefix.utf8.count, budget.prefix, key, now.timeIntervalSince1970]) ?? 0
+                guard held + answer.body.count <= budget.maxBytes else { return false }
+            }
             try db.execute(
                 sql: """
                     INSERT INTO reply_cache (key, body, max_age, expires_at) VALUES (?, ?, ?, ?)
@@ -121,6 +132,7 @@ extension SQLiteStore: ReplyStore {
                     """,
                 arguments: [key, answer.body, answer.cacheMaxAge ?? 0, until.timeIntervalSince1970]
             )
+            return true
         }
     }
 

@@ -19,10 +19,30 @@ public protocol ReplyStore: Sendable {
 
     /// A cached device answer still fresh at `now`.
     func cachedReply(key: String, now: Date) async throws -> ReplyAnswer?
-    func cacheReply(key: String, answer: ReplyAnswer, until: Date) async throws
+    /// Keeps `answer` under `key` until `until`, unless the fresh answers under `budget`'s prefix
+    /// (one device's) would then hold more than its bytes; false when it was not kept.
+    @discardableResult
+    func cacheReply(key: String, answer: ReplyAnswer, until: Date, budget: CacheBudget?, now: Date) async throws -> Bool
     /// Removes cached answers whose key starts with `prefix` (a renamed or released address).
     func removeCachedReplies(prefix: String) async throws
     func purgeCachedReplies(now: Date) async throws -> Int
+}
+
+/// How much one owner (a device: every key starting with `prefix`) may keep cached.
+public struct CacheBudget: Sendable, Hashable {
+    public var prefix: String
+    public var maxBytes: Int
+    public init(prefix: String, maxBytes: Int) {
+        self.prefix = prefix
+        self.maxBytes = maxBytes
+    }
+}
+
+extension ReplyStore {
+    /// Keeps `answer` with no budget.
+    public func cacheReply(key: String, answer: ReplyAnswer, until: Date) async throws {
+        try await cacheReply(key: key, answer: answer, until: until, budget: nil, now: Date(timeIntervalSince1970: 0))
+    }
 }
 
 /// A device's answer as it came: the JSON bytes and its `Cache-Control: max-age`, if any.

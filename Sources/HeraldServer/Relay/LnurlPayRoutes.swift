@@ -60,7 +60,7 @@ struct LnurlPayRoutes: Sendable {
             ),
             username: address.username, deviceID: address.device.id, now: now()
         )
-        try await store(answer, key: key)
+        try await store(answer, key: key, deviceID: address.device.id)
         return advertisingZaps(answer).response()
     }
 
@@ -155,7 +155,7 @@ struct LnurlPayRoutes: Sendable {
                 context.logger.warning("zap receipt not published from the verify answer", metadata: ["error": "\(error)"])
             }
         }
-        try await store(answer, key: key)
+        try await store(answer, key: key, deviceID: address.device.id)
         return answer.response()
     }
 
@@ -213,10 +213,15 @@ struct LnurlPayRoutes: Sendable {
     /// Keeps an answer the device marked cacheable (`Cache-Control: max-age`), for at most a day
     /// (a pay request) or a week (a verify answer), and only when it is the size LNURL answers
     /// are: the device is not trusted to make the server keep anything for long.
-    func store(_ answer: ReplyAnswer, key: String) async throws {
+    func store(_ answer: ReplyAnswer, key: String, deviceID: String) async throws {
         guard let lifetime = Self.cacheLifetime(answer, key: key) else { return }
-        try await cache.cacheReply(key: key, answer: answer, until: now().addingTimeInterval(lifetime))
+        try await cache.cacheReply(
+            key: key, answer: answer, until: now().addingTimeInterval(lifetime),
+            budget: CacheBudget(prefix: Self.cachePrefix(deviceID: deviceID), maxBytes: Self.maxCachedBytesPerDevice), now: now())
     }
+
+    /// What one device may have kept at once: a pay request and a few hundred verify answers.
+    static let maxCachedBytesPerDevice = 256 * 1024
 
     /// LNURL answers are a few hundred bytes; a larger one is passed on but not kept.
     static let maxCachedBytes = 4096
