@@ -133,7 +133,8 @@ struct WebPushDeliveryTests {
                 let data = try #require(try JSONSerialization.jsonObject(with: plaintext) as? [String: String])
                 #expect(data["type"] == "incomingHtlc")
                 #expect(data["payment_hash"] == WakeTests.hash)
-                try await Task.sleep(for: .milliseconds(300))
+                // Its one job is delivered, and a delivered job is never sent again.
+                #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0) })
                 #expect(await webPush.messages.count == 1)
             }
         }
