@@ -87,8 +87,8 @@ extension PostgresStore: DeviceStore {
         )
     }
 
-    public func deleteDevice(id: String) async throws {
-        let now = Date().timeIntervalSince1970
+    public func deleteDevice(id: String, now date: Date) async throws {
+        let now = date.timeIntervalSince1970
         try await rows(
             """
             WITH gone AS (DELETE FROM device WHERE id = \(id) RETURNING alias)

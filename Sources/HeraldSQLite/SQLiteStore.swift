@@ -563,11 +563,11 @@ extension SQLiteStore: DeviceStore {
         return WebhookTokenResolution(device: device, isDead: dead)
     }
 
-    public func deleteDevice(id: String) async throws {
+    public func deleteDevice(id: String, now: Date) async throws {
         try await database.write { db in
             try db.execute(
                 sql: "INSERT OR IGNORE INTO deleted_alias (alias, deleted_at) SELECT alias, ? FROM device WHERE id = ?",
-                arguments: [Date().timeIntervalSince1970, id])
+                arguments: [now.timeIntervalSince1970, id])
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
         }
     }

@@ -64,10 +64,15 @@ public protocol DeviceStore: Sendable {
     func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws
     /// Deletes the device and remembers its alias as deleted: its webhook URL answers `410` from
     /// then on, and is never taken for a raw push token.
-    func deleteDevice(id: String) async throws
+    func deleteDevice(id: String, now: Date) async throws
     /// A webhook's `token` parameter in one read: the device it is the alias of, if any, and
     /// whether the push token it leads to (the device's, or the raw token on `rawPlatform`) is dead.
     func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution
+}
+
+extension DeviceStore {
+    /// Deletes the device now (tools and tests; routes pass their clock's time).
+    public func deleteDevice(id: String) async throws { try await deleteDevice(id: id, now: Date()) }
 }
 
 /// What a registration may carry beside the device itself, written with it.

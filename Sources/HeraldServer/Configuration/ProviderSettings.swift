@@ -3,19 +3,11 @@ import HeraldPush
 import HeraldWire
 import Logging
 
-/// Push credentials, read from `HERALD_*` environment variables only: secrets come from files
-/// named in the environment, never from flags (flags show up in `ps`).
-///
-/// | variable | meaning |
-/// |---|---|
-/// | `HERALD_APNS_KEY_FILE` | path of the `.p8` token-signing key |
-/// | `HERALD_APNS_KEY_ID`, `HERALD_APNS_TEAM_ID`, `HERALD_APNS_TOPIC` | key id, team id, app bundle id |
-/// | `HERALD_APNS_ENVIRONMENT` | `production` (default) or `sandbox` |
-/// | `HERALD_APNS_URL` | overrides the APNs base URL (proxies, tests) |
-/// | `HERALD_FCM_SERVICE_ACCOUNT_FILE` | Google service-account JSON; its `token_uri` is the OAuth endpoint |
-/// | `HERALD_FCM_URL` | overrides `https://fcm.googleapis.com` |
-/// | `HERALD_TLS_CA_FILE` | PEM of extra trust roots for outgoing TLS |
-/// | `HERALD_APNS_CONNECTIONS` | HTTP/2 connections per push origin (default 1) |
+/// Push credentials and the egress: each app's APNs key, FCM service account and VAPID key, the
+/// trust roots and the HTTPS proxy. Read like every setting (a flag where there is one, a
+/// `HERALD_*` variable, the configuration file; ``HeraldConfiguration/settings`` lists them),
+/// except that secrets come only from files named in the variables or the file, never from
+/// flags (flags show up in `ps`).
 public struct ProviderSettings: Sendable {
     /// One app's credentials: an APNs key and topic, an FCM service account, a VAPID key for Web
     /// Push, or any of them together.

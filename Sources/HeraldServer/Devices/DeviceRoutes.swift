@@ -207,7 +207,7 @@ struct DeviceRoutes: Sendable {
 
     func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let device = try await authenticate(request, context: context)
-        try await devices.deleteDevice(id: device.id)
+        try await devices.deleteDevice(id: device.id, now: now())
         return Response(status: .noContent)
     }
 

@@ -89,7 +89,7 @@ public final class OutboxIntake: Service, Sendable {
     public init(
         store: some OutboxStore,
         dispatcher: OutboxDispatcher,
-        lease: Duration = .seconds(300),
+        lease: Duration = DispatcherConfiguration().lease,
         configuration: IntakeConfiguration = .init(),
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger
