@@ -23,7 +23,7 @@ struct Herald: AsyncParsableCommand {
 enum BareBooleanFlags {
     static let names: Set<String> = [
         "--accept-raw-tokens", "--webpush-allow-insecure-endpoints", "--webpush-allow-private-endpoints",
-        "--nostr-allow-private-relays",
+        "--nostr-allow-private-relays", "--local-provider",
     ]
     static let values: Set<String> = ["true", "false", "1", "0", "yes", "no", "on", "off"]
 

@@ -84,6 +84,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Take plain http:// Web Push endpoints, for local development [HERALD_WEBPUSH_ALLOW_INSECURE_ENDPOINTS, default false].")
     var webpushAllowInsecureEndpoints: Bool?
 
+    @Option(help: "With Web Push but no APNs or FCM credentials, serve iOS and Android with the local development provider [HERALD_LOCAL_PROVIDER, default true].")
+    var localProvider: Bool?
+
     @Option(help: "Take Web Push endpoints on loopback, private, link-local or multicast addresses [HERALD_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS, default false].")
     var webpushAllowPrivateEndpoints: Bool?
 
@@ -108,6 +111,7 @@ struct Serve: AsyncParsableCommand {
             ("target_push_burst", targetPushBurst.map(String.init)), ("max_held_replies", maxHeldReplies.map(String.init)),
             ("max_jobs_in_memory", maxJobsInMemory.map(String.init)), ("log_level", logLevel),
             ("lease_seconds", leaseSeconds.map(String.init)),
+            ("local_provider", localProvider.map(String.init)),
             ("webpush.allow_insecure_endpoints", webpushAllowInsecureEndpoints.map(String.init)),
             ("webpush.allow_private_endpoints", webpushAllowPrivateEndpoints.map(String.init)),
             ("webpush.concurrency_per_origin", webpushConcurrencyPerOrigin.map(String.init)),

@@ -197,6 +197,18 @@ struct HeraldConfigurationTests {
         #expect(router.provider(for: .ios) is LocalDevelopmentProvider)
         #expect(router.provider(for: .webpush) is WebPushProvider)
         await client.shutdown()
+        // A Web-Push-only deployment turns the local provider off; with nothing else, that is an error.
+        let webOnly = try await HeraldConfiguration.load(
+            flags: ["local_provider": "false"],
+            environment: ["HERALD_WEBPUSH_VAPID_KEY_FILE": key.path, "HERALD_WEBPUSH_CONTACT": "mailto:ops@example.com"], file: nil)
+        #expect(!webOnly.server.settings.localProvider)
+        #expect(webOnly.summary.contains { $0.1.hasPrefix("ios: none; android: none; webpush: Web Push") }, "\(webOnly.summary)")
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: ["HERALD_LOCAL_PROVIDER": "false"], file: nil)
+            Issue.record("no provider at all was accepted")
+        } catch {
+            #expect("\(error)".contains("nothing could be delivered"), "\(error)")
+        }
         // What was set, and where.
         #expect(configured.given.contains(.init(key: "webpush.contact", value: "mailto:ops@example.com", source: "HERALD_WEBPUSH_CONTACT")))
         #expect(configured.given.contains(.init(key: "webpush.allow_private_endpoints", value: "true", source: "--webpush-allow-private-endpoints")))

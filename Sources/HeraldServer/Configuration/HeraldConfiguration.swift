@@ -115,6 +115,7 @@ public struct HeraldConfiguration: Sendable {
                 "Google service-account JSON; its `token_uri` is the OAuth endpoint. Set nowhere, `GOOGLE_APPLICATION_CREDENTIALS` is read"
             ),
             .init("fcm.url", flag: false, default: "https://fcm.googleapis.com", "Overrides the FCM base URL"),
+            .init("local_provider", default: "true", "With Web Push but no APNs or FCM credentials, serve iOS and Android with the local development provider; false turns them off"),
             .init("webpush.vapid_key_file", flag: false, default: "", "PEM of the P-256 VAPID key Web Push is signed with (`herald webpush keygen`)"),
             .init("webpush.contact", flag: false, default: "", "`mailto:` or `https:` contact push services see in the VAPID token"),
             .init("webpush.allow_insecure_endpoints", default: "false", "Take plain `http://` Web Push endpoints (local development only)"),

@@ -58,11 +58,16 @@ public struct ProviderSettings: Sendable {
     /// True when no app has credentials: the local development provider is used.
     public var isLocal: Bool { apps.values.allSatisfy { !$0.hasCredentials } }
 
+    /// `local_provider`: false keeps the local development provider off platforms without
+    /// credentials (a Web-Push-only deployment that must refuse iOS and Android devices).
+    public var localProviderAllowed = true
+
     /// True when Web Push has credentials and neither APNs nor FCM has: a development setup
     /// that added Web Push. iOS and Android stay on the local development provider then,
-    /// rather than turning off (a deployment with APNs or FCM anywhere has no local platform).
+    /// rather than turning off (a deployment with APNs or FCM anywhere has no local platform),
+    /// unless `local_provider` is false.
     public var isLocalMobile: Bool {
-        !isLocal && apps.values.allSatisfy { $0.apns == nil && $0.fcm == nil }
+        localProviderAllowed && !isLocal && apps.values.allSatisfy { $0.apns == nil && $0.fcm == nil }
     }
 
     /// Whether any platform is served by the local development provider.
@@ -105,6 +110,7 @@ public struct ProviderSettings: Sendable {
             }
             return parsed
         }
+        if value("local_provider") != nil { localProviderAllowed = try flag("local_provider") }
         webPushPolicy.allowInsecureEndpoints = try flag("webpush.allow_insecure_endpoints")
         webPushPolicy.allowPrivateEndpoints = try flag("webpush.allow_private_endpoints")
         if let text = value("webpush.concurrency_per_origin") {
@@ -124,6 +130,9 @@ public struct ProviderSettings: Sendable {
         }
         let app = try App(reading: value, naming: { source(variable($0)) })
         if app.hasCredentials { apps[PushTarget.defaultApp] = app }
+        if !localProviderAllowed, isLocal {
+            throw Missing(description: "\(source(variable("local_provider"))) is false, but no push credentials are configured: nothing could be delivered")
+        }
     }
 }
 
