@@ -705,7 +705,8 @@ def paths() -> dict:
             **errors({400: ["invalid_json", "invalid_device", "invalid_kind", "invalid_payment_hash", "expired",
                             "invalid_idempotency_key", "platform_not_configured"],
                       401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_device"],
-                      410: ["token_unregistered"], 413: ["body_too_large"], 422: ["invalid_body", *PUSH_422],
+                      410: ["token_unregistered"], 413: ["body_too_large"],
+                      422: ["invalid_body", "idempotency_key_reused", *PUSH_422],
                       429: ["target_rate_limited"], 503: INTAKE}, body=True),
         })}
 
@@ -821,7 +822,8 @@ def paths() -> dict:
         "userEvent", "Push an event to every live session of the user", tags=backend, security=api_key("events"),
         parameters=[USER_ID, IDEMPOTENCY], body=request_body(ref("BackendEvent")),
         responses={"200": json_body(ref("EventResult"), "One job per targeted session.", REPLAYED),
-                   **errors({**event_errors, 400: [*event_errors[400], "invalid_idempotency_key"]}, body=True)})}
+                   **errors({**event_errors, 400: [*event_errors[400], "invalid_idempotency_key"],
+                             422: [*event_errors[422], "idempotency_key_reused"]}, body=True)})}
     p["/api/v1/users/{user_id}/welcome"] = {"post": op(
         "userWelcome", "Send the onboarding push, once per user", tags=backend, security=api_key("events"),
         parameters=[USER_ID], body=request_body(ref("Welcome"), required=False),

@@ -54,6 +54,12 @@ public struct EnqueueResult: Sendable, Hashable {
         self.keyReused = keyReused
     }
 
+    /// The fingerprint of an `Encodable` request: SHA-256 of its wire JSON (sorted keys, so the
+    /// same value is the same bytes).
+    public static func fingerprint(of data: Data) -> String {
+        Secrets.hash(String(decoding: data, as: UTF8.self)).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Whether an earlier job's fingerprint says it came from another body than `fingerprint`.
     /// Jobs from before fingerprints were kept, and keys sent without one, never conflict.
     public static func reused(earlier: String?, now fingerprint: String?) -> Bool {

@@ -256,6 +256,34 @@ struct WakeTests {
         }
     }
 
+    @Test("an Idempotency-Key sent again with another wake or another backend event is 422, never the earlier job")
+    func reusedKeys() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake, .sessions, .events])
+        let device = try await register(nds, token: String(repeating: "b9", count: 32))
+        try await nds.withMockPush { _, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let idempotent: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k-planted"]
+                let planted = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id), headers: idempotent)
+                #expect(planted.status == .accepted)
+                let other = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, hash: String(repeating: "ef", count: 32)),
+                    headers: idempotent)
+                #expect(other.status == .unprocessableContent, "\(other.text)")
+                #expect(other.json["error"] as? String == "idempotency_key_reused")
+
+                try await BackendSessionTests.threeSessions(client, key: key)
+                let first = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.none, headers: idempotent)
+                #expect(first.status == .ok || first.status == .accepted, "\(first.text)")
+                let changed = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.depositReceived, headers: idempotent)
+                #expect(changed.status == .unprocessableContent, "\(changed.text)")
+                #expect(changed.json["error"] as? String == "idempotency_key_reused")
+                let retried = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.none, headers: idempotent)
+                #expect(retried.json["job_ids"] as? [String] == first.json["job_ids"] as? [String])
+            }
+        }
+    }
+
     @Test("a repeat within the window is not pushed; the same Idempotency-Key gets the same jobs back")
     func repeatsAndIdempotency() async throws {
         let nds = try TestNDS()

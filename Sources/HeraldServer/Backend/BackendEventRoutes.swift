@@ -41,8 +41,10 @@ struct BackendEventRoutes: Sendable {
             message,
             userID: userID,
             idempotencyPrefix: idempotencyPrefix,
+            idempotencyFingerprint: try idempotencyPrefix.map { _ in EnqueueResult.fingerprint(of: try WireJSON.encode(event)) },
             type: "backend_event"
         )
+        if result.keyReused { throw APIError.idempotencyKeyReused }
         var response = try JSONResponse.make(
             EventResult(targeted: result.jobIDs.count, jobIDs: result.jobIDs, skippedDead: result.droppedDead)
         )

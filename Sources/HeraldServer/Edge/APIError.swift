@@ -53,6 +53,11 @@ extension APIError {
     static let invalidIdempotencyKey = APIError.badRequest(
         "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes"
     )
+    /// The same `Idempotency-Key` with another body: never answered with the earlier job, so
+    /// whoever plants a key cannot hand the real caller their job.
+    static let idempotencyKeyReused = APIError(
+        .unprocessableContent, "idempotency_key_reused",
+        "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
     static let shuttingDown = APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
     /// The database failed (I/O, full disk, a lock held too long): nothing was done, and a retry
     /// in a moment can succeed, so 503 with `Retry-After` rather than a 500.

@@ -2760,7 +2760,7 @@ enum OpenAPIDocument {
             }
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`, `payload_too_large`, `invalid_message`",
+            "description": "Unprocessable Content: `invalid_body`, `idempotency_key_reused`, `payload_too_large`, `invalid_message`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2774,6 +2774,7 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "invalid_body",
+                            "idempotency_key_reused",
                             "payload_too_large",
                             "invalid_message"
                           ]
@@ -5526,7 +5527,7 @@ enum OpenAPIDocument {
             }
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`, `invalid_data`, `payload_too_large`, `invalid_message`",
+            "description": "Unprocessable Content: `invalid_body`, `invalid_data`, `payload_too_large`, `invalid_message`, `idempotency_key_reused`",
             "content": {
               "application/json": {
                 "schema": {
@@ -5542,7 +5543,8 @@ enum OpenAPIDocument {
                             "invalid_body",
                             "invalid_data",
                             "payload_too_large",
-                            "invalid_message"
+                            "invalid_message",
+                            "idempotency_key_reused"
                           ]
                         }
                       }

@@ -38,7 +38,9 @@ struct WakeRoutes: Sendable {
         }
         if resolution.isDead { throw APIError.tokenUnregistered }
         let idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "wake:\(device.id)")
-        return try await wakes.wake(body, device: device, idempotencyKey: idempotencyKey).response(pushedStatus: .accepted)
+        let fingerprint = try idempotencyKey.map { _ in EnqueueResult.fingerprint(of: try WireJSON.encode(body)) }
+        return try await wakes.wake(body, device: device, idempotencyKey: idempotencyKey, idempotencyFingerprint: fingerprint)
+            .response(pushedStatus: .accepted)
     }
 
     /// 1 to ``maxKindBytes`` letters, digits, `_`, `-` or `.`: safe in a collapse id and a log line.

@@ -27,8 +27,10 @@ struct WakeService: Sendable {
     }
 
     /// - Parameter extraData: Data keys every push of the wake carries besides the wake's own.
+    ///   - idempotencyFingerprint: What the key came with: another body under it is refused.
     func wake(
-        _ body: WakeRequest, device: Device, idempotencyKey: String?, extraData: [String: String] = [:]
+        _ body: WakeRequest, device: Device, idempotencyKey: String?, idempotencyFingerprint: String? = nil,
+        extraData: [String: String] = [:]
     ) async throws -> Outcome {
         metrics.wakeRequested(kind: body.kind)
         let event = PresenceWakeEvent(kind: body.kind, paymentHash: body.paymentHash, amountMsat: body.amountMsat)
@@ -47,15 +49,17 @@ struct WakeService: Sendable {
         }
         do {
             let (push, message) = try self.message(for: body, platform: device.platform, extraData: extraData, now: moment)
-            let recipient = PushDelivery.Recipient(
+            var recipient = PushDelivery.Recipient(
                 target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
                 idempotencyKey: idempotencyKey.map { "\($0):\(push)" }
             )
+            recipient.idempotencyFingerprint = idempotencyFingerprint
             // A wake counts against its phone's allowance like any push; an idempotent retry is free.
             let result = try await delivery.submit(
                 message, type: "wake:" + body.kind.rawValue, sealedType: body.kind.rawValue, to: [recipient], metric: nil,
                 chargesAllowance: claim != .replay
             )[0]
+            if result.keyReused { throw APIError.idempotencyKeyReused }
             if !result.duplicate {
                 for _ in message.prelude ?? [] { metrics.wakePushed("silent") }
                 metrics.wakePushed(push)

@@ -49,13 +49,9 @@ struct WebhookRoutes: Sendable {
         recipient.idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
         if recipient.idempotencyKey != nil { recipient.idempotencyFingerprint = Self.fingerprint(body, appData: appData) }
         let result = try await delivery.submit(webhook, to: recipient, appData: appData)
-        if result.keyReused {
-            // Whoever knows a token could otherwise plant a job under the key the real service
-            // will use, and the real call would be answered with it.
-            throw APIError(
-                .unprocessableContent, "idempotency_key_reused",
-                "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
-        }
+        // Whoever knows a token could otherwise plant a job under the key the real service will
+        // use, and the real call would be answered with it.
+        if result.keyReused { throw APIError.idempotencyKeyReused }
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(
             status: .ok,
