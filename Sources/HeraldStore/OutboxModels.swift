@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldWire
 
@@ -54,10 +55,10 @@ public struct EnqueueResult: Sendable, Hashable {
         self.keyReused = keyReused
     }
 
-    /// The fingerprint of an `Encodable` request: SHA-256 of its wire JSON (sorted keys, so the
-    /// same value is the same bytes).
-    public static func fingerprint(of data: Data) -> String {
-        Secrets.hash(String(decoding: data, as: UTF8.self)).map { String(format: "%02x", $0) }.joined()
+    /// The fingerprint of what came with an idempotency key: SHA-256 of its bytes, in hex (for
+    /// an `Encodable` request, its wire JSON: sorted keys, so the same value is the same bytes).
+    public static func fingerprint(of bytes: some Sequence<UInt8>) -> String {
+        Array(SHA256.hash(data: Array(bytes))).lowercaseHex
     }
 
     /// Whether an earlier job's fingerprint says it came from another body than `fingerprint`.

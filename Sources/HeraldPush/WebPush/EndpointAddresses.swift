@@ -81,17 +81,12 @@ public enum EndpointAddresses {
     /// that does not resolve is refused too: nothing could be delivered to it. The reason starts
     /// with the host, for the caller to say what the host is.
     public static func refusal(host: String, port: Int, threadPool: NIOThreadPool = .singleton) async -> String? {
-        let addresses: [SocketAddress]
         do {
-            addresses = try await resolve(host: host, port: port, threadPool: threadPool)
+            _ = try await checkedAddress(host: host, port: port, threadPool: threadPool)
+            return nil
         } catch {
-            return "\(host) does not resolve"
+            return error.description
         }
-        if addresses.isEmpty { return "\(host) does not resolve" }
-        if let inside = addresses.first(where: { !isPublic($0) }) {
-            return "\(host) resolves to \(inside.ipAddress ?? "a non-public address"), which is not a public address"
-        }
-        return nil
     }
 
     /// The address to connect to for `host`, resolved once and checked: connecting to it, not

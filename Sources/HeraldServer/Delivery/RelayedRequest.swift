@@ -49,7 +49,7 @@ extension PushDelivery {
     func ask(_ webhook: WebhookRequest, to recipient: Recipient, appData: String?, rawTokenClient: String? = nil) async throws -> Asked {
         // A target no provider can reach would only hold a slot until the timeout.
         guard providers.provider(for: recipient.target.platform, app: recipient.target.app) != nil else {
-            throw APIError.badRequest("platform_not_configured", "no push provider is configured for \(recipient.target.platform.rawValue)")
+            throw APIError.platformNotConfigured(recipient.target.platform, app: recipient.target.app)
         }
         if let client = rawTokenClient {
             do {

@@ -43,7 +43,8 @@ struct DeviceRoutes: Sendable {
     }
 
     func create(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        if settings.registration == .key { try await Self.requireDevicesKey(request, keys: keys) }
+        // `registration: key`: only the app's backend, with a key of scope `devices`, registers.
+        if settings.registration == .key { try await APIKeyAuthenticator.check(request.headers, keys: keys, scope: .devices) }
         if let wait = limiter.acquire(context.clientAddress) {
             throw APIError(
                 .tooManyRequests, "rate_limited", "too many registrations from this address",
@@ -180,19 +181,6 @@ struct DeviceRoutes: Sendable {
         return try JSONResponse.make(["confirmed": true])
     }
 
-    /// `registration: key`: the caller shows an API key of scope `devices` (or `admin`).
-    static func requireDevicesKey(_ request: Request, keys: any APIKeyStore) async throws {
-        guard let secret = Edge.bearerCredential(request.headers) else {
-            throw APIError.unauthorized("registration needs an API key of scope 'devices' here (registration: key)")
-        }
-        guard let key = try await keys.apiKey(secret: secret), !key.isRevoked else {
-            throw APIError.unauthorized("unknown or revoked API key")
-        }
-        guard key.allows(.devices) else {
-            throw APIError(.forbidden, "forbidden", "the API key '\(key.name)' lacks the 'devices' scope")
-        }
-    }
-
     /// The app's VAPID public key, which its subscriptions must be made with.
     func vapidPublicKey(_ request: Request) throws -> Response {
         let app = try Edge.checkApp(request.uri.queryParameters.get("app"), providers: providers)
@@ -259,9 +247,7 @@ struct DeviceRoutes: Sendable {
     /// front, as the webhook would refuse every call to it.
     func requireProvider(_ platform: Platform, app: String) throws {
         guard providers.provider(for: platform, app: app) == nil else { return }
-        throw APIError.badRequest(
-            "platform_not_configured",
-            "no push provider is configured for \(platform.rawValue)" + (app == PushTarget.defaultApp ? "" : " in app '\(app)'"))
+        throw APIError.platformNotConfigured(platform, app: app)
     }
 
     /// An LSP node id as bLIP-55 names one: a compressed secp256k1 public key, 33 bytes in hex.

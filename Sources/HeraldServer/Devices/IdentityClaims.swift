@@ -29,7 +29,8 @@ enum IdentityClaims {
         }
         var parsed: [ProvenIdentity] = []
         for text in identities {
-            guard let identity = ProvenIdentity(text), identity.description == text else {
+            // ProvenIdentity takes only the canonical spelling, the one stored and signed.
+            guard let identity = ProvenIdentity(text) else {
                 throw APIError.badRequest(
                     "invalid_identity",
                     "'\(text.prefix(80))' is not an identity: ln: and 66 lower-case hex digits of a compressed secp256k1 key, or pk: and 52 z-base-32 characters of an Ed25519 key")

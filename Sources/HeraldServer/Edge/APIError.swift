@@ -58,6 +58,12 @@ extension APIError {
     static let idempotencyKeyReused = APIError(
         .unprocessableContent, "idempotency_key_reused",
         "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
+    /// No provider serves the platform (for the app): nothing sent to it could arrive.
+    static func platformNotConfigured(_ platform: Platform, app: String) -> APIError {
+        .badRequest(
+            "platform_not_configured",
+            "no push provider is configured for \(platform.rawValue)" + (app == PushTarget.defaultApp ? "" : " in app '\(app)'"))
+    }
     static let shuttingDown = APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
     /// The database failed (I/O, full disk, a lock held too long): nothing was done, and a retry
     /// in a moment can succeed, so 503 with `Retry-After` rather than a 500.

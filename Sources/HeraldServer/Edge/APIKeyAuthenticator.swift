@@ -15,7 +15,14 @@ struct APIKeyAuthenticator: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        guard let secret = Edge.bearerCredential(request.headers) else {
+        try await Self.check(request.headers, keys: keys, scope: scope)
+        return try await next(request, context)
+    }
+
+    /// The check itself, for a route that needs a key only in some configurations
+    /// (`registration: key`): `401` without a live key, `403` without the scope.
+    static func check(_ headers: HTTPFields, keys: any APIKeyStore, scope: APIScope) async throws {
+        guard let secret = Edge.bearerCredential(headers) else {
             throw APIError.unauthorized("send an API key as 'Authorization: Bearer <key>' (create one with `herald keys create`)")
         }
         guard let key = try await keys.apiKey(secret: secret), !key.isRevoked else {
@@ -28,6 +35,5 @@ struct APIKeyAuthenticator: RouterMiddleware {
                 headers: [.wwwAuthenticate: "Bearer error=\"insufficient_scope\", scope=\"\(scope.rawValue)\""]
             )
         }
-        return try await next(request, context)
     }
 }

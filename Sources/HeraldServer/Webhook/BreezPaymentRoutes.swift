@@ -74,8 +74,8 @@ struct BreezPaymentRoutes: Sendable {
     /// Compared in constant time over the decoded bytes; hex of either case is taken.
     static func signatureMatches(_ header: String?, body: [UInt8], secret: [UInt8]) -> Bool {
         guard let header, header.utf8.count == 64, let given = [UInt8](hex: header) else { return false }
-        let expected = Array(HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: secret)))
-        return zip(given, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        let expected = Data(HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: secret)))
+        return Secrets.constantTimeEqual(Data(given), expected)
     }
 
     /// breez/notify's `payment_received` with what the Spark server knew, and a visible alert for

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import HeraldPush
@@ -123,10 +122,7 @@ struct WebhookRoutes: Sendable {
 
     /// What an idempotency key is bound to: the body as sent and `app_data`.
     static func fingerprint(_ body: ByteBuffer, appData: String?) -> String {
-        var hasher = SHA256()
-        body.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-        hasher.update(data: [0] + Array((appData ?? "").utf8))
-        return Array(hasher.finalize()).lowercaseHex
+        EnqueueResult.fingerprint(of: Array(buffer: body) + [0] + Array((appData ?? "").utf8))
     }
 
     /// Parsed by ``WebhookRequest``'s own reader, not `JSONDecoder`: `data` passes through as sent.
