@@ -78,6 +78,16 @@ extension PostgresStore: OutboxStore {
         }
     }
 
+    public func jobs(idempotencyKeys keys: [String]) async throws -> [String: EarlierJob] {
+        guard !keys.isEmpty else { return [:] }
+        var found: [String: EarlierJob] = [:]
+        for row in try await rows("SELECT idempotency_key, id, idempotency_fingerprint FROM job WHERE idempotency_key = ANY(\(keys))") {
+            let (key, id, fingerprint) = try row.decode((String, String, String?).self)
+            found[key] = EarlierJob(id: id, fingerprint: fingerprint)
+        }
+        return found
+    }
+
     public func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxJob] {
         let nowValue = now.timeIntervalSince1970
         // SKIP LOCKED: processes claiming at once take different jobs instead of queueing on

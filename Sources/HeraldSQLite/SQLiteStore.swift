@@ -177,6 +177,20 @@ extension SQLiteStore: OutboxStore {
         }
     }
 
+    public func jobs(idempotencyKeys keys: [String]) async throws -> [String: EarlierJob] {
+        guard !keys.isEmpty else { return [:] }
+        return try await database.read { db in
+            var found: [String: EarlierJob] = [:]
+            let statement = try db.cachedStatement(sql: "SELECT id, idempotency_fingerprint FROM job WHERE idempotency_key = ?")
+            for key in keys {
+                if let row = try Row.fetchOne(statement, arguments: [key]) {
+                    found[key] = EarlierJob(id: row["id"], fingerprint: row["idempotency_fingerprint"])
+                }
+            }
+            return found
+        }
+    }
+
     public func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxJob] {
         let nowValue = now.timeIntervalSince1970
         return try await database.write { db in

@@ -30,6 +30,19 @@ public protocol OutboxStore: Sendable {
     func pendingCount() async throws -> Int
     /// Deletes finished jobs older than the given moments; returns how many.
     func purgeFinished(deliveredBefore: Date, deadBefore: Date) async throws -> Int
+    /// The jobs already made under these idempotency keys, by key: what a retry finds before it
+    /// spends anything (a device's push allowance) on being sent again.
+    func jobs(idempotencyKeys: [String]) async throws -> [String: EarlierJob]
+}
+
+/// A job already made under an idempotency key.
+public struct EarlierJob: Sendable, Hashable {
+    public var id: String
+    public var fingerprint: String?
+    public init(id: String, fingerprint: String?) {
+        self.id = id
+        self.fingerprint = fingerprint
+    }
 }
 
 extension OutboxStore {

@@ -1,3 +1,6 @@
+import NIOCore
+import HeraldStore
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
@@ -94,6 +97,42 @@ struct BreezPaymentTests {
             let none = try await client.post("/api/v1/breez/payments", json: nobody, headers: [HTTPField.Name("X-Breez-Signature")!: Self.sign(nobody)])
             #expect(none.status == .accepted, "\(none.text)")
             #expect(none.text == #"{"devices":0}"#)
+        }
+    }
+
+    @Test("40 deliveries of one payment at once, each on its own connection, make one job per device and one push each")
+    func concurrentRetries() async throws {
+        let nds = try Self.nds()
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        defer { Task { try? await http.shutdown() } }
+        try await nds.app().test(.live) { client in
+            let port = try #require(client.port)
+            for token in ["fcm-alice-1", "fcm-alice-2"] {
+                #expect(try await client.post("/api/v1/devices", json: Self.registration(token: token, keys: [Self.alice])).status == .created)
+            }
+            let body = Self.body(hash: String(repeating: "5d", count: 32), userPubkey: Self.alice.nodeID.hex)
+            let signature = Self.sign(body)
+            let answers = try await withThrowingTaskGroup(of: (UInt, String).self) { group in
+                for _ in 0..<40 {
+                    group.addTask {
+                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/breez/payments")
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.headers.add(name: "X-Breez-Signature", value: signature)
+                        request.body = .bytes(ByteBuffer(string: body))
+                        let response = try await http.execute(request, timeout: .seconds(20))
+                        return (response.status.code, String(buffer: try await response.body.collect(upTo: 4096)))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.0 == 200 }, "\(answers.filter { $0.0 != 200 })")
+            let jobs = Set(answers.map { ((try? JSONSerialization.jsonObject(with: Data($0.1.utf8))) as? [String: Any])?["jobs"] as? [String] ?? [] })
+            #expect(jobs.count == 1 && jobs.first?.count == 2, "\(jobs)")
+            #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 2, dead: 0) })
+            for token in ["fcm-alice-1", "fcm-alice-2"] {
+                #expect(try await nds.store.localPushes(platform: .android, token: token, after: 0, limit: 10).count == 1)
+            }
         }
     }
 

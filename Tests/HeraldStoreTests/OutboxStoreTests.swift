@@ -52,6 +52,8 @@ struct OutboxStoreTests {
             #expect(results == [
                 EnqueueResult(id: first.id, duplicate: true), EnqueueResult(id: first.id, duplicate: true, keyReused: true),
             ])
+            // What a retry finds before it spends anything.
+            #expect(try await store.jobs(idempotencyKeys: ["k-print", "k-none"]) == ["k-print": EarlierJob(id: first.id, fingerprint: "aa")])
             #expect(try await store.counts().pending == 1)
         }
     }

@@ -52,6 +52,10 @@ struct PushDelivery: Sendable {
         chargesAllowance: Bool = true
     ) async throws -> [EnqueueResult] {
         guard !recipients.isEmpty else { return [] }
+        // A retry of what was committed already is answered from the store: it takes no push
+        // allowance (Breez, an LSP or a backend retrying must not run a phone's share down) and
+        // commits nothing.
+        if chargesAllowance, let replayed = try await earlierJobs(for: recipients) { return replayed }
         let expiresAt = message.expiresAt ?? now().addingTimeInterval(settings.jobTTL.timeInterval)
         // Rendered once for every recipient without a seal key.
         var clearPayload: Data?
@@ -90,6 +94,25 @@ struct PushDelivery: Sendable {
             if recipient.sealKey != nil { metrics.sealed(count: pushesPerJob) }
         }
         return results
+    }
+
+    /// The earlier jobs when every recipient's idempotency key made one already; nil otherwise.
+    private func earlierJobs(for recipients: [Recipient]) async throws -> [EnqueueResult]? {
+        let keys = recipients.compactMap(\.idempotencyKey)
+        guard keys.count == recipients.count else { return nil }
+        let earlier: [String: EarlierJob]
+        do {
+            earlier = try await intake.store.jobs(idempotencyKeys: keys)
+        } catch {
+            throw APIError(intakeFailure: error)
+        }
+        guard earlier.count == Set(keys).count else { return nil }
+        return recipients.map { recipient in
+            let job = earlier[recipient.idempotencyKey ?? ""]
+            return EnqueueResult(
+                id: job?.id ?? "", duplicate: true,
+                keyReused: EnqueueResult.reused(earlier: job?.fingerprint, now: recipient.idempotencyFingerprint))
+        }
     }
 
     /// `message` as it is stored for one recipient: sealed when `sealKey` is set, its prelude
