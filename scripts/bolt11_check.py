@@ -23,6 +23,14 @@ device_secret in its folder), claims `alice` with that id and secret, and then p
 script builds the same LUD-16 URL (`http://127.0.0.1:PORT/.well-known/lnurlp/alice`) and hands
 `lnurl` its LNURL bech32, which it accepts over http for 127.0.0.1.
 
+Then the other foreign clients of Herald's newer routes:
+
+- LUD-12: `lnurl` sends a comment as httpx writes a query (`thanks+a+lot+%2B1`); the wallet must
+  get `thanks a lot +1`.
+- Breez's Spark payment webhook, signed as Breez's own docs do it in Python (`hmac`), to a device
+  that proved its Lightning key with an LN signed message made by `coincurve`: one push, a retry
+  answered with the same job, a wrong signature 401.
+
 Every check prints PASS or FAIL; the last line is `N passed, M failed`; the exit status is 0
 only if all passed. Needs no network beyond the loopback.
 """
@@ -102,10 +110,10 @@ class Processes:
         self.workdir = workdir
         self.running: list[tuple[str, subprocess.Popen]] = []
 
-    def start(self, name: str, command: list[str]) -> subprocess.Popen:
+    def start(self, name: str, command: list[str], extra: dict[str, str] | None = None) -> subprocess.Popen:
         log = open(self.workdir / f"{name}.log", "wb")
         # Push credentials in the environment would replace the local development provider.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")} | (extra or {})
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         self.running.append((name, process))
         return process
@@ -133,6 +141,15 @@ def run(args: argparse.Namespace, workdir: Path, report: Report) -> None:
         pay(args, workdir, processes, report)
     except Exception as error:  # noqa: BLE001 - any surprise is a failed check, with the logs
         report.check("the flow ran to its end", False, f"{type(error).__name__}: {error}")
+        for name, _ in processes.running:
+            print(f"---- {name}.log (last 30 lines) ----\n" + "\n".join(processes.log(name).splitlines()[-30:]))
+    finally:
+        processes.stop()
+    processes = Processes(workdir)
+    try:
+        spark(args, workdir, processes, report)
+    except Exception as error:  # noqa: BLE001
+        report.check("the Spark flow ran to its end", False, f"{type(error).__name__}: {error}")
         for name, _ in processes.running:
             print(f"---- {name}.log (last 30 lines) ----\n" + "\n".join(processes.log(name).splitlines()[-30:]))
     finally:
@@ -187,6 +204,14 @@ def pay(args: argparse.Namespace, workdir: Path, processes: Processes, report: R
         report.check(f"{amount} msat: the LUD-21 verify URL names the invoice's payment hash",
                      verify.endswith("/" + invoice.payment_hash), verify)
 
+    # LUD-12: lnurl sends a comment as httpx encodes a query (a space as `+`, a plus as `%2B`); it
+    # reaches the wallet as the payer wrote it.
+    comment = "thanks a lot +1"
+    asyncio.run(lnurl.execute_pay_request(pay_request, 5_000, comment=comment))
+    invoices = json.loads(subprocess.run(device + ["wallet", "invoices"], capture_output=True, check=True, timeout=30).stdout)
+    notes = [entry.get("payerNote") for entry in invoices]
+    report.check("a comment lnurl form-encodes reaches the wallet as written", comment in notes, f"{notes}")
+
     # LUD-21 with the last invoice: unsettled, then settled by the wallet, with a true preimage.
     status, before = http("GET", verify)
     report.check("verify before payment: settled false, no preimage",
@@ -201,6 +226,84 @@ def pay(args: argparse.Namespace, workdir: Path, processes: Processes, report: R
     report.check("verify after payment: settled, with the preimage of the payment hash",
                  hashlib.sha256(bytes.fromhex(preimage)).hexdigest() == invoice.payment_hash,
                  f"sha256({preimage[:16]}…) = {invoice.payment_hash[:16]}…")
+
+
+ZBASE32 = "ybndrfg8ejkmcpqxot1uwisza345h769"
+
+
+def zbase32(data: bytes) -> str:
+    bits = "".join(f"{byte:08b}" for byte in data)
+    bits += "0" * (-len(bits) % 5)
+    return "".join(ZBASE32[int(bits[i:i + 5], 2)] for i in range(0, len(bits), 5))
+
+
+def ln_sign(key: "coincurve.PrivateKey", message: str) -> str:
+    """An LN signed message as lnd's signmessage writes it, made here with coincurve (libsecp256k1's
+    Python binding), not by Herald: zbase32 of (31 + recovery id, r, s) over
+    SHA-256d("Lightning Signed Message:" + message)."""
+    digest = hashlib.sha256(hashlib.sha256(b"Lightning Signed Message:" + message.encode()).digest()).digest()
+    signature = key.sign_recoverable(digest, hasher=None)
+    return zbase32(bytes([31 + signature[64]]) + signature[:64])
+
+
+def spark(args: argparse.Namespace, workdir: Path, processes: Processes, report: Report) -> None:
+    """Breez's Spark payment webhook as Breez sends it, signed as their docs' Python example signs it,
+    to a device that proved its Lightning key with a signature coincurve made."""
+    import coincurve
+    import hmac
+
+    port = free_port()
+    base = f"http://{HOST}:{port}"
+    secret = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    (workdir / "breez.secret").write_text(secret + "\n")
+    processes.start("spark-serve", [str(args.herald), "serve", "--host", HOST, "--port", str(port),
+                                    "--database", str(workdir / "spark.sqlite")],
+                    {"HERALD_BREEZ_WEBHOOK_SECRET_FILE": str(workdir / "breez.secret")})
+    wait_for(lambda: _healthy(base), 60, "herald serve (Spark) did not answer /health")
+
+    key = coincurve.PrivateKey()
+    identity = "ln:" + key.public_key.format(compressed=True).hex()
+    token, ts = "fcm-spark-" + os.urandom(8).hex(), int(time.time())
+    preimage = f"herald-identity-v1\nplatform:android\npush_token:{token}\nidentities:{identity}\nts:{ts}"
+    status, device = http("POST", f"{base}/api/v1/devices", {
+        "platform": "android", "push_token": token, "identities": [identity], "ts": ts,
+        "proofs": [{"identity": identity, "sig": ln_sign(key, preimage)}]})
+    report.check("a device proves its Lightning key with coincurve's LN signed message", status == 201
+                 and device.get("identities") == [identity], f"{status} {device}")
+
+    payment_hash = os.urandom(32).hex()
+    body = json.dumps({"template": "spark_payment_received", "data": {
+        "payment_hash": payment_hash, "user_pubkey": identity[3:], "invoice": "lnbc500u1p", "preimage": os.urandom(32).hex(),
+        "amount_sat": 50000, "lightning_address": "alice@example.com", "sender_comment": "Thanks!",
+        "timestamp": int(time.time() * 1000)}}).encode()
+    signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    for attempt in ("first delivery", "Breez's retry"):
+        request = urllib.request.Request(f"{base}/api/v1/breez/payments", data=body, method="POST",
+                                         headers={"Content-Type": "application/json", "X-Breez-Signature": signature})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read())
+            report.check(f"Spark webhook, {attempt}: 200 with one job", response.status == 200 and answer.get("devices") == 1,
+                         json.dumps(answer))
+    forged = urllib.request.Request(f"{base}/api/v1/breez/payments", data=body, method="POST",
+                                    headers={"Content-Type": "application/json", "X-Breez-Signature": "00" * 32})
+    try:
+        urllib.request.urlopen(forged, timeout=30)
+        report.check("a wrong signature is refused", False)
+    except urllib.error.HTTPError as error:
+        report.check("a wrong signature is refused with 401", error.code == 401, str(error.code))
+
+    def pushed():
+        status, feed = http("GET", f"{base}/api/v1/devices/{device['device_id']}/pushes?after=0&wait=1",
+                            bearer=device["device_secret"])
+        return feed.get("pushes") if status == 200 and feed.get("pushes") else None
+
+    pushes = wait_for(pushed, 30, "no push reached the device")
+    payload = json.loads(pushes[0]["payload"]["notification_payload"])
+    report.check("one payment_received push, with the amount and never the preimage",
+                 len(pushes) == 1 and pushes[0]["payload"]["notification_type"] == "payment_received"
+                 and payload == {"payment_hash": payment_hash, "amount_sat": 50000,
+                                 "lightning_address": "alice@example.com", "sender_comment": "Thanks!"},
+                 json.dumps(pushes))
 
 
 def check_invoice(pr: str, amount: int, metadata: str, node_id: str, report: Report) -> None:
