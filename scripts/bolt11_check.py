@@ -30,6 +30,8 @@ Then the other foreign clients of Herald's newer routes:
 - Breez's Spark payment webhook, signed as Breez's own docs do it in Python (`hmac`), to a device
   that proved its Lightning key with an LN signed message made by `coincurve`: one push, a retry
   answered with the same job, a wrong signature 401.
+- breez/notify's `nwc_event` with a NIP-47 request that PyPI `nostr-sdk` wrote (NIP-44 v2,
+  BIP-340): taken, passed to the phone byte for byte; one that is not NIP-01 refused 422.
 
 Every check prints PASS or FAIL; the last line is `N passed, M failed`; the exit status is 0
 only if all passed. Needs no network beyond the loopback.
@@ -296,6 +298,32 @@ def spark(args: argparse.Namespace, workdir: Path, processes: Processes, report:
         status, feed = http("GET", f"{base}/api/v1/devices/{device['device_id']}/pushes?after=0&wait=1",
                             bearer=device["device_secret"])
         return feed.get("pushes") if status == 200 and feed.get("pushes") else None
+
+    # A Nostr Wallet Connect request as a Nostr library writes it (PyPI nostr-sdk: NIP-44 v2 of a
+    # 400-character invoice, BIP-340 signed), passed on by breez/notify's nwc_event template.
+    from nostr_sdk import EventBuilder, Keys, Kind, Nip44Version, Tag, nip44_encrypt
+    app, wallet = Keys.generate(), Keys.generate()
+    request_json = json.dumps({"method": "pay_invoice", "params": {"invoice": "lnbc" + "q" * 396}})
+    event = EventBuilder(Kind(23194), nip44_encrypt(app.secret_key(), wallet.public_key(), request_json, Nip44Version.V2)) \
+        .tags([Tag.public_key(wallet.public_key())]).finalize(app).as_json()
+    nwc_token = "fcm-nwc-" + os.urandom(8).hex()
+    status, accepted = http("POST", f"{base}/api/v1/notify?platform=android&token={nwc_token}",
+                            {"template": "nwc_event", "data": {"event": event}})
+    report.check("nostr-sdk's NIP-47 request is taken as an nwc_event", status == 200, f"{status} {accepted}")
+    status, refused = http("POST", f"{base}/api/v1/notify?platform=android&token={nwc_token}",
+                           {"template": "nwc_event", "data": {"event": event.replace('"kind":23194', '"kind":"x"')}})
+    report.check("an event that is not NIP-01 is refused", status == 422 and refused.get("error") == "invalid_data",
+                 f"{status} {refused}")
+    status, nwc = http("POST", f"{base}/api/v1/devices", {"platform": "android", "push_token": nwc_token})
+
+    def nwc_pushed():
+        status, feed = http("GET", f"{base}/api/v1/devices/{nwc['device_id']}/pushes?after=0&wait=1",
+                            bearer=nwc["device_secret"])
+        return feed.get("pushes") if status == 200 and feed.get("pushes") else None
+
+    forwarded = json.loads(wait_for(nwc_pushed, 30, "no nwc_event push")[0]["payload"]["notification_payload"])
+    report.check("the phone gets nostr-sdk's event byte for byte", forwarded.get("event") == event,
+                 f"{len(event)} B event")
 
     pushes = wait_for(pushed, 30, "no push reached the device")
     payload = json.loads(pushes[0]["payload"]["notification_payload"])
