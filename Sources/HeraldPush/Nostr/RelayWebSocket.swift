@@ -1,5 +1,4 @@
 import NIOCore
-import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -39,26 +38,11 @@ struct RelayWebSocket {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
         let upgrade: EventLoopFuture<Upgrade>
         if let proxy, proxy.applies(to: origin.host) {
-            let headers = HTTPHeaders(proxy.authorization.map { [("Proxy-Authorization", $0)] } ?? [])
             upgrade = try await bootstrap.connect(host: proxy.host, port: proxy.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let tunnel = channel.eventLoop.makePromise(of: Void.self)
-                    let encoder = HTTPRequestEncoder()
-                    let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
-                    let connect = NIOHTTP1ProxyConnectHandler(
-                        targetHost: origin.host, targetPort: origin.port, headers: headers,
-                        deadline: .now() + connectTimeout, promise: tunnel)
-                    try channel.pipeline.syncOperations.addHandlers([encoder, decoder, connect])
-                    // The tunnel's HTTP/1 codec leaves before TLS and the upgrade's own go in.
-                    return tunnel.futureResult.assumeIsolated().flatMap {
-                        let pipeline = channel.pipeline.syncOperations
-                        let removed = (0..<2).map { _ in channel.eventLoop.makePromise(of: Void.self) }
-                        pipeline.removeHandler(decoder, promise: removed[0])
-                        pipeline.removeHandler(encoder, promise: removed[1])
-                        return EventLoopFuture.andAllSucceed(removed.map(\.futureResult), on: channel.eventLoop)
-                    }.flatMapThrowing {
-                        try upgradePipeline(channel, origin: origin, path: path, tls: tls)
-                    }.nonisolated().flatMap { $0 }
+                    try proxy.openTunnel(on: channel, to: origin.host, port: origin.port, deadline: .now() + connectTimeout)
+                        .flatMapThrowing { try upgradePipeline(channel, origin: origin, path: path, tls: tls) }
+                        .flatMap { $0 }
                 }
             }
         } else {

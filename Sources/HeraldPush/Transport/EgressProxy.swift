@@ -1,4 +1,7 @@
 import Foundation
+import NIOCore
+import NIOExtras
+import NIOHTTP1
 
 /// The HTTPS proxy outgoing connections go through, as deployments name it:
 /// `HERALD_HTTPS_PROXY`, else `HTTPS_PROXY` / `https_proxy`, with `NO_PROXY` / `no_proxy`
@@ -72,5 +75,30 @@ public struct EgressProxy: Sendable, Hashable, CustomStringConvertible {
     /// Where it is, without its credentials: safe for logs and `herald config check`.
     public var description: String {
         "http://\(credentials == nil ? "" : "…@")\(host):\(port)"
+    }
+}
+
+extension EgressProxy {
+    /// On a channel just connected to the proxy (from its initializer, on its event loop):
+    /// `CONNECT host:port`, with the credentials. The future succeeds once the tunnel is open and
+    /// its HTTP/1 codec has left the pipeline, so TLS can go in next (the decoder, still reading,
+    /// would take TLS's first write for an HTTP request); it fails with the proxy's own words
+    /// (407, 502 …).
+    func openTunnel(on channel: any Channel, to host: String, port: Int, deadline: NIODeadline) throws -> EventLoopFuture<Void> {
+        let tunnel = channel.eventLoop.makePromise(of: Void.self)
+        let encoder = HTTPRequestEncoder()
+        let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
+        let connect = NIOHTTP1ProxyConnectHandler(
+            targetHost: host, targetPort: port, headers: HTTPHeaders(authorization.map { [("Proxy-Authorization", $0)] } ?? []),
+            deadline: deadline, promise: tunnel)
+        try channel.pipeline.syncOperations.addHandlers([encoder, decoder, connect])
+        // The CONNECT handler leaves by itself once the proxy answers 200; the codec follows.
+        return tunnel.futureResult.assumeIsolated().flatMap {
+            let pipeline = channel.pipeline.syncOperations
+            let removed = (0..<2).map { _ in channel.eventLoop.makePromise(of: Void.self) }
+            pipeline.removeHandler(decoder, promise: removed[0])
+            pipeline.removeHandler(encoder, promise: removed[1])
+            return EventLoopFuture.andAllSucceed(removed.map(\.futureResult), on: channel.eventLoop)
+        }.nonisolated()
     }
 }

@@ -1,7 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOExtras
 import NIOHTTP1
 import NIOHPACK
 import NIOHTTP2
@@ -167,30 +166,14 @@ final class PushConnection: ChannelDuplexHandler, @unchecked Sendable {
         let connected: EventLoopFuture<Void>
         if let proxy = configuration.proxy, proxy.applies(to: origin.host) {
             let deadline = NIODeadline.now() + TimeAmount(configuration.connectTimeout)
-            let headers = HTTPHeaders(proxy.authorization.map { [("Proxy-Authorization", $0)] } ?? [])
             // Made by the initializer, which always runs before `connect` succeeds; its promises
             // are the pipeline's to complete, so none is left unfulfilled whatever happens.
             let setUp = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
             connected = bootstrap.channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let tunnel = channel.eventLoop.makePromise(of: Void.self)
-                    let encoder = HTTPRequestEncoder()
-                    let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
-                    let connect = NIOHTTP1ProxyConnectHandler(
-                        targetHost: origin.host, targetPort: origin.port, headers: headers, deadline: deadline, promise: tunnel)
-                    try channel.pipeline.syncOperations.addHandlers([encoder, decoder, connect])
-                    // Once the proxy answers 200 the CONNECT handler leaves by itself; the HTTP/1
-                    // codec follows, and only then TLS and HTTP/2 go in (the decoder, still
-                    // reading, would take TLS's first write for an HTTP request).
-                    let done = tunnel.futureResult.assumeIsolated().flatMap {
-                        let pipeline = channel.pipeline.syncOperations
-                        let removed = (0..<2).map { _ in channel.eventLoop.makePromise(of: Void.self) }
-                        pipeline.removeHandler(decoder, promise: removed[0])
-                        pipeline.removeHandler(encoder, promise: removed[1])
-                        return EventLoopFuture.andAllSucceed(removed.map(\.futureResult), on: channel.eventLoop)
-                    }.flatMapThrowing {
-                        try addProtocolHandlers(channel)
-                    }.nonisolated()
+                    // TLS and HTTP/2 go in once the tunnel is open and its codec has left.
+                    let done = try proxy.openTunnel(on: channel, to: origin.host, port: origin.port, deadline: deadline)
+                        .flatMapThrowing { try addProtocolHandlers(channel) }
                     setUp.withLockedValue { $0 = done }
                 }
             }
