@@ -57,6 +57,13 @@ actor ReplyLedger {
 
 /// What a task decided: the content, whether it is the fallback, and what the app should learn.
 public struct TaskOutcome: Sendable {
+    /// A settled incoming Lightning payment: "Payment Received" with its sats, and its receipt.
+    static func received(paymentHash: String, msat: UInt64, _ catalogue: ContentCatalogue) -> TaskOutcome {
+        TaskOutcome(
+            content: catalogue.content(for: .paymentReceived, values: ["sats": String(msat / 1000)]),
+            effects: [.received(Receipt(id: paymentHash, amount: String(msat), unit: Receipt.millisatoshis, at: Date()))])
+    }
+
     public var content: NotificationContent
     /// Why the fallback was shown, or `nil` when the task succeeded.
     public var fallbackReason: String?

@@ -18,11 +18,7 @@ struct WakeTask: Sendable {
             try await wallet.sync()
             guard let payment = try await wallet.payment(hash: hash), payment.isSettled else { return notify }
             await context.reportZapIfAny(paymentHash: hash, preimage: payment.preimage)
-            let receipt = Receipt(id: hash, amount: String(payment.amountMsat), unit: Receipt.millisatoshis, at: Date())
-            return TaskOutcome(
-                content: context.catalogue.content(for: .paymentReceived, values: ["sats": String(payment.amountSat)]),
-                effects: [.received(receipt)]
-            )
+            return .received(paymentHash: hash, msat: payment.amountMsat, context.catalogue)
         } catch {
             // The user can still finish in the app: the "open now" message is the designed path.
             return notify

@@ -19,7 +19,7 @@ struct WalletSyncTask: Sendable {
                 return TaskOutcome(content: context.catalogue.content(for: .txConfirmed))
             }
             if let payment = try await wallet.payment(hash: received.paymentHash), payment.direction == .incoming, payment.isSettled {
-                return Self.receivedOutcome(received.paymentHash, msat: payment.amountMsat, context.catalogue)
+                return .received(paymentHash: received.paymentHash, msat: payment.amountMsat, context.catalogue)
             }
             var outcome = Self.fallback(for: event, context.catalogue)
             outcome.fallbackReason = "the wallet does not show payment \(received.paymentHash) settled"
@@ -37,18 +37,12 @@ struct WalletSyncTask: Sendable {
         switch event {
         case .payment(let received):
             if let sat = received.amountSat, sat <= UInt64.max / 1000 {
-                return receivedOutcome(received.paymentHash, msat: sat * 1000, catalogue)
+                return .received(paymentHash: received.paymentHash, msat: sat * 1000, catalogue)
             }
             return TaskOutcome(content: catalogue.content(for: .paymentIncoming))
         case .confirmed:
             return TaskOutcome(content: catalogue.content(for: .txConfirmed))
         }
-    }
-
-    static func receivedOutcome(_ hash: String, msat: UInt64, _ catalogue: ContentCatalogue) -> TaskOutcome {
-        let receipt = Receipt(id: hash, amount: String(msat), unit: Receipt.millisatoshis, at: Date())
-        return TaskOutcome(
-            content: catalogue.content(for: .paymentReceived, values: ["sats": String(msat / 1000)]), effects: [.received(receipt)])
     }
 }
 

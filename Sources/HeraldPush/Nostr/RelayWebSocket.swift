@@ -122,7 +122,8 @@ struct RelayWebSocket {
         let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
             upgradeRequestHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers),
             upgraders: [upgrader],
-            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.refused) }
+            // Nothing more to say on a connection that did not upgrade: closed, not left open.
+            notUpgradingCompletionHandler: { channel in channel.close().map { .refused } }
         )
         return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
             configuration: NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration))
