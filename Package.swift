@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "HeraldWire", targets: ["HeraldWire"]),
         .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
         .library(name: "HeraldLSPS5", targets: ["HeraldLSPS5"]),
+        .library(name: "HeraldSecp256k1", targets: ["HeraldSecp256k1"]),
         .executable(name: "herald", targets: ["herald"]),
     ],
     dependencies: [
@@ -61,33 +62,40 @@ let package = Package(
             pkgConfig: "libsecp256k1",
             providers: [.apt(["libsecp256k1-dev"]), .brew(["secp256k1"])]
         ),
-        // LSPS5 (bLIP-55) webhooks: zbase32, Lightning message signatures, signing and checking a
-        // notification. Apart from HeraldWire so the device plugin never links libsecp256k1.
+        // secp256k1 for everything that needs it: node keys, Lightning signed messages (zbase32),
+        // recoverable signatures, ECDH, and the identity proofs built on them (`ln:`, `pk:`).
+        // Apart from HeraldWire so the device plugin never links libsecp256k1.
         .target(
-            name: "HeraldLSPS5",
+            name: "HeraldSecp256k1",
             dependencies: ["HeraldWire", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // BOLT11 invoices: bech32, tagged fields, signing with a node key (HeraldLSPS5's keys and
-        // recoverable signatures). Apart from HeraldDevice so the plugin never links libsecp256k1,
+        // LSPS5 (bLIP-55) webhooks: signing and checking a notification.
+        .target(
+            name: "HeraldLSPS5",
+            dependencies: ["HeraldWire", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        // BOLT11 invoices: bech32, tagged fields, signing with a node key (HeraldSecp256k1's keys
+        // and recoverable signatures). Apart from HeraldDevice so the plugin never links libsecp256k1,
         // and free of it so the server, which reads invoices for zaps, never links the plugin
         // (and through its URLSession, libcurl).
         .target(
             name: "HeraldBolt11",
-            dependencies: ["HeraldLSPS5", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The issuer that gives `herald-device`'s development wallet real regtest BOLT11 invoices.
         .target(
             name: "HeraldDevelopmentInvoices",
-            dependencies: ["HeraldBolt11", "HeraldDevice", "HeraldLSPS5", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldBolt11", "HeraldDevice", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Nostr for the Lightning address's zaps (NIP-57): events, BIP-340 keys, zap requests
         // and receipts.
         .target(
             name: "HeraldNostr",
-            dependencies: ["HeraldWire", "HeraldLSPS5", "HeraldBolt11", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldWire", "HeraldSecp256k1", "HeraldBolt11", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Talking to APNs, FCM, Web Push services and the local development provider, directly or
@@ -159,7 +167,7 @@ let package = Package(
             dependencies: [
                 // Zaps on the Lightning address: Nostr events, and BOLT11 to check the invoice.
                 "HeraldNostr", "HeraldBolt11",
-                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5",
+                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5", "HeraldSecp256k1",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -253,8 +261,13 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "HeraldSecp256k1Tests",
+            dependencies: ["HeraldSecp256k1", "HeraldWire"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "HeraldLSPS5Tests",
-            dependencies: ["HeraldLSPS5", "HeraldWire"],
+            dependencies: ["HeraldLSPS5", "HeraldSecp256k1", "HeraldWire"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
@@ -265,7 +278,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldBolt11Tests",
-            dependencies: ["HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldLSPS5", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
@@ -291,8 +304,8 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldWire",
-                // The LSPS5 tests sign notifications as an LSP would.
-                "HeraldLSPS5",
+                // The LSPS5 tests sign notifications as an LSP would; identity proofs sign with node keys.
+                "HeraldLSPS5", "HeraldSecp256k1",
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
                 "HeraldDevice",
                 // The development wallet's invoice issuer.
@@ -328,7 +341,7 @@ let package = Package(
             name: "HeraldDeviceTests",
             dependencies: [
                 "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald", "HeraldBolt11", "HeraldDevelopmentInvoices",
-                "HeraldLSPS5", "HeraldNostr",
+                "HeraldSecp256k1", "HeraldNostr",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSwiftSettings

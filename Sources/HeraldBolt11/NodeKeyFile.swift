@@ -1,5 +1,5 @@
 import Foundation
-import HeraldLSPS5
+import HeraldSecp256k1
 
 /// A node's secret key in a file of its own: 64 hex digits, readable by its owner only.
 ///

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HeraldBolt11
 import HeraldDevice
-import HeraldLSPS5
+import HeraldSecp256k1
 
 /// The development wallet's invoices as real BOLT11: signed with the node key kept in the
 /// wallet's folder (``NodeKeyFile``), on regtest unless told otherwise.

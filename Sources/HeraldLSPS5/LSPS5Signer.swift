@@ -1,4 +1,5 @@
 import Foundation
+import HeraldSecp256k1
 import HeraldWire
 
 /// A notification ready to post to a webhook: the exact body and the two LSPS5 headers.

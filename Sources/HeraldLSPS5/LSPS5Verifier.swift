@@ -1,4 +1,5 @@
 import Foundation
+import HeraldSecp256k1
 import HeraldWire
 
 /// Why a webhook call is not a notification from the expected LSP.

@@ -1,7 +1,7 @@
 import CSecp256k1
 import Foundation
 import HeraldBolt11
-import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldWire
 
 /// A Nostr secret key (BIP-340 over secp256k1): what signs Herald's zap receipts. Written as 64

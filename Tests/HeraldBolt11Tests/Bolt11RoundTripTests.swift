@@ -3,7 +3,7 @@ import Foundation
 import HeraldBolt11
 import HeraldDevelopmentInvoices
 import HeraldDevice
-import HeraldLSPS5
+import HeraldSecp256k1
 import Testing
 
 @Suite("BOLT11: our own invoices read back, signatures bind the content")

@@ -1,6 +1,6 @@
 import Crypto
 import HeraldBolt11
-import HeraldLSPS5
+import HeraldSecp256k1
 import Testing
 
 /// BOLT11's own examples: the spec gives the key, timestamp and every field, so writing the same

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HeraldBolt11
 import HeraldDevelopmentInvoices
-import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldWire
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldWire
 import Testing
 

@@ -4,7 +4,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
-import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldServer
 import HeraldTestSupport
 import HeraldWire

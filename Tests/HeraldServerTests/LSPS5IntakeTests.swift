@@ -4,6 +4,7 @@ import HeraldBolt11
 import HeraldDevelopmentInvoices
 import HeraldDevice
 import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldPush
 import HeraldServer
 import HeraldStore

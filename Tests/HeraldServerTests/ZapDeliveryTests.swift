@@ -4,7 +4,7 @@ import Foundation
 import HeraldBolt11
 import HeraldDevelopmentInvoices
 import HeraldDevice
-import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldNostr
 import HeraldPush
 import HeraldServer

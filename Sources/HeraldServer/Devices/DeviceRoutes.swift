@@ -3,7 +3,7 @@ import ServiceLifecycle
 import NIOConcurrencyHelpers
 import HTTPTypes
 import HeraldPush
-import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldStore
 import HeraldWire
 import Hummingbird

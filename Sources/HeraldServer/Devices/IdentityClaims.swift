@@ -1,5 +1,5 @@
 import Foundation
-import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldWire
 
 /// The identities a registration or an update claims, each proven by a signature of its key

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldStore
 import HeraldWire
 import Hummingbird

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import HTTPTypes
-import HeraldLSPS5
+import HeraldSecp256k1
 import HeraldPush
 import HeraldStore
 import HeraldWire

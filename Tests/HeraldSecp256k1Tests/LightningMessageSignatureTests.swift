@@ -1,4 +1,4 @@
-import HeraldLSPS5
+import HeraldSecp256k1
 import Testing
 
 @Suite("Lightning message signatures (LND signmessage)")

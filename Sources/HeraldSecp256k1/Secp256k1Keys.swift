@@ -38,7 +38,7 @@ public struct NodeID: Sendable, Hashable, CustomStringConvertible {
         self.init(bytes: bytes)
     }
 
-    init(unchecked bytes: [UInt8]) {
+    package init(unchecked bytes: [UInt8]) {
         self.bytes = bytes
     }
 
@@ -50,7 +50,7 @@ public struct NodeID: Sendable, Hashable, CustomStringConvertible {
 
 /// A node's secret key: 32 bytes, a non-zero scalar below the curve order.
 public struct NodeSecretKey: Sendable, CustomStringConvertible {
-    let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     /// Never the key itself: a key interpolated into a log line must not leak.
     public var description: String { "NodeSecretKey(\(nodeID))" }

@@ -7,9 +7,9 @@ import Crypto
 /// recoverable ECDSA signature written as 65 bytes, `31 + recovery id` and then the compact
 /// (r, s), in z-base-32. Verifying recovers the signer's key rather than taking it.
 public enum LightningMessageSignature {
-    static let prefix = Array("Lightning Signed Message:".utf8)
+    package static let prefix = Array("Lightning Signed Message:".utf8)
 
-    static func digest(_ message: some Sequence<UInt8>) -> [UInt8] {
+    package static func digest(_ message: some Sequence<UInt8>) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: prefix)
         hasher.update(data: Array(message))
