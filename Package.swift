@@ -45,7 +45,6 @@ let package = Package(
         // configuration file's `apps` map, whose keys (app names) no fixed setting list can name.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
@@ -68,6 +67,14 @@ let package = Package(
         .target(
             name: "HeraldSecp256k1",
             dependencies: ["HeraldWire", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        // Bitkit's wake gateway protocol (bitkit-core `wake`, the gateway's `wake-proto`): sealing
+        // and opening wake envelopes, registrations and their preimage, the push requests byte
+        // for byte. The server sends with it; a device (herald-device) opens with it.
+        .target(
+            name: "HeraldWake",
+            dependencies: ["HeraldWire", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // LSPS5 (bLIP-55) webhooks: signing and checking a notification.
@@ -167,7 +174,7 @@ let package = Package(
             dependencies: [
                 // Zaps on the Lightning address: Nostr events, and BOLT11 to check the invoice.
                 "HeraldNostr", "HeraldBolt11",
-                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5", "HeraldSecp256k1",
+                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5", "HeraldSecp256k1", "HeraldWake",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -258,6 +265,12 @@ let package = Package(
         .testTarget(
             name: "HeraldWireTests",
             dependencies: ["HeraldWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "HeraldWakeTests",
+            dependencies: ["HeraldWake", "HeraldSecp256k1", "HeraldWire", .product(name: "Crypto", package: "swift-crypto")],
+            resources: [.copy("Vectors")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
