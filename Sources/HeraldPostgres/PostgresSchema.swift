@@ -175,6 +175,7 @@ enum PostgresSchema {
                 )
                 """
             ]),
+        wakeLedger,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

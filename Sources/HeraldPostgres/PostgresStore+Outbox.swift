@@ -32,15 +32,21 @@ extension PostgresStore: OutboxStore {
                     try binds.append(job.payload)
                     binds.append(job.idempotencyKey)
                     binds.append(nowValue)
-                    binds.append(index < leasing ? lease : nil)
+                    binds.append(index < leasing && job.dueAt == nil ? lease : nil)
                     binds.append(job.expiresAt.timeIntervalSince1970)
                     binds.append(job.app)
                     binds.append(job.idempotencyFingerprint)
                     let marks = (1...11).map { "$\(base + $0)" }
-                    // next_attempt_at and created_at are both `now`: one parameter for the two.
+                    // next_attempt_at and created_at are both `now` unless the job is due later:
+                    // one parameter for the two then.
+                    var due = marks[6]
+                    if let dueAt = job.dueAt {
+                        binds.append(dueAt.timeIntervalSince1970)
+                        due = "$\(base + 12)"
+                    }
                     values.append(
                         "(\(marks[0]), \(marks[1]), \(marks[2]), \(marks[3]), \(marks[4]), \(marks[5]), 'pending', 0, "
-                            + "\(marks[6]), \(marks[7]), \(marks[6]), \(marks[8]), \(marks[9]), \(marks[10]))"
+                            + "\(due), \(marks[7]), \(marks[6]), \(marks[8]), \(marks[9]), \(marks[10]))"
                     )
                 }
                 let sql = """

@@ -155,7 +155,8 @@ extension SQLiteStore: OutboxStore {
             for (index, job) in jobs.enumerated() {
                 try insert.execute(arguments: [
                     job.id, job.platform.rawValue, job.token, job.notificationType, job.payload,
-                    job.idempotencyKey, nowValue, index < leasing ? lease : nil, nowValue,
+                    job.idempotencyKey, job.dueAt?.timeIntervalSince1970 ?? nowValue,
+                    index < leasing && job.dueAt == nil ? lease : nil, nowValue,
                     job.expiresAt.timeIntervalSince1970, job.app, job.idempotencyFingerprint,
                 ])
                 if db.changesCount == 0, let key = job.idempotencyKey {
@@ -458,6 +459,12 @@ extension SQLiteStore: DeviceStore {
         let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
         try await database.write { db in
+            // The install's earlier registration goes first, so nothing of it is left beside the new one.
+            if let gateway = extras.wakeGateway {
+                try db.execute(
+                    sql: "DELETE FROM device WHERE id IN (SELECT device_id FROM wake_gateway_device WHERE install_key = ?)",
+                    arguments: [gateway.installKey])
+            }
             try db.execute(
                 sql: """
                     INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
@@ -482,6 +489,7 @@ extension SQLiteStore: DeviceStore {
                     sql: "INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at) VALUES (?, ?, ?, NULL)",
                     arguments: [device.id, hash, nowValue])
             }
+            if let gateway = extras.wakeGateway { try Self.insertWakeGatewayDevice(gateway, deviceID: device.id, in: db) }
         }
         return registration
     }

@@ -83,6 +83,7 @@ enum Schema {
                     ) WITHOUT ROWID
                     """)
         }
+        migrator.registerMigration("v13-wake-ledger") { db in try addWakeLedger(db) }
         return migrator
     }
 }

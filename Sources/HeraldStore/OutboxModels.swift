@@ -17,6 +17,9 @@ public struct NewJob: Sendable, Hashable {
     public var expiresAt: Date
     /// The app whose credentials send it.
     public var app: String
+    /// Not sent before this moment (a wake's fallback alert); nil: at once. Such a job is
+    /// never handed straight to the dispatcher, whatever `leasing` says.
+    public var dueAt: Date? = nil
 
     public init(
         id: String = JobID.make(),

@@ -96,11 +96,16 @@ public struct DeviceExtras: Sendable, Hashable {
     public var identities: [String]
     /// SHA-256 of the one-time code of its challenge (``DeviceChallengeStore``).
     public var challengeHash: Data?
+    /// A registration through the wake gateway API: it replaces the install's earlier device.
+    public var wakeGateway: WakeGatewayDevice?
 
-    public init(lspNodeID: String? = nil, identities: [String] = [], challengeHash: Data? = nil) {
+    public init(
+        lspNodeID: String? = nil, identities: [String] = [], challengeHash: Data? = nil, wakeGateway: WakeGatewayDevice? = nil
+    ) {
         self.lspNodeID = lspNodeID
         self.identities = identities
         self.challengeHash = challengeHash
+        self.wakeGateway = wakeGateway
     }
 }
 

@@ -50,6 +50,15 @@ public enum WakePushes {
         return Array(SHA256.hash(data: Array(key.utf8))).lowercaseHex
     }
 
+    /// The collapse id of a producer's collapse key: hex HMAC-SHA256 keyed with the
+    /// deployment's secret over `identity|topic|collapse_key`, so Apple and Google never see
+    /// the producer's key (a payment hash, say) and two identities never share an id.
+    public static func collapseID(secret: some ContiguousBytes, identity: String, topic: String, collapseKey: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Array((identity + "|" + topic + "|" + collapseKey).utf8), using: SymmetricKey(data: secret))
+        return Array(mac).lowercaseHex
+    }
+
     // MARK: APNs
 
     /// A legacy wake: an alert whose `aps.alert.payload` is the v0 container.

@@ -94,7 +94,14 @@ struct WakeVectorTests {
             if let container { #expect(container.json == inputs["container"]?.stringValue, "\(name): container") }
             let wakeID = inputs["wake_id"]?.stringValue ?? ""
             let topic = inputs["topic"]?.stringValue ?? ""
-            let collapseKey = inputs["collapse_key"]?.stringValue
+            // The pushes carry the collapse id the gateway derives from the producer's key.
+            var collapseKey: String? = nil
+            if let producerKey = inputs["collapse_key"]?.stringValue {
+                let secret = try #require([UInt8](hex: try Self.string(file, "collapse_secret")))
+                collapseKey = WakePushes.collapseID(
+                    secret: secret, identity: try Self.string(inputs, "identity"), topic: topic, collapseKey: producerKey)
+                #expect(collapseKey == inputs["collapse_id"]?.stringValue, "\(name): collapse id")
+            }
             let text = inputs["title"]?.stringValue.map { WakePushes.Text(title: $0, body: inputs["body"]?.stringValue ?? "") }
             let urgency: WakeUrgency =
                 switch inputs["interruption_level"]?.stringValue {
