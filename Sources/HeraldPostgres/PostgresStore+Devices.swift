@@ -12,8 +12,7 @@ extension PostgresStore: DeviceStore {
         let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
         let identities = Array(Set(extras.identities))
-        try await rows(
-            """
+        let insert: PostgresQuery = try """
             WITH made AS (
                 INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
                 VALUES (\(device.id), \(platform.rawValue), \(token), \(device.alias), \(Secrets.hash(secret)),
@@ -29,7 +28,25 @@ extension PostgresStore: DeviceStore {
             INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at)
             SELECT id, \(extras.challengeHash)::bytea, \(nowValue), NULL FROM made WHERE \(extras.challengeHash)::bytea IS NOT NULL
             """
-        )
+        guard let gateway = extras.wakeGateway else {
+            try await rows(insert)
+            return registration
+        }
+        // A gateway registration replaces its install's earlier device: three statements in one
+        // transaction, because a statement's cascaded deletes happen only at its end.
+        try await transaction { connection, logger in
+            try await connection.query(
+                "DELETE FROM device WHERE id IN (SELECT device_id FROM wake_gateway_device WHERE install_key = \(gateway.installKey))",
+                logger: logger)
+            try await connection.query(insert, logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO wake_gateway_device
+                    (device_id, install_key, secret_sha256, encryption_key, envelope, environment, topics, registered_ts)
+                VALUES (\(device.id), \(gateway.installKey), \(gateway.secretSHA256), \(gateway.encryptionKey), \(gateway.envelope),
+                        \(gateway.environment), \(gateway.topics.joined(separator: ",")), \(gateway.registeredTS))
+                """, logger: logger)
+        }
         return registration
     }
 

@@ -1,0 +1,108 @@
+import Foundation
+import HeraldStore
+import HeraldWire
+import Testing
+
+/// The wake ledger on every back end: gateway devices, wakes, acks and the fallback's job.
+@Suite("Wake ledger in the store")
+struct WakeLedgerStoreTests {
+    let alice = "ln:02" + String(repeating: "a1", count: 32)
+
+    func gateway(install: String, secret: String, ts: Int64, topics: [String] = ["blocktank.*"]) -> WakeGatewayDevice {
+        WakeGatewayDevice(
+            installKey: "bitkit|" + install, secretSHA256: secret, encryptionKey: "02" + String(repeating: "ee", count: 32), envelope: 1,
+            environment: "production", topics: topics, registeredTS: ts)
+    }
+
+    @Test("a gateway device is written with its device and identities; the install's newer registration replaces it", arguments: Backend.allCases)
+    func registration(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let first = try await store.registerDevice(
+                platform: .ios, token: String(repeating: "ab", count: 32), sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(identities: [alice], wakeGateway: gateway(install: "install-one-aaaaaa", secret: "s1", ts: 100)), now: t0)
+            let found = try #require(try await store.wakeGatewayDevice(secretSHA256: "s1"))
+            #expect(found.device.id == first.device.id)
+            #expect(found.gateway.topics == ["blocktank.*"])
+            #expect(found.gateway.registeredTS == 100)
+            #expect(try await store.wakeGatewayDevices(identity: alice).map(\.device.id) == [first.device.id])
+
+            // Another install of the same person stays beside it.
+            let other = try await store.registerDevice(
+                platform: .android, token: "fcm-other", sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(identities: [alice], wakeGateway: gateway(install: "install-two-aaaaaa", secret: "s2", ts: 100)), now: t0)
+            #expect(try await store.wakeGatewayDevices(identity: alice).count == 2)
+
+            // The same install again, with the same secret: the earlier device is gone, whole.
+            let second = try await store.registerDevice(
+                platform: .ios, token: String(repeating: "cd", count: 32), sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(identities: [alice], wakeGateway: gateway(install: "install-one-aaaaaa", secret: "s1", ts: 200)), now: t0)
+            #expect(try await store.wakeGatewayDevice(secretSHA256: "s1")?.device.id == second.device.id)
+            #expect(try await store.wakeGatewayDevice(installKey: "bitkit|install-one-aaaaaa")?.gateway.registeredTS == 200)
+            #expect(Set(try await store.wakeGatewayDevices(identity: alice).map(\.device.id)) == [second.device.id, other.device.id])
+            #expect(try await store.identities(deviceID: first.device.id).isEmpty)
+
+            try await store.setWakeGatewayTopics(deviceID: second.device.id, topics: ["paykit.sync", "blocktank.*"], now: t0)
+            #expect(try await store.wakeGatewayDevice(secretSHA256: "s1")?.gateway.topics == ["paykit.sync", "blocktank.*"])
+            try await store.setWakeGatewayTopics(deviceID: second.device.id, topics: [], now: t0)
+            #expect(try await store.wakeGatewayDevice(secretSHA256: "s1")?.gateway.topics == [])
+
+            // Unregistering revokes the secret.
+            try await store.deleteDevice(id: second.device.id, now: t0)
+            #expect(try await store.wakeGatewayDevice(secretSHA256: "s1") == nil)
+        }
+    }
+
+    @Test("a fallback job is not due before its time; a handled ack deletes it, no_handler and failed leave it", arguments: Backend.allCases)
+    func acksAndFallbacks(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            func fallbackJob(_ due: Date) -> NewJob {
+                var job = NewJob(
+                    platform: .ios, token: String(repeating: "ab", count: 32), notificationType: "wake_fallback", payload: Data("{}".utf8),
+                    idempotencyKey: nil, expiresAt: t0.addingTimeInterval(60), app: Device.defaultApp)
+                job.dueAt = due
+                return job
+            }
+            let handled = fallbackJob(t0.addingTimeInterval(15)), ignored = fallbackJob(t0.addingTimeInterval(15))
+            // Even asked to lease it at once, a job due later waits.
+            _ = try await store.enqueue([handled, ignored], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 2)
+            #expect(try await store.claimDue(now: t0.addingTimeInterval(1), leaseUntil: t0.addingTimeInterval(60), limit: 10).isEmpty)
+            #expect(try await store.nextDueAt(now: t0) == t0.addingTimeInterval(15))
+
+            let wake = WakeRecord(id: "w1", identity: alice, topic: "blocktank.incomingHtlc", deadline: t0.addingTimeInterval(60), createdAt: t0)
+            try await store.recordWake(
+                wake,
+                deliveries: [
+                    WakeDeliveryRecord(wakeID: "w1", deviceID: "d1", jobID: "j1", fallbackJobID: handled.id, present: false),
+                    WakeDeliveryRecord(wakeID: "w1", deviceID: "d2", jobID: "j2", fallbackJobID: ignored.id, present: false),
+                    WakeDeliveryRecord(wakeID: "w1", deviceID: "d3", jobID: nil, fallbackJobID: nil, present: true),
+                ])
+            let (read, deliveries) = try #require(try await store.wake(id: "w1"))
+            #expect(read == wake)
+            #expect(deliveries.map(\.deviceID) == ["d1", "d2", "d3"])
+            #expect(deliveries[2].present && deliveries[2].jobID == nil)
+
+            let acked = try #require(try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .handled, now: t0.addingTimeInterval(2)))
+            #expect(acked.fallbackCancelled)
+            #expect(try #require(try await store.acknowledgeWake(id: "w1", deviceID: "d2", outcome: .noHandler, now: t0)).fallbackCancelled == false)
+            // A later ack never undoes handled.
+            #expect(try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .failed, now: t0)?.outcome == .handled)
+            #expect(try await store.acknowledgeWake(id: "w1", deviceID: "nobody", outcome: .handled, now: t0) == nil)
+            #expect(try await store.acknowledgeWake(id: "w2", deviceID: "d1", outcome: .handled, now: t0) == nil)
+
+            let due = try await store.claimDue(now: t0.addingTimeInterval(16), leaseUntil: t0.addingTimeInterval(60), limit: 10)
+            #expect(due.map(\.id) == [ignored.id])
+            let after = try #require(try await store.wake(id: "w1")).1
+            #expect(after.map(\.outcome) == [.handled, .noHandler, nil])
+        }
+    }
+
+    @Test("a shared secret is made once, whoever asks first", arguments: Backend.allCases)
+    func sharedSecret(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let first = try await store.sharedSecret(name: "wake_collapse", make: { Data([1, 2, 3]) })
+            let second = try await store.sharedSecret(name: "wake_collapse", make: { Data([9]) })
+            #expect(first == Data([1, 2, 3]))
+            #expect(second == first)
+        }
+    }
+}
