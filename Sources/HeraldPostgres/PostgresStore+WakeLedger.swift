@@ -1,5 +1,6 @@
 import Foundation
 import HeraldStore
+import HeraldWire
 import PostgresNIO
 
 extension PostgresStore: WakeLedgerStore {

@@ -95,7 +95,8 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     /// The request body for a message, in Herald's deterministic JSON (sorted keys, slashes
     /// unescaped), so the same message is always the same bytes.
     public static func render(_ message: PushMessage) throws -> Data {
-        write(APNsPayload(message))
+        if let verbatim = message.verbatim { return Data(verbatim.received.utf8) }
+        return write(APNsPayload(message))
     }
 
     /// Refuses a message APNs would refuse: over 4096 bytes, a data key named `aps`, an
@@ -104,6 +105,10 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     /// - Returns: The rendered body (``render(_:)``), checked.
     @discardableResult
     public static func validate(_ message: PushMessage) throws(PushValidationError) -> Data {
+        if let verbatim = message.verbatim {
+            guard verbatim.apnsHeaders != nil else { throw PushValidationError(.invalidMessage, message: "the verbatim push has no APNs form") }
+            return try PayloadChecks.checkSize(of: "the APNs payload", limit: maximumSize, service: "APNs") { Data(verbatim.body.utf8) }
+        }
         if message.data["aps"] != nil {
             throw PushValidationError(.invalidMessage, message: "a data key cannot be named \"aps\"")
         }

@@ -132,18 +132,27 @@ public enum FCMPayload {
 
     /// The request body for sending a message to `token`, in Herald's deterministic JSON.
     public static func render(_ message: PushMessage, token: String, now: Date) throws -> Data {
-        try WireJSON.encode(FCMSendRequest(message: FCMMessage(message, token: token, now: now)))
+        if let verbatim = message.verbatim { return Data(verbatim.body.utf8) }
+        return try WireJSON.encode(FCMSendRequest(message: FCMMessage(message, token: token, now: now)))
     }
 
     /// What an Android `FirebaseMessagingService` receives as `RemoteMessage.data`: the flat
     /// string map, as JSON.
     public static func renderData(_ message: PushMessage) throws -> Data {
-        try WireJSON.encode(message.data)
+        if let verbatim = message.verbatim { return Data(verbatim.received.utf8) }
+        return try WireJSON.encode(message.data)
     }
 
     /// Refuses a message FCM would refuse: a reserved data key, or a rendered message (without
     /// the token) over 4096 bytes.
     public static func validate(_ message: PushMessage, now: Date) throws(PushValidationError) {
+        if let verbatim = message.verbatim {
+            guard verbatim.apnsHeaders == nil else { throw PushValidationError(.invalidMessage, message: "the verbatim push has no FCM form") }
+            try PayloadChecks.checkSize(of: "the FCM message", limit: maximumSize + PushTarget.maximumTokenBytes, service: "FCM") {
+                Data(verbatim.body.utf8)
+            }
+            return
+        }
         for key in message.data.keys
         where reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.") {
             throw PushValidationError(.invalidMessage, message: "FCM reserves the data key \"\(key)\"")

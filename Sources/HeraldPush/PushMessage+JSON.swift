@@ -44,6 +44,17 @@ extension PushMessage {
             writer.raw("]")
         }
         writer.member("sound", sound)
+        if let verbatim {
+            writer.key("verbatim")
+            writer.beginObject()
+            if let headers = verbatim.apnsHeaders {
+                writer.key("apnsHeaders")
+                writer.value(.array(headers.map { .array($0.map(JSONValue.string)) }))
+            }
+            writer.member("body", verbatim.body)
+            writer.member("received", verbatim.received)
+            writer.endObject()
+        }
         writer.endObject()
     }
 }

@@ -60,6 +60,25 @@ public struct PushMessage: Codable, Hashable, Sendable {
     /// connection, in order: a wake's silent push ahead of its alert. Best effort: their outcome
     /// never holds up or stops this push, and this push's outcome is the job's.
     public var prelude: [PushMessage]?
+    /// A push rendered elsewhere, byte for byte (the wake gateway's, `HeraldWake`): APNs and FCM
+    /// send it as it is, and the fields above only name it in logs and metrics.
+    public var verbatim: Verbatim?
+
+    /// A request body and its APNs headers, as another protocol requires them exactly.
+    public struct Verbatim: Codable, Hashable, Sendable {
+        /// APNs: the `apns-*` headers in order. `apns-topic` is the provider's own, sent first.
+        public var apnsHeaders: [[String]]?
+        /// APNs: the body; FCM: the whole `messages:send` body, token included.
+        public var body: String
+        /// What the app is handed (APNs: the body; FCM: the data map), for the local development provider.
+        public var received: String
+
+        public init(apnsHeaders: [[String]]? = nil, body: String, received: String) {
+            self.apnsHeaders = apnsHeaders
+            self.body = body
+            self.received = received
+        }
+    }
 
     public init(
         kind: Kind,
@@ -72,7 +91,8 @@ public struct PushMessage: Codable, Hashable, Sendable {
         collapseID: String? = nil,
         expiresAt: Date? = nil,
         android: AndroidNotification? = nil,
-        prelude: [PushMessage]? = nil
+        prelude: [PushMessage]? = nil,
+        verbatim: Verbatim? = nil
     ) {
         self.kind = kind
         self.data = data
@@ -85,6 +105,7 @@ public struct PushMessage: Codable, Hashable, Sendable {
         self.expiresAt = expiresAt
         self.android = android
         self.prelude = prelude
+        self.verbatim = verbatim
     }
 
     /// The generic text a wake push shows when no extension rewrites it (an old app version,

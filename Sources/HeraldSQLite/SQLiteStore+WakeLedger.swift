@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldStore
+import HeraldWire
 
 extension SQLiteStore: WakeLedgerStore {
     /// The one column list of a gateway entry: the device's six, the gateway row's, and

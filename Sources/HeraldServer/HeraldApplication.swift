@@ -100,7 +100,8 @@ public func buildApplication(
         settings: configuration.settings, now: now
     )
     let wakeService = WakeService(
-        delivery: delivery, presence: presence, metrics: metrics, settings: configuration.settings, now: now, claims: shared
+        delivery: delivery, presence: presence, metrics: metrics, settings: configuration.settings, now: now, claims: shared,
+        ledger: store
     )
     WebhookRoutes(
         delivery: delivery, devices: store, providers: providers, settings: configuration.settings, challenges: store,
@@ -132,6 +133,10 @@ public func buildApplication(
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock).register(on: api)
     WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
         .register(on: api)
+    WakeGatewayRoutes(
+        wakes: wakeService, devices: store, ledger: store, providers: providers, settings: configuration.settings,
+        limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
+    ).register(on: router)
     BackendRoutes(delivery: delivery, store: store, providers: providers, settings: configuration.settings, now: now).register(on: api)
     AdminRoutes(store: store, keys: store, replayed: { dispatcher.deferred() }, now: now).register(on: api)
     DashboardRoutes(

@@ -49,16 +49,6 @@ public struct WakeRecord: Sendable, Hashable {
     }
 }
 
-/// How a device answered a wake.
-public enum WakeAckOutcome: String, Codable, Sendable, Hashable, CaseIterable {
-    /// Handled in the background: the fallback alert is cancelled.
-    case handled
-    /// The app has no handler for the topic: recorded, the fallback still fires.
-    case noHandler = "no_handler"
-    /// Handling failed: recorded, the fallback still fires.
-    case failed
-}
-
 /// One device's part in a wake.
 public struct WakeDeliveryRecord: Sendable, Hashable {
     public var wakeID: String

@@ -67,7 +67,7 @@ public struct WakeRegistrationRequest: Codable, Sendable, Hashable {
     public var canonicalIdentities: [String] { Self.canonical(identities) }
     public var canonicalTopics: [String] { Self.canonical(topics) }
 
-    static func canonical(_ list: [String]) -> [String] {
+    public static func canonical(_ list: [String]) -> [String] {
         Array(Set(list)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 

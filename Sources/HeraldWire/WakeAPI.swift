@@ -202,3 +202,13 @@ extension WakeKind {
         self == .incomingHtlc ? "incoming_htlc_wake" : rawValue
     }
 }
+
+/// How a device answered a wake.
+public enum WakeAckOutcome: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Handled in the background: the fallback alert is cancelled.
+    case handled
+    /// The app has no handler for the topic: recorded, the fallback still fires.
+    case noHandler = "no_handler"
+    /// Handling failed: recorded, the fallback still fires.
+    case failed
+}

@@ -45,6 +45,7 @@ public enum WebPushPayload {
 
     /// Refuses a message whose encrypted body would pass ``maxBodyBytes``.
     public static func validate(_ message: PushMessage) throws(PushValidationError) {
+        if message.verbatim != nil { throw PushValidationError(.invalidMessage, message: "a verbatim APNs or FCM push has no Web Push form") }
         _ = try plaintext(message)
     }
 

@@ -124,6 +124,7 @@ public struct HeraldConfiguration: Sendable {
             .init("nostr.secret_key_file", flag: false, default: "", "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
             .init("nostr.allow_private_relays", default: "false", "Take zap requests naming relays on loopback, private, link-local or multicast addresses"),
             .init("breez.webhook_secret_file", flag: false, default: "", "The webhook secret Breez gave for your domain; turns on `POST /api/v1/breez/payments`"),
+            .init("wake_gateway.audience", flag: false, default: "public_url's host", "The audience wake gateway registrations are signed for (`GET /wake/v1/info`)"),
             .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
             .init(
                 "https_proxy", flag: false, default: "",
@@ -175,6 +176,9 @@ public struct HeraldConfiguration: Sendable {
                 throw Invalid("app '\(name)' is configured twice: by HERALD_APNS_* / HERALD_FCM_* (or apns:/fcm:) and in apps")
             }
             configuration.providers.apps[name] = try AppsFile.app(name, file: file ?? "", reader: reader)
+        }
+        for name in try WakeGatewayFile.topicNames(in: file) {
+            configuration.server.settings.wakeGateway.topics[name] = try WakeGatewayFile.topic(name, file: file ?? "", reader: reader)
         }
         configuration.server.settings.localProvider = configuration.providers.usesLocal
         configuration.server.settings.localWebPush = configuration.providers.isLocal
@@ -344,6 +348,7 @@ public struct HeraldConfiguration: Sendable {
             guard !secret.isEmpty else { throw Invalid("\(source("HERALD_BREEZ_WEBHOOK_SECRET_FILE")): '\(file)' is empty") }
             settings.breezWebhookSecret = secret
         }
+        settings.wakeGateway.audience = text("HERALD_WAKE_GATEWAY_AUDIENCE")
         var edge = Self.defaultEdge
         if let value = try seconds("HERALD_IDLE_TIMEOUT") { edge.idleTimeout = value }
         if let value = try seconds("HERALD_REQUEST_READ_TIMEOUT") { edge.requestReadTimeout = value }

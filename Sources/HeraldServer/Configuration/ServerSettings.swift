@@ -51,6 +51,13 @@ public struct ServerSettings: Sendable {
     public var registration: RegistrationMode = .open
     /// The HMAC key of Breez's payment webhooks (`breez.webhook_secret_file`); nil turns the route off.
     public var breezWebhookSecret: [UInt8]?
+    /// The wake gateway's audience and topics (`wake_gateway`).
+    public var wakeGateway = WakeGatewaySettings()
+
+    /// The audience registrations through the wake gateway are signed for.
+    var wakeGatewayAudience: String {
+        wakeGateway.audience ?? URLComponents(string: publicURL)?.host ?? publicURL
+    }
 
     /// The policy registration applies: the local development provider sends nothing anywhere,
     /// so with it an endpoint's addresses do not matter (and need not resolve).

@@ -24,6 +24,19 @@ enum SettingNames {
                 }
             }
         }
+        // Topic names hold dots of their own too.
+        if var gateway = settings["wake_gateway"] as? [String: Any], let topics = gateway.removeValue(forKey: "topics") as? [String: Any] {
+            settings["wake_gateway"] = gateway.isEmpty ? nil : gateway
+            for (name, entry) in topics.sorted(by: { $0.key < $1.key }) {
+                guard let entry = entry as? [String: Any] else { continue }
+                for key in leafKeys(entry).sorted() where !WakeGatewayFile.topicKeys.contains(key) {
+                    problems.append(
+                        describe(
+                            "wake_gateway.topics.\(name).\(key)",
+                            nearest: nearest(key, in: WakeGatewayFile.topicKeys).map { "wake_gateway.topics.\(name).\($0)" }))
+                }
+            }
+        }
         for key in leafKeys(settings).sorted() where !known.contains(key) {
             problems.append(describe(key, nearest: nearest(key, in: Array(known))))
         }

@@ -29,6 +29,8 @@ struct PushDelivery: Sendable {
         var idempotencyFingerprint: String?
         /// A registered device (its alias was named), not a raw push token anyone could name.
         var registered = true
+        /// The job's id when the caller records it before the job is committed (a wake's ledger).
+        var jobID: String?
 
         init(target: PushTarget, sealKey: SealPublicKey? = nil, idempotencyKey: String? = nil) {
             self.target = target
@@ -46,10 +48,11 @@ struct PushDelivery: Sendable {
     ///   - metric: Counted in `herald_notifications_received_total{type}` per job newly
     ///     committed; nil when the caller counts its own (wakes).
     ///   - chargesAllowance: False for an idempotent retry of a push that was charged already.
+    ///   - dueAt: Not sent before then (a wake's fallback alert); nil: at once.
     /// - Returns: One result per recipient, in order.
     func submit(
         _ message: PushMessage, type: String, sealedType: String? = nil, to recipients: [Recipient], metric: String?,
-        chargesAllowance: Bool = true
+        chargesAllowance: Bool = true, dueAt: Date? = nil
     ) async throws -> [EnqueueResult] {
         guard !recipients.isEmpty else { return [] }
         // A retry of what was committed already is answered from the store: it takes no push
@@ -71,15 +74,15 @@ struct PushDelivery: Sendable {
             } else {
                 payload = prepared.storedJSON()
             }
-            jobs.append((
-                NewJob(
-                    platform: recipient.target.platform, token: recipient.target.token, notificationType: type,
-                    payload: payload, idempotencyKey: recipient.idempotencyKey,
-                    idempotencyFingerprint: recipient.idempotencyKey == nil ? nil : recipient.idempotencyFingerprint,
-                    expiresAt: expiresAt, app: recipient.target.app
-                ),
-                prepared
-            ))
+            var job = NewJob(
+                platform: recipient.target.platform, token: recipient.target.token, notificationType: type,
+                payload: payload, idempotencyKey: recipient.idempotencyKey,
+                idempotencyFingerprint: recipient.idempotencyKey == nil ? nil : recipient.idempotencyFingerprint,
+                expiresAt: expiresAt, app: recipient.target.app
+            )
+            if let id = recipient.jobID { job.id = id }
+            job.dueAt = dueAt
+            jobs.append((job, prepared))
         }
         if chargesAllowance { try await targets.takePushes(for: recipients.map(\.target), metrics: metrics) }
         let results: [EnqueueResult]

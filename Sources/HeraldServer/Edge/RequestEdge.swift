@@ -52,7 +52,12 @@ enum Edge {
 
     /// Parsed strictly first, so `JSONDecoder` never sees a body it could trap on.
     private static func decodeJSONObject<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        let parsed = try parseJSONObject(data)
+        try decode(T.self, parsed: try parseJSONObject(data), from: data)
+    }
+
+    /// Decodes a body already parsed (``parseJSONObject(_:)``): a route that looks at its
+    /// shape first (`POST /wake` takes two) decodes it once.
+    static func decode<T: Decodable>(_ type: T.Type, parsed: JSONValue, from data: Data) throws -> T {
         do {
             return try WireJSON.decode(T.self, parsed: parsed, from: data)
         } catch let error as JSONParseError {

@@ -127,6 +127,26 @@ public struct HeraldMetrics: Sendable {
         increment("wakes_skipped", help: "Wakes not pushed, by reason", labels: [("reason", reason)])
     }
 
+    /// A device's answer to a wake, by outcome (`handled`, `no_handler`, `failed`).
+    public func wakeAcked(_ outcome: WakeAckOutcome) {
+        increment("wake_acks", help: "Wakes acknowledged by devices, by outcome", labels: [("outcome", outcome.rawValue)])
+    }
+
+    /// A fallback alert scheduled for a device that may not handle its wake in time.
+    public func wakeFallbackScheduled() {
+        increment("wake_fallbacks_scheduled", help: "Fallback alerts scheduled for wakes not yet handled")
+    }
+
+    /// A fallback alert cancelled by a `handled` ack before it was sent.
+    public func wakeFallbackCancelled() {
+        increment("wake_fallbacks_cancelled", help: "Fallback alerts cancelled because the device handled its wake")
+    }
+
+    /// A fallback alert sent: the device did not acknowledge `handled` in time.
+    public func wakeFallbackSent() {
+        increment("wake_fallbacks", help: "Fallback alerts sent for wakes not handled in time")
+    }
+
     /// An LSPS5 notification taken, by method (the five of bLIP-55, else `other`) and whether its
     /// signer was checked against a registered LSP node id.
     public func lsps5Accepted(method: String, verified: Bool) {

@@ -282,6 +282,7 @@ public final class OutboxDispatcher: Service, Sendable {
         switch outcome.kind {
         case .delivered:
             if verbose { logger.debug("push delivered") }
+            if job.notificationType == WakeService.fallbackType { metrics.wakeFallbackSent() }
             return .delivered
         case .tokenDead:
             deadTokens.withLockedValue { tokens in

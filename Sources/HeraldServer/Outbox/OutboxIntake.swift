@@ -175,7 +175,9 @@ public final class OutboxIntake: Service, Sendable {
             fresh.reserveCapacity(room)
             var deferred = false
             for (index, (pending, result)) in zip(batch, results).enumerated() where !result.duplicate {
-                if index < room {
+                // A job due later (a wake's fallback) is not leased by the store: the claim loop
+                // finds it when it falls due.
+                if index < room, pending.job.dueAt == nil {
                     let job = OutboxJob(pending.job, createdAt: committedAt)
                     fresh.append(DispatchItem(job: job, message: pending.message, leaseUntil: leaseUntil))
                 } else {

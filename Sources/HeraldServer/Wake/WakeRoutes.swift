@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldPush
 import HeraldStore
+import HeraldWake
 import HeraldWire
 import Hummingbird
 
@@ -24,6 +25,7 @@ struct WakeRoutes: Sendable {
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         let group = router.group().add(middleware: APIKeyAuthenticator(keys: keys, scope: .wake))
         group.post("wake") { request, context in try await wake(request, context: context) }
+        group.get("wake/{wake_id}") { _, context in try await status(context) }
         group.get("forwarding_hint") { request, context in try await hint(request, context: context) }
     }
 
@@ -31,7 +33,14 @@ struct WakeRoutes: Sendable {
 
     func wake(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
-        let body = try await Edge.readJSONBody(WakeRequest.self, from: &request)
+        let raw = try await Edge.readRequiredBody(&request, limit: Edge.jsonBodyLimit)
+        let parsed = try Edge.parseJSONObject(Data(buffer: raw))
+        // An identity and a topic: a wake of every device that proved it (the wake gateway's).
+        if parsed["identity"] != nil {
+            let body = try Edge.decode(IdentityWakeRequest.self, parsed: parsed, from: Data(buffer: raw))
+            return try JSONResponse.make(try await wakes.wake(body), status: .accepted)
+        }
+        let body = try Edge.decode(WakeRequest.self, parsed: parsed, from: Data(buffer: raw))
         try Self.validate(body, now: now())
         guard let resolution = try await devices.resolveDevice(id: body.device), let device = resolution.device else {
             throw APIError(.notFound, "unknown_device", "no device is registered under this id")
@@ -41,6 +50,15 @@ struct WakeRoutes: Sendable {
         let fingerprint = try idempotencyKey.map { _ in EnqueueResult.fingerprint(of: try WireJSON.encode(body)) }
         return try await wakes.wake(body, device: device, idempotencyKey: idempotencyKey, idempotencyFingerprint: fingerprint)
             .response(pushedStatus: .accepted)
+    }
+
+    /// `GET /api/v1/wake/{wake_id}`: a wake by identity, and what became of it on each device.
+    func status(_ context: HeraldRequestContext) async throws -> Response {
+        let id = context.parameters.get("wake_id") ?? ""
+        guard let uuid = UUID(uuidString: id), let status = try await wakes.status(wakeID: uuid.uuidString.lowercased()) else {
+            throw APIError(.notFound, "unknown_wake", "no wake has this id")
+        }
+        return try JSONResponse.make(status)
     }
 
     /// 1 to ``maxKindBytes`` letters, digits, `_`, `-` or `.`: safe in a collapse id and a log line.

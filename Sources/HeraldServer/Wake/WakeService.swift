@@ -16,6 +16,10 @@ struct WakeService: Sendable {
     let now: @Sendable () -> Date
     /// Wake claims in a database other instances share; nil keeps them in ``presence``.
     var claims: (any WakeClaimStore)? = nil
+    /// Wakes addressed to identities, their deliveries and acks; nil turns them off.
+    var ledger: (any WakeLedgerStore & OutboxStore)? = nil
+    /// The deployment's key of collapse ids, read from the ledger once.
+    let collapseSecret = CollapseSecret()
 
     enum Outcome: Sendable, Hashable {
         /// The app is connected: the event went to its presence streams, nothing was pushed.

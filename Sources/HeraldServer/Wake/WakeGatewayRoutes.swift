@@ -1,0 +1,248 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldSecp256k1
+import HeraldStore
+import HeraldWake
+import HeraldWire
+import Hummingbird
+
+/// Bitkit's wake gateway device API under `/wake` (bitkit-core `wake/client.rs`), so an app
+/// built on bitkit-core points its gateway URL at `{public_url}/wake`: registration with
+/// identity proofs, topics, presence, acks and unregistering, and the legacy `/api/device`
+/// of deployed apps. The wakes themselves go through ``WakeService``.
+struct WakeGatewayRoutes: Sendable {
+    let wakes: WakeService
+    let devices: any DeviceStore
+    let ledger: any WakeLedgerStore
+    let providers: PushRouter
+    let settings: ServerSettings
+    let limiter: RateLimiter
+    let now: @Sendable () -> Date
+
+    static let bodyLimit = 16 * 1024
+    static let version = "herald-1"
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        let gateway = router.group("wake")
+        gateway.get("v1/info") { _, _ in try info() }
+        gateway.get("v1/topics") { _, _ in try topics() }
+        gateway.post("v1/devices") { request, context in try await registerDevice(request, context: context) }
+        gateway.put("v1/devices/self/topics") { request, _ in try await setTopics(request) }
+        gateway.delete("v1/devices/self") { request, _ in try await unregister(request) }
+        gateway.put("v1/presence") { request, _ in try await setPresence(request) }
+        gateway.delete("v1/presence") { request, _ in try await clearPresence(request) }
+        gateway.post("v1/acks") { request, _ in try await acknowledge(request) }
+        gateway.post("api/device") { request, context in try await registerLegacy(request, context: context) }
+    }
+
+    var serverTime: Int64 { Int64(now().timeIntervalSince1970.rounded(.down)) }
+
+    func info() throws -> Response {
+        try JSONResponse.make(WakeServerInfo(audience: settings.wakeGatewayAudience, serverTime: serverTime, version: Self.version))
+    }
+
+    func topics() throws -> Response {
+        let topics = settings.wakeGateway.topics.values.sorted { $0.name < $1.name }.map { topic in
+            WakeTopicInfo(
+                name: topic.name, description: topic.description, urgency: topic.urgency, deadlineSecs: topic.deadlineSeconds,
+                alertable: topic.alertable, display: topic.text.map { WakeTopicInfo.Display(title: $0.title, body: $0.body) })
+        }
+        return try JSONResponse.make(WakeTopicList(topics: topics))
+    }
+
+    // MARK: Registration
+
+    func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        try limit(context)
+        var request = request
+        let registration = try await Self.readBody(WakeRegistrationRequest.self, from: &request)
+        let time = serverTime
+        guard abs(time - registration.ts) <= Int64(WakeRegistrationRequest.maximumSkew) else {
+            throw APIError(
+                .unauthorized, "stale_timestamp",
+                "ts must be within \(Int(WakeRegistrationRequest.maximumSkew)) s of the server's time (\(time))")
+        }
+        let proven: [ProvenIdentity]
+        do {
+            proven = try registration.validate(audience: settings.wakeGatewayAudience)
+        } catch {
+            throw APIError(error.code == "invalid_request" ? .badRequest : .unauthorized, error.code, error.message)
+        }
+        let platform: Platform = registration.platform == .apns ? .ios : .android
+        let installKey = registration.app + "|" + registration.installID
+        let (stored, unknown) = split(registration.canonicalTopics)
+        let gateway = WakeGatewayDevice(
+            installKey: installKey, secretSHA256: registration.secretSHA256, encryptionKey: registration.encryptionKey, envelope: 1,
+            environment: registration.environment.rawValue, topics: stored, registeredTS: registration.ts)
+        let device = try await store(
+            gateway, platform: platform, token: registration.pushToken, app: registration.app, identities: proven.map(\.description))
+        return try JSONResponse.make(
+            WakeRegistrationAnswer(
+                deviceID: device.id, identities: proven.map(\.description), topics: stored, unknownTopics: unknown, serverTime: time),
+            status: .created)
+    }
+
+    /// `POST /api/device`: the node signs `"bitkit-notifications" + deviceToken + isoTimestamp`;
+    /// the token's form says the platform; `features` are the topics; v0 envelopes.
+    func registerLegacy(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        try limit(context)
+        var request = request
+        let legacy = try await Self.readBody(WakeLegacyRegistration.self, from: &request)
+        guard let node = NodeID(hex: legacy.nodeId), legacy.nodeId == node.hex else {
+            throw APIError.badRequest("invalid_request", "nodeId must be 66 lower-case hex digits of a compressed secp256k1 key")
+        }
+        guard legacy.publicKey.utf8.count == 66, NodeID(hex: legacy.publicKey)?.hex == legacy.publicKey else {
+            throw APIError.badRequest("invalid_request", "publicKey must be 66 lower-case hex digits of a compressed secp256k1 key")
+        }
+        guard let signedAt = try? Date(legacy.isoTimestamp, strategy: .iso8601),
+            abs(signedAt.timeIntervalSince(now())) <= WakeRegistrationRequest.maximumSkew
+        else {
+            throw APIError(.unauthorized, "stale_timestamp", "isoTimestamp must be an ISO 8601 time within 600 s of the server's")
+        }
+        guard legacy.verifies() else {
+            throw APIError(.unauthorized, "invalid_signature", "signature is not nodeId's over \"bitkit-notifications\" + deviceToken + isoTimestamp")
+        }
+        // The token's form: APNs tokens are hex, FCM's are not.
+        let isAPNs = legacy.deviceToken.utf8.count >= 64 && legacy.deviceToken.utf8.allSatisfy(\.isHex)
+        let platform: Platform = isAPNs ? .ios : .android
+        let token = isAPNs ? legacy.deviceToken.lowercased() : legacy.deviceToken
+        try PushTokenForm.check(token, platform: platform)
+        let (stored, _) = split(Array(Set(legacy.features.filter(WakeTopicName.isName))).sorted())
+        let gateway = WakeGatewayDevice(
+            installKey: "legacy|" + token, secretSHA256: "", encryptionKey: legacy.publicKey, envelope: 0,
+            environment: legacy.isProduction ? "production" : "sandbox", topics: stored,
+            registeredTS: Int64(signedAt.timeIntervalSince1970.rounded(.down)))
+        let identity = "ln:" + node.hex
+        let device = try await store(gateway, platform: platform, token: token, app: "bitkit", identities: [identity])
+        return try JSONResponse.make(
+            WakeRegistrationAnswer(deviceID: device.id, identities: [identity], topics: stored, unknownTopics: [], serverTime: serverTime))
+    }
+
+    private func limit(_ context: HeraldRequestContext) throws {
+        if let wait = limiter.acquire(context.clientAddress) {
+            throw APIError(
+                .tooManyRequests, "rate_limited", "too many registrations from this address",
+                headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"])
+        }
+    }
+
+    /// Stores the device, its identities and its gateway row in one transaction, replacing the
+    /// install's earlier registration unless that one is newer.
+    private func store(
+        _ gateway: WakeGatewayDevice, platform: Platform, token: String, app name: String, identities: [String]
+    ) async throws -> Device {
+        // A gateway app named like one of Herald's apps uses its credentials; any other, the default's.
+        let app = providers.apps[name] != nil ? name : PushTarget.defaultApp
+        guard providers.provider(for: platform, app: app) != nil else { throw APIError.platformNotConfigured(platform, app: app) }
+        do {
+            if let earlier = try await ledger.wakeGatewayDevice(installKey: gateway.installKey),
+                earlier.gateway.registeredTS > gateway.registeredTS
+            {
+                throw APIError(.conflict, "stale_registration", "this install registered later (ts \(earlier.gateway.registeredTS)); a registration never replaces a newer one")
+            }
+            return try await devices.registerDevice(
+                platform: platform, token: token, sealKey: nil, app: app,
+                extras: DeviceExtras(identities: identities, wakeGateway: gateway), now: now()
+            ).device
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+    }
+
+    /// Known names and every pattern are stored; unknown exact names are answered back.
+    func split(_ topics: [String]) -> (stored: [String], unknown: [String]) {
+        var stored: [String] = [], unknown: [String] = []
+        for topic in topics {
+            if WakeTopicName.isPattern(topic) || settings.wakeGateway.topics[topic] != nil { stored.append(topic) } else { unknown.append(topic) }
+        }
+        return (stored, unknown)
+    }
+
+    // MARK: The device's routes
+
+    /// The device whose `Authorization: Bearer wkd_…` this is; 401 for anything else.
+    func authenticate(_ request: Request) async throws -> WakeGatewayEntry {
+        let header = request.headers[.authorization] ?? ""
+        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
+        guard WakeDeviceSecret.hasForm(token) else {
+            throw APIError.unauthorized("Authorization must be Bearer and the device's wkd_ secret")
+        }
+        let entry: WakeGatewayEntry?
+        do {
+            entry = try await ledger.wakeGatewayDevice(secretSHA256: WakeDeviceSecret.sha256(token))
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        guard let entry else { throw APIError.unauthorized("no device holds this secret (unregistered, replaced, or never registered)") }
+        return entry
+    }
+
+    func setTopics(_ request: Request) async throws -> Response {
+        let entry = try await authenticate(request)
+        var request = request
+        let body = try await Self.readBody(WakeTopicsBody.self, from: &request)
+        guard body.topics.count <= WakeTopicName.maximumPerDevice else {
+            throw APIError.badRequest("invalid_request", "at most \(WakeTopicName.maximumPerDevice) topics")
+        }
+        if let bad = body.topics.first(where: { !WakeTopicName.isValid($0) }) {
+            throw APIError.badRequest("invalid_request", "topic \(bad.prefix(80)) is neither a name (namespace.Name) nor a pattern (namespace.*)")
+        }
+        let (stored, unknown) = split(WakeRegistrationRequest.canonical(body.topics))
+        do {
+            try await ledger.setWakeGatewayTopics(deviceID: entry.device.id, topics: stored, now: now())
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        return try JSONResponse.make(WakeTopicsBody(topics: stored, unknownTopics: unknown))
+    }
+
+    func unregister(_ request: Request) async throws -> Response {
+        let entry = try await authenticate(request)
+        do {
+            try await devices.deleteDevice(id: entry.device.id, now: now())
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        wakes.presence.leave(deviceID: entry.device.id)
+        return Response(status: .noContent)
+    }
+
+    func setPresence(_ request: Request) async throws -> Response {
+        let entry = try await authenticate(request)
+        var request = request
+        let body = try await Self.readBody(WakePresenceBody.self, from: &request)
+        let ttl = min(max(body.ttlSecs, WakePresenceBody.ttlRange.lowerBound), WakePresenceBody.ttlRange.upperBound)
+        let moment = now()
+        wakes.presence.heartbeat(deviceID: entry.device.id, ttl: TimeInterval(ttl), now: moment)
+        return try JSONResponse.make(WakePresenceAnswer(expiresAt: Int64(moment.timeIntervalSince1970.rounded(.down)) + Int64(ttl)))
+    }
+
+    func clearPresence(_ request: Request) async throws -> Response {
+        let entry = try await authenticate(request)
+        wakes.presence.leave(deviceID: entry.device.id)
+        return Response(status: .noContent)
+    }
+
+    func acknowledge(_ request: Request) async throws -> Response {
+        let entry = try await authenticate(request)
+        var request = request
+        let ack = try await Self.readBody(WakeAck.self, from: &request)
+        guard let id = UUID(uuidString: ack.id) else { throw APIError.badRequest("invalid_request", "id must be the wake's UUID") }
+        guard try await wakes.acknowledge(wakeID: id.uuidString.lowercased(), deviceID: entry.device.id, outcome: ack.outcome) != nil else {
+            throw APIError(.notFound, "unknown_wake", "no wake with this id was delivered to this device")
+        }
+        return Response(status: .noContent)
+    }
+
+    /// The body as `T`; anything unreadable is `400 invalid_request`, as the gateway answers.
+    static func readBody<T: Decodable>(_ type: T.Type, from request: inout Request) async throws -> T {
+        do {
+            return try await Edge.readJSONBody(T.self, from: &request, limit: bodyLimit)
+        } catch let error as APIError where error.code == "invalid_json" || error.code == "invalid_body" {
+            throw APIError.badRequest("invalid_request", error.message)
+        }
+    }
+}

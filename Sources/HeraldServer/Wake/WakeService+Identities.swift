@@ -1,0 +1,258 @@
+import Crypto
+import Foundation
+import HeraldPush
+import HeraldSecp256k1
+import HeraldStore
+import HeraldWake
+import HeraldWire
+import NIOConcurrencyHelpers
+
+/// The key of a deployment's collapse ids: made once, kept in the database, shared by every
+/// instance; read once per process.
+final class CollapseSecret: Sendable {
+    private let value = NIOLockedValueBox<[UInt8]?>(nil)
+    static let name = "wake_collapse_hmac"
+
+    func get(from ledger: any WakeLedgerStore) async throws -> [UInt8] {
+        if let known = value.withLockedValue({ $0 }) { return known }
+        let stored = Array(try await ledger.sharedSecret(name: Self.name) { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) } })
+        value.withLockedValue { $0 = stored }
+        return stored
+    }
+}
+
+/// Wakes addressed to an identity on a topic (Bitkit's wake gateway): every device holding the
+/// identity and subscribing to the topic gets one sealed push, unless present; an alertable
+/// topic's devices also get a fallback alert, due `fallback_after_secs` later, which a
+/// `handled` ack cancels. The wake, its deliveries and their acks are kept in the ledger, so
+/// `GET /api/v1/wake/{id}` answers what became of it on any instance.
+extension WakeService {
+    /// The largest producer payload, compact: it travels sealed in a 4 KB push.
+    static let maximumPayloadBytes = 1024
+    static let maximumCollapseKeyBytes = 256
+    /// The FCM notification channel of fallback alerts (bitkit-core's vectors).
+    static let fallbackChannel = "wake"
+
+    func wake(_ request: IdentityWakeRequest) async throws -> IdentityWakeAnswer {
+        guard let ledger else { throw APIError(.notFound, "not_found", "wakes by identity are not served here") }
+        guard ProvenIdentity(request.identity) != nil else {
+            throw APIError.badRequest("invalid_identity", "identity must be ln:<66 lower-case hex> or pk:<52 z-base-32>")
+        }
+        guard let topic = settings.wakeGateway.topic(request.topic) else {
+            throw APIError(.unprocessableContent, "unknown_topic", "no topic '\(request.topic.prefix(64))' is configured (wake_gateway.topics)")
+        }
+        var payloadBytes = 0
+        if let payload = request.payload {
+            var writer = JSONWriter()
+            writer.value(payload)
+            payloadBytes = writer.bytes.count
+        }
+        guard payloadBytes <= Self.maximumPayloadBytes else {
+            throw APIError(.contentTooLarge, "payload_too_large", "payload is \(payloadBytes) bytes written compactly; at most \(Self.maximumPayloadBytes)")
+        }
+        if let key = request.collapseKey, key.isEmpty || key.utf8.count > Self.maximumCollapseKeyBytes {
+            throw APIError.badRequest("invalid_collapse_key", "collapse_key must be 1 to \(Self.maximumCollapseKeyBytes) bytes")
+        }
+        let moment = now()
+        let entries: [WakeGatewayEntry]
+        let secret: [UInt8]
+        do {
+            entries = try await ledger.wakeGatewayDevices(identity: request.identity).filter { entry in
+                !entry.isDead && entry.gateway.topics.contains { WakeTopicName.subscription($0, matches: topic.name) }
+            }
+            secret = try await collapseSecret.get(from: ledger)
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        let wakeID = UUID().uuidString.lowercased()
+        let deadline = Int64(moment.timeIntervalSince1970.rounded(.down)) + Int64(topic.deadlineSeconds)
+        let collapseID = request.collapseKey.map {
+            WakePushes.collapseID(secret: secret, identity: request.identity, topic: topic.name, collapseKey: $0)
+        }
+        // Everything is decided and recorded before any push is committed: an ack racing the
+        // push always finds its wake.
+        var planned: [(entry: WakeGatewayEntry, push: PushMessage?, fallback: PushMessage?, delivery: WakeDeliveryRecord)] = []
+        for entry in entries {
+            let present = presence.isPresent(deviceID: entry.device.id, now: moment)
+            var delivery = WakeDeliveryRecord(wakeID: wakeID, deviceID: entry.device.id, jobID: nil, fallbackJobID: nil, present: present)
+            guard !present else {
+                planned.append((entry, nil, nil, delivery))
+                continue
+            }
+            let push = try gatewayPush(
+                for: entry, wakeID: wakeID, topic: topic, deadline: deadline, payload: request.payload, collapseID: collapseID, now: moment)
+            delivery.jobID = JobID.make()
+            var fallback: PushMessage?
+            if topic.alertable, entry.gateway.envelope == 1, let text = topic.text {
+                fallback = fallbackPush(
+                    for: entry, wakeID: wakeID, topic: topic, text: text, deadline: deadline, collapseID: collapseID, now: moment)
+                delivery.fallbackJobID = JobID.make()
+            }
+            planned.append((entry, push, fallback, delivery))
+        }
+        let record = WakeRecord(
+            id: wakeID, identity: request.identity, topic: topic.name, deadline: Date(timeIntervalSince1970: TimeInterval(deadline)),
+            createdAt: moment)
+        do {
+            try await ledger.recordWake(record, deliveries: planned.map(\.delivery))
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        for (entry, push, fallback, record) in planned {
+            guard let push, let jobID = record.jobID else {
+                metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue)
+                continue
+            }
+            let target = PushTarget(platform: entry.device.platform, token: entry.device.token, app: entry.device.app)
+            var recipient = PushDelivery.Recipient(target: target)
+            recipient.jobID = jobID
+            _ = try await delivery.submit(push, type: "wake:" + topic.name, to: [recipient], metric: nil)
+            metrics.wakePushed(entry.device.platform == .ios ? (topic.urgency == .background ? "silent" : "alert") : "data")
+            presence.woke(deviceID: entry.device.id, now: moment)
+            if let fallback, let fallbackID = record.fallbackJobID {
+                var fallbackRecipient = PushDelivery.Recipient(target: target)
+                fallbackRecipient.jobID = fallbackID
+                // Part of the wake already counted: it takes none of the device's allowance.
+                _ = try await delivery.submit(
+                    fallback, type: Self.fallbackType, to: [fallbackRecipient], metric: nil, chargesAllowance: false,
+                    dueAt: moment.addingTimeInterval(TimeInterval(topic.fallbackAfterSeconds)))
+                metrics.wakeFallbackScheduled()
+            }
+        }
+        return IdentityWakeAnswer(wakeID: wakeID, devices: entries.count)
+    }
+
+    /// The job type of fallback alerts (metrics count them when sent).
+    static let fallbackType = "wake_fallback"
+
+    /// The sealed push of one device: v1 or, for a device registered on the legacy route, v0.
+    func gatewayPush(
+        for entry: WakeGatewayEntry, wakeID: String, topic: WakeGatewayTopic, deadline: Int64, payload: JSONValue?, collapseID: String?,
+        now: Date
+    ) throws -> PushMessage {
+        guard let recipient = NodeID(hex: entry.gateway.encryptionKey) else {
+            throw APIError(.internalServerError, "invalid_device_key", "a device's encryption key no longer parses")
+        }
+        let ttl = max(0, deadline - Int64(now.timeIntervalSince1970.rounded(.down)))
+        let expiresAt = Date(timeIntervalSince1970: TimeInterval(deadline))
+        let kind: PushMessage.Kind
+        let verbatim: PushMessage.Verbatim
+        if entry.gateway.envelope == 0 {
+            let plaintext = WakeEnvelope.v0Plaintext(topic: topic.name, payload: payload, createdAt: WakeEnvelope.createdAt(now))
+            let container = WakeContainer(version: 0, sealed: try WakeSealing.seal(plaintext, to: recipient, label: WakeSealing.v0Label))
+            kind = .wake
+            verbatim =
+                entry.device.platform == .ios
+                ? Self.verbatim(WakePushes.apnsV0(apnsTopic: "", apnsID: UUID().uuidString.lowercased(), expiration: deadline, container: container))
+                : Self.verbatim(fcm: WakePushes.fcmV0(token: entry.device.token, ttlSeconds: ttl, container: container))
+        } else {
+            let plaintext = WakeEnvelope.v1Plaintext(id: wakeID, topic: topic.name, urgency: topic.urgency, deadline: deadline, payload: payload)
+            let container = WakeContainer(version: 1, sealed: try WakeSealing.seal(plaintext, to: recipient, label: WakeSealing.v1Label))
+            kind = topic.urgency == .background ? .background : .wake
+            verbatim =
+                entry.device.platform == .ios
+                ? Self.verbatim(
+                    WakePushes.apnsV1(
+                        apnsTopic: "", apnsID: UUID().uuidString.lowercased(), expiration: deadline, urgency: topic.urgency, wakeID: wakeID,
+                        topic: topic.name, collapseKey: collapseID, text: topic.text, container: container))
+                : Self.verbatim(
+                    fcm: WakePushes.fcmV1(
+                        token: entry.device.token, ttlSeconds: ttl, highPriority: topic.urgency != .background || topic.alertable,
+                        collapseKey: collapseID, container: container))
+        }
+        return PushMessage(kind: kind, data: ["type": topic.name], expiresAt: expiresAt, verbatim: verbatim)
+    }
+
+    /// The visible alert of a wake not handled in time; it expires at the deadline.
+    func fallbackPush(
+        for entry: WakeGatewayEntry, wakeID: String, topic: WakeGatewayTopic, text: WakePushes.Text, deadline: Int64, collapseID: String?,
+        now: Date
+    ) -> PushMessage {
+        let due = Int64(now.timeIntervalSince1970.rounded(.down)) + Int64(topic.fallbackAfterSeconds)
+        let verbatim =
+            entry.device.platform == .ios
+            ? Self.verbatim(
+                WakePushes.apnsFallback(
+                    apnsTopic: "", apnsID: UUID().uuidString.lowercased(), expiration: deadline, urgency: topic.urgency, wakeID: wakeID,
+                    topic: topic.name, collapseKey: collapseID, text: text))
+            : Self.verbatim(
+                fcm: WakePushes.fcmFallback(
+                    token: entry.device.token, ttlSeconds: max(0, deadline - due), wakeID: wakeID, topic: topic.name, collapseKey: collapseID,
+                    text: text, channelID: Self.fallbackChannel))
+        return PushMessage(
+            kind: .alert, data: ["type": Self.fallbackType], alert: PushMessage.Alert(title: text.title, body: text.body),
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(deadline)), verbatim: verbatim)
+    }
+
+    /// An APNs request kept as sent; the provider puts its own `apns-topic` first.
+    static func verbatim(_ request: WakePushes.APNsRequest) -> PushMessage.Verbatim {
+        PushMessage.Verbatim(apnsHeaders: request.headers.filter { $0.first != "apns-topic" }, body: request.body, received: request.body)
+    }
+
+    /// An FCM body kept as sent; the device is handed its `message.data`.
+    static func verbatim(fcm body: String) -> PushMessage.Verbatim {
+        var received = "{}"
+        if let data = (try? JSONParser.parse(Array(body.utf8)))?["message"]?["data"] {
+            var writer = JSONWriter()
+            writer.value(data)
+            received = String(decoding: writer.bytes, as: UTF8.self)
+        }
+        return PushMessage.Verbatim(body: body, received: received)
+    }
+
+    // MARK: Acks and status
+
+    /// A device's answer to a wake: recorded; `handled` cancels its fallback. Nil when the wake
+    /// was not delivered to the device.
+    func acknowledge(wakeID: String, deviceID: String, outcome: WakeAckOutcome) async throws -> WakeDeliveryRecord? {
+        guard let ledger else { return nil }
+        let delivery: WakeDeliveryRecord?
+        do {
+            delivery = try await ledger.acknowledgeWake(id: wakeID, deviceID: deviceID, outcome: outcome, now: now())
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        if let delivery, delivery.outcome == outcome, delivery.ackedAt != nil {
+            metrics.wakeAcked(outcome)
+            if delivery.fallbackCancelled { metrics.wakeFallbackCancelled() }
+        }
+        return delivery
+    }
+
+    /// What the producer asked for and what became of it on each device.
+    func status(wakeID: String) async throws -> WakeStatus? {
+        guard let ledger else { return nil }
+        do {
+            guard let (wake, deliveries) = try await ledger.wake(id: wakeID) else { return nil }
+            var devices: [WakeStatus.Device] = []
+            for delivery in deliveries {
+                let pushed = try await delivery.jobID.asyncMap { try await ledger.status(jobID: $0)?.state } ?? nil
+                let fallbackState = try await delivery.fallbackJobID.asyncMap { try await ledger.status(jobID: $0)?.state } ?? nil
+                let fallback: WakeStatus.Device.Fallback
+                switch (delivery.fallbackJobID, fallbackState) {
+                case (nil, _): fallback = .none
+                case (_, .delivered?): fallback = .sent
+                case (_, .dead?): fallback = .failed
+                case (_, .pending?): fallback = .pending
+                case (_, nil): fallback = delivery.fallbackCancelled ? .cancelled : .none
+                }
+                devices.append(
+                    WakeStatus.Device(
+                        deviceID: delivery.deviceID, pushed: pushed == .delivered, present: delivery.present, outcome: delivery.outcome,
+                        fallback: fallback))
+            }
+            return WakeStatus(
+                wakeID: wake.id, identity: wake.identity, topic: wake.topic, deadline: Int64(wake.deadline.timeIntervalSince1970),
+                devices: devices)
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}
