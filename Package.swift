@@ -317,8 +317,9 @@ let package = Package(
             name: "HeraldServerTests",
             dependencies: [
                 "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldWire",
-                // The LSPS5 tests sign notifications as an LSP would; identity proofs sign with node keys.
-                "HeraldLSPS5", "HeraldSecp256k1",
+                // The LSPS5 tests sign notifications as an LSP would; identity proofs sign with node keys;
+                // the wake gateway tests register and open wakes as a bitkit-core app would.
+                "HeraldLSPS5", "HeraldSecp256k1", "HeraldWake",
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
                 "HeraldDevice",
                 // The development wallet's invoice issuer.

@@ -154,7 +154,7 @@ public struct MockAPNsServer: Sendable {
             await tokenUpdates.rejected(providerToken, keyID: claims?.keyID ?? "")
         }
         if recordsRequests || observer != nil {
-            let received = MockAPNsRequest(
+            var received = MockAPNsRequest(
                 deviceToken: deviceToken,
                 headers: headers,
                 body: body,
@@ -165,6 +165,7 @@ public struct MockAPNsServer: Sendable {
                 stream: await context.streamNumber(),
                 answer: final
             )
+            received.orderedHeaders = request.headers.map { [$0.name.canonicalName, $0.value] }
             observer?(received)
             if recordsRequests {
                 // The device first: a test that saw the request in the log finds it there too.
@@ -178,7 +179,7 @@ public struct MockAPNsServer: Sendable {
         if let stall = final.stall {
             try await Task.sleep(for: stall)
         }
-        return Self.response(for: final, now: now())
+        return Self.response(for: final, now: now(), apnsID: headers["apns-id"])
     }
 
     /// The first rule the request breaks, as APNs would answer it; nil when it is acceptable.
@@ -214,6 +215,10 @@ public struct MockAPNsServer: Sendable {
         if let expiration = headers["apns-expiration"], Int64(expiration) == nil {
             return MockAPNsAnswer(status: 400, reason: "BadExpirationDate")
         }
+        // Apple: apns-id must be a canonical UUID (8-4-4-4-12 hex digits).
+        if let id = headers["apns-id"], id.utf8.count != 36 || UUID(uuidString: id) == nil {
+            return MockAPNsAnswer(status: 400, reason: "BadMessageId")
+        }
         if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
             return MockAPNsAnswer(status: 400, reason: "BadCollapseId")
         }
@@ -247,9 +252,10 @@ public struct MockAPNsServer: Sendable {
         return claims
     }
 
-    private static func response(for answer: MockAPNsAnswer, now: Date) -> Response {
+    /// Apple echoes the sender's `apns-id`, or makes one.
+    private static func response(for answer: MockAPNsAnswer, now: Date, apnsID: String?) -> Response {
         var headers: HTTPFields = [:]
-        headers[.init("apns-id")!] = UUID().uuidString
+        headers[.init("apns-id")!] = apnsID ?? UUID().uuidString
         if let retryAfter = answer.retryAfter {
             headers[.init("retry-after")!] = String(retryAfter)
         }

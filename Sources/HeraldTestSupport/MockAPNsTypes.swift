@@ -47,6 +47,8 @@ public struct MockAPNsRequest: Sendable, Hashable {
     public var deviceToken: String
     /// Headers by lower-cased name (`apns-topic`, `apns-push-type`, `authorization` …).
     public var headers: [String: String]
+    /// Every header as it arrived, in order (pseudo-headers excepted).
+    public var orderedHeaders: [[String]] = []
     /// The body, byte for byte.
     public var body: Data
     /// Wall-clock arrival time.

@@ -122,10 +122,11 @@ public struct WakeEnvelope: Sendable, Hashable {
         guard case .object(let fields)? = try? JSONParser.parse(plaintext) else {
             throw WakeSealing.Failure("the wake's plaintext is not a JSON object")
         }
-        let payload = fields["payload"].flatMap { $0 == .null ? nil : $0 }.map { value -> String in
+        var payload: String?
+        if let value = fields["payload"], value != .null {
             var writer = JSONWriter()
             writer.value(value)
-            return writer.text
+            payload = writer.text
         }
         if container.version == 0 {
             guard let source = fields["source"]?.stringValue, let type = fields["type"]?.stringValue else {

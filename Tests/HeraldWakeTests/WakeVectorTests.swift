@@ -168,6 +168,7 @@ struct WakeVectorTests {
                 #expect(String(decoding: plaintext, as: UTF8.self) == (try Self.string(vector, "plaintext")), "\(name): plaintext")
                 #expect(envelope.topic == (name.hasSuffix("v0") ? "blocktank.incomingHtlc" : topic), "\(name): topic")
                 if !name.hasSuffix("v0") { #expect(envelope.id == wakeID, "\(name): id") }
+                if String(decoding: plaintext, as: UTF8.self).hasSuffix(#""payload":null}"#) { #expect(envelope.payloadJSON == nil, "\(name)") }
             }
         }
         #expect(compared == 10)
