@@ -203,7 +203,10 @@ let package = Package(
         // app would bring its Lightning SDK).
         .executableTarget(
             name: "herald-device",
-            dependencies: ["HeraldDevice", "HeraldBolt11", "HeraldDevelopmentInvoices", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HeraldDevice", "HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldWake",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -355,7 +358,7 @@ let package = Package(
             name: "HeraldDeviceTests",
             dependencies: [
                 "HeraldDevice", "HeraldWire", "HeraldTestSupport", "herald-device", "herald", "HeraldBolt11", "HeraldDevelopmentInvoices",
-                "HeraldSecp256k1", "HeraldNostr",
+                "HeraldSecp256k1", "HeraldNostr", "HeraldWake",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSwiftSettings

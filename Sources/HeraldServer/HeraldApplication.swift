@@ -128,7 +128,8 @@ public func buildApplication(
         providers: providers,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now,
-        clock: clock
+        clock: clock,
+        ledger: store
     ).register(on: api)
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock).register(on: api)
     WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)

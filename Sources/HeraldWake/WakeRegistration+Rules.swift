@@ -13,49 +13,6 @@ public struct WakeRegistrationProblem: Error, Sendable, Hashable, CustomStringCo
     public var description: String { "\(code): \(message)" }
 }
 
-/// Topic names and patterns as the gateway (and bitkit-core, before it signs) accept them.
-public enum WakeTopicName {
-    public static let maximumLength = 64
-    public static let maximumPerDevice = 32
-
-    /// `namespace.Name`: a first segment of lower-case letters, digits, `_` or `-` starting
-    /// with a letter, then one or more segments starting with a letter of either case.
-    public static func isName(_ text: String) -> Bool {
-        guard text.utf8.count <= maximumLength else { return false }
-        let segments = text.split(separator: ".", omittingEmptySubsequences: false)
-        return segments.count >= 2 && isNamespace(segments)
-    }
-
-    /// `namespace.*`, namespace one or more segments; 64 characters in all at most.
-    public static func isPattern(_ text: String) -> Bool {
-        guard text.utf8.count <= maximumLength, text.hasSuffix(".*") else { return false }
-        return isNamespace(text.dropLast(2).split(separator: ".", omittingEmptySubsequences: false))
-    }
-
-    public static func isValid(_ text: String) -> Bool { isName(text) || isPattern(text) }
-
-    private static func isNamespace(_ segments: [Substring]) -> Bool {
-        guard let first = segments.first, let head = first.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(head),
-            first.utf8.allSatisfy({ isLowerSegmentByte($0) })
-        else { return false }
-        return segments.dropFirst().allSatisfy { segment in
-            guard let head = segment.utf8.first, head.isASCIILetterOrDigit, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(head) else { return false }
-            return segment.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-        }
-    }
-
-    private static func isLowerSegmentByte(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-    }
-
-    /// Whether a device's subscription (a name or a pattern) takes `topic`.
-    public static func subscription(_ subscription: String, matches topic: String) -> Bool {
-        if subscription.hasSuffix(".*") { return topic.hasPrefix(subscription.dropLast(1)) }
-        return subscription == topic
-    }
-}
-
 extension WakeRegistrationRequest {
     /// The skew a registration's `ts` may have from the gateway's clock.
     public static let maximumSkew: TimeInterval = 600

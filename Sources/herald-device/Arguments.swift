@@ -6,7 +6,7 @@ struct Arguments {
     var flags: Set<String> = []
 
     /// Options that take no value.
-    static let flagNames: Set<String> = ["verbose", "help"]
+    static let flagNames: Set<String> = ["verbose", "help", "wake-gateway"]
 
     init(_ words: [String]) throws(UsageError) {
         var index = 0

@@ -16,6 +16,9 @@ enum ListenCommand {
         let platformText = arguments.option("platform") ?? "ios"
         guard let platform = Platform(rawValue: platformText) else { throw UsageError("--platform is ios, android or webpush") }
         let maxPushes = try arguments.integer("max-pushes")
+        if arguments.flags.contains("wake-gateway") {
+            return try await WakeGatewayListen.run(arguments, server: server, platform: platform, maxPushes: maxPushes)
+        }
         let environment = try DeviceEnvironment(arguments)
         let plugin = try environment.plugin()
         let client = DevelopmentServerClient(server: server)

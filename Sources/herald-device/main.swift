@@ -7,6 +7,9 @@ let usage = """
       herald-device handle <push.json|->   run the plugin on one push; prints one JSON object
       herald-device listen --server URL [--platform ios|android|webpush] [--token T] [--max-pushes N]
                                            register with a local NDS and handle its pushes
+      herald-device listen --server URL --wake-gateway [--topics blocktank.*,…] [--platform ios|android]
+                                           the same as a bitkit-core app with Herald as its wake gateway:
+                                           register at URL/wake with an ln: proof, open wakes, ack them
       herald-device app                    play the main app: hold the wallet, answer pings
       herald-device wallet settle <hash>   mark a development-wallet invoice paid
       herald-device wallet invoices        list the development wallet's invoices

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import HeraldWake
+import HeraldWire
 import Yams
 
 /// One topic producers may wake devices on through the wake gateway.

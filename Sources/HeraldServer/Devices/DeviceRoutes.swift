@@ -30,6 +30,8 @@ struct DeviceRoutes: Sendable {
     let now: @Sendable () -> Date
     /// Paces the push feed's long poll.
     let clock: any Clock<Duration>
+    /// The wake gateway's devices: their feed takes the `wkd_` secret they registered with.
+    var ledger: (any WakeLedgerStore)? = nil
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("devices") { request, context in try await create(request, context: context) }
@@ -202,7 +204,15 @@ struct DeviceRoutes: Sendable {
     /// The local development provider's pushes for this device, long-polled: a development
     /// phone (`herald-device listen`) reads them as a real one would receive them.
     func pushes(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let device = try await authenticate(request, context: context)
+        let device: Device
+        if let ledger, let secret = Edge.bearerCredential(request.headers), WakeDeviceSecret.hasForm(secret) {
+            guard let entry = try await ledger.wakeGatewayDevice(secretSHA256: WakeDeviceSecret.sha256(secret)),
+                entry.device.id == context.parameters.get("id")
+            else { throw APIError.unauthorized("unknown device or wrong device secret") }
+            device = entry.device
+        } else {
+            device = try await authenticate(request, context: context)
+        }
         // The feed stands in for the push service, which delivers to whoever holds the token:
         // the first device registered with it, not whoever registers it after.
         guard try await localPushes.feedOwner(platform: device.platform, token: device.token) == device.id else {

@@ -1,7 +1,5 @@
 import Crypto
 import Foundation
-import HeraldSecp256k1
-import HeraldWire
 
 /// One identity's signature over a registration's preimage.
 public struct WakeIdentityProof: Codable, Sendable, Hashable {
@@ -96,7 +94,7 @@ public enum WakeDeviceSecret {
     public static let prefix = "wkd_"
 
     public static func make(bytes: [UInt8]? = nil) -> String {
-        prefix + Data(bytes ?? WakeSealing.randomBytes(32)).base64URLEncodedString
+        prefix + Data(bytes ?? SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64URLEncodedString
     }
 
     /// Lower-case hex SHA-256 of the whole token, `wkd_` included.
@@ -108,5 +106,48 @@ public enum WakeDeviceSecret {
     public static func hasForm(_ token: String) -> Bool {
         token.hasPrefix(prefix) && token.utf8.count == prefix.utf8.count + 43
             && token.utf8.dropFirst(prefix.utf8.count).allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+    }
+}
+
+/// Topic names and patterns as the gateway (and bitkit-core, before it signs) accept them.
+public enum WakeTopicName {
+    public static let maximumLength = 64
+    public static let maximumPerDevice = 32
+
+    /// `namespace.Name`: a first segment of lower-case letters, digits, `_` or `-` starting
+    /// with a letter, then one or more segments starting with a letter of either case.
+    public static func isName(_ text: String) -> Bool {
+        guard text.utf8.count <= maximumLength else { return false }
+        let segments = text.split(separator: ".", omittingEmptySubsequences: false)
+        return segments.count >= 2 && isNamespace(segments)
+    }
+
+    /// `namespace.*`, namespace one or more segments; 64 characters in all at most.
+    public static func isPattern(_ text: String) -> Bool {
+        guard text.utf8.count <= maximumLength, text.hasSuffix(".*") else { return false }
+        return isNamespace(text.dropLast(2).split(separator: ".", omittingEmptySubsequences: false))
+    }
+
+    public static func isValid(_ text: String) -> Bool { isName(text) || isPattern(text) }
+
+    private static func isNamespace(_ segments: [Substring]) -> Bool {
+        guard let first = segments.first, let head = first.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(head),
+            first.utf8.allSatisfy({ isLowerSegmentByte($0) })
+        else { return false }
+        return segments.dropFirst().allSatisfy { segment in
+            guard let head = segment.utf8.first, head.isASCIILetterOrDigit, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(head) else { return false }
+            return segment.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+        }
+    }
+
+    private static func isLowerSegmentByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    }
+
+    /// Whether a device's subscription (a name or a pattern) takes `topic`.
+    public static func subscription(_ subscription: String, matches topic: String) -> Bool {
+        if subscription.hasSuffix(".*") { return topic.hasPrefix(subscription.dropLast(1)) }
+        return subscription == topic
     }
 }

@@ -1,5 +1,23 @@
 import Foundation
-import HeraldWire
+
+/// How a topic's wakes reach the phone.
+public enum WakeUrgency: String, Codable, Sendable, Hashable, CaseIterable {
+    /// A silent push (APNs `background`, priority 5) the app may or may not be woken for.
+    case background
+    /// A visible alert (`interruption-level: active`).
+    case alert
+    /// A visible alert that breaks through Focus (`interruption-level: time-sensitive`).
+    case timeSensitive = "time_sensitive"
+
+    /// APNs `interruption-level` of its alerts; nil for background.
+    public var interruptionLevel: String? {
+        switch self {
+        case .background: nil
+        case .alert: "active"
+        case .timeSensitive: "time-sensitive"
+        }
+    }
+}
 
 /// `GET /v1/info`.
 public struct WakeServerInfo: Codable, Sendable, Hashable {
