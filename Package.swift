@@ -346,6 +346,8 @@ let package = Package(
                 "herald",
                 // `herald serve` on PostgreSQL: a throwaway server, and the store to read its rows.
                 "HeraldTestSupport", "HeraldPostgres", "HeraldStore", "HeraldSQLite",
+                // A bitkit-core phone registering with the wake gateway and opening its wakes.
+                "HeraldWake", "HeraldSecp256k1", "HeraldWire", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
