@@ -237,6 +237,10 @@ class Phone:
 # The cases
 
 
+# The generator point: a valid compressed secp256k1 key.
+SECP256K1_G = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+
+
 def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> None:
     call = c.call
     admin_h = bearer(admin)
@@ -246,6 +250,29 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
     call("metrics", "GET", "/metrics", 200)
     call("openapi.json", "GET", "/openapi.json", 200)
     call("openapi.yaml", "GET", "/openapi.yaml", 200)
+
+    # The wake gateway (Bitkit's device API): what a caller without a valid registration meets.
+    call("wake gateway info", "GET", "/wake/v1/info", 200)
+    call("wake gateway topics", "GET", "/wake/v1/topics", 200)
+    call("wake gateway: registration without proofs", "POST", "/wake/v1/devices", 400, code="invalid_request",
+         body={"app": "bitkit", "install_id": "AAAAAAAAAAAAAAAAAAAAAA", "platform": "apns", "environment": "production",
+               "push_token": "ab" * 32, "encryption_key": "02" + "11" * 32, "secret_sha256": "00" * 32,
+               "identities": [], "topics": [], "ts": int(time.time()), "proofs": []})
+    call("wake gateway: stale ts", "POST", "/wake/v1/devices", 401, code="stale_timestamp",
+         body={"app": "bitkit", "install_id": "AAAAAAAAAAAAAAAAAAAAAA", "platform": "apns", "environment": "production",
+               "push_token": "ab" * 32, "encryption_key": "02" + "11" * 32, "secret_sha256": "00" * 32,
+               "identities": [], "topics": [], "ts": 1, "proofs": []})
+    call("wake gateway: ack with an unknown secret", "POST", "/wake/v1/acks", 401, code="unauthorized",
+         body={"id": str(uuid.uuid4()), "outcome": "handled"}, headers=bearer("wkd_" + "A" * 43))
+    call("wake gateway: presence without a secret", "PUT", "/wake/v1/presence", 401, code="unauthorized",
+         body={"ttl_secs": 60})
+    call("wake gateway: legacy registration, bad signature", "POST", "/wake/api/device", 401,
+         body={"deviceToken": "ab" * 32, "features": ["blocktank.incomingHtlc"], "isProduction": True,
+               "isoTimestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()), "nodeId": SECP256K1_G,
+               "publicKey": SECP256K1_G, "signature": "y" * 104})
+    call("wake by identity: no such topic", "POST", "/api/v1/wake", 422, code="unknown_topic", headers=admin_h,
+         body={"identity": "ln:" + SECP256K1_G, "topic": "blocktank.incomingHtlc"})
+    call("wake status: unknown wake", "GET", f"/api/v1/wake/{uuid.uuid4()}", 404, code="unknown_wake", headers=admin_h)
 
     # Devices.
     ios_token = uuid.uuid4().hex * 2

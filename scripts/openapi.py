@@ -231,6 +231,66 @@ SCHEMAS: dict[str, dict] = {
                        "job_ids": {**JOB_IDS, "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."}}),
     "WakeSkipped": obj({"pushed": {"const": False},
                         "reason": {"type": "string", "enum": ["present", "recently_woken"]}}),
+    "IdentityWakeRequest": obj(
+        {"identity": string("`ln:` and a node key (66 lower-case hex), or `pk:` and a pubky key (52 z-base-32).",
+                            pattern="^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$"),
+         "topic": string("A topic of `wake_gateway.topics`.", minLength=1, maxLength=64)},
+        {"payload": {"description": "Any JSON, sealed into the wake as it is (compact, keys sorted); at most "
+                                    "1024 bytes written compactly."},
+         "collapse_key": string("Wakes with the same key replace each other on the phone; only its HMAC "
+                                "leaves the server.", minLength=1, maxLength=256)},
+        closed=False,
+        description="A wake of every device that proved `identity` and subscribes to `topic` (Bitkit's wake "
+                    "gateway).",
+    ),
+    "IdentityWakeAnswer": obj({"wake_id": string(format="uuid"), "devices": integer("Devices woken.", minimum=0)}),
+    "WakeStatus": obj(
+        {"wake_id": string(format="uuid"), "identity": string(), "topic": string(),
+         "deadline": integer("Unix seconds."),
+         "devices": {"type": "array", "items": obj(
+             {"device_id": string(), "pushed": BOOL, "present": BOOL,
+              "fallback": {"type": "string", "enum": ["none", "pending", "cancelled", "sent", "failed"]}},
+             {"outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}})}},
+    ),
+    "WakeServerInfo": obj({"audience": string("What registrations are signed for."), "server_time": integer(),
+                           "version": string()}),
+    "WakeTopicList": obj({"topics": {"type": "array", "items": obj(
+        {"name": string(), "description": string(),
+         "urgency": {"type": "string", "enum": ["background", "alert", "time_sensitive"]},
+         "deadline_secs": integer(minimum=1), "peer": BOOL, "alertable": BOOL},
+        {"display": obj({"title": string(), "body": string()})})}}),
+    "WakeRegistration": obj(
+        {"app": string(minLength=1, maxLength=64), "install_id": string(pattern="^[A-Za-z0-9_-]{16,64}$"),
+         "platform": {"type": "string", "enum": ["apns", "fcm"]},
+         "environment": {"type": "string", "enum": ["production", "sandbox"]},
+         "push_token": string(minLength=1), "encryption_key": string(pattern="^0[23][0-9a-f]{64}$"),
+         "secret_sha256": string(pattern="^[0-9a-f]{64}$"),
+         "identities": {"type": "array", "items": string(), "minItems": 1, "maxItems": 2},
+         "topics": {"type": "array", "items": string(), "maxItems": 32},
+         "ts": integer("Unix seconds, within 600 s of the server's time."),
+         "proofs": {"type": "array", "items": obj({"identity": string(), "sig": string()}, closed=False)}},
+        closed=False,
+        description="bitkit-core's registration: every identity signs the 12-line `wake-register-v1` preimage.",
+    ),
+    "WakeRegistrationAnswer": obj(
+        {"device_id": string(), "identities": {"type": "array", "items": string()},
+         "topics": {"type": "array", "items": string()}, "unknown_topics": {"type": "array", "items": string()},
+         "server_time": integer()}),
+    "WakeTopics": obj({"topics": {"type": "array", "items": string()}},
+                      {"unknown_topics": {"type": "array", "items": string()}}, closed=False),
+    "WakePresence": obj({"ttl_secs": integer("Clamped to 15 to 300.")}, closed=False),
+    "WakePresenceAnswer": obj({"expires_at": integer("Unix seconds.")}),
+    "WakeAck": obj({"id": string(format="uuid"),
+                    "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}}, closed=False),
+    "WakeLegacyRegistration": obj(
+        {"deviceToken": string(minLength=1), "features": {"type": "array", "items": string()},
+         "isProduction": BOOL, "isoTimestamp": string("ISO 8601, within 600 s."),
+         "nodeId": string(pattern="^0[23][0-9a-f]{64}$"), "publicKey": string(pattern="^0[23][0-9a-f]{64}$"),
+         "signature": string("The node's LN signed message over `bitkit-notifications` + deviceToken + "
+                             "isoTimestamp, zbase32 or hex.")},
+        closed=False,
+        description="Deployed Bitkit apps' registration (bitkit-notification-server's `/api/device`).",
+    ),
     "LSPS5Answer": obj(
         {"pushed": BOOL},
         {"job_ids": {**JOB_IDS, "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."},
@@ -696,19 +756,82 @@ def paths() -> dict:
         })}
 
     p["/api/v1/wake"] = {"post": op(
-        "wake", "Wake a device for a payment", tags=["Wake"], security=api_key("wake"),
-        parameters=[IDEMPOTENCY], body=request_body(ref("WakeRequest")),
+        "wake", "Wake a device for a payment, or an identity on a topic", tags=["Wake"], security=api_key("wake"),
+        description="With `device`: that device. With `identity` and `topic`: every device that proved the "
+                    "identity through the wake gateway and subscribes to the topic gets one sealed push, unless "
+                    "present; an alertable topic's devices a fallback alert `fallback_after_secs` later unless "
+                    "they acknowledge `handled`.",
+        parameters=[IDEMPOTENCY], body=request_body({"oneOf": [ref("WakeRequest"), ref("IdentityWakeRequest")]}),
         responses={
             "200": json_body(ref("WakeSkipped"), "Not pushed: the app is present (told on its stream), or the "
                                                  "same payment was woken moments ago."),
-            "202": json_body(ref("WakePushed"), "Pushed.", REPLAYED),
+            "202": json_body({"oneOf": [ref("WakePushed"), ref("IdentityWakeAnswer")]},
+                             "Pushed (a device), or woken (an identity: `wake_id` for the status).", REPLAYED),
             **errors({400: ["invalid_json", "invalid_device", "invalid_kind", "invalid_payment_hash", "expired",
-                            "invalid_idempotency_key", "platform_not_configured"],
+                            "invalid_idempotency_key", "platform_not_configured", "invalid_identity",
+                            "invalid_collapse_key"],
                       401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_device"],
-                      410: ["token_unregistered"], 413: ["body_too_large"],
-                      422: ["invalid_body", "idempotency_key_reused", *PUSH_422],
+                      410: ["token_unregistered"], 413: ["body_too_large", "payload_too_large"],
+                      422: ["invalid_body", "idempotency_key_reused", "unknown_topic", *PUSH_422],
                       429: ["target_rate_limited"], 503: INTAKE}, body=True),
         })}
+
+    p["/api/v1/wake/{wake_id}"] = {"get": op(
+        "wakeStatus", "What became of a wake by identity", tags=["Wake"], security=api_key("wake"),
+        parameters=[path_param("wake_id", "The `wake_id` the wake answered.", maxLength=64)],
+        responses={"200": json_body(ref("WakeStatus"), "The wake and each device's push, ack and fallback."),
+                   **errors({401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_wake"], 503: STORE},
+                            body=False)})}
+
+    gateway = ["Wake gateway"]
+    secret = [{"wakeDeviceSecret": []}]
+    unauthorized = {401: ["unauthorized"]}
+    p["/wake/v1/info"] = {"get": op(
+        "wakeGatewayInfo", "The audience registrations are signed for", tags=gateway,
+        responses={"200": json_body(ref("WakeServerInfo"), "The gateway."), **errors({}, body=False)})}
+    p["/wake/v1/topics"] = {"get": op(
+        "wakeGatewayTopics", "The topics devices can subscribe to", tags=gateway,
+        responses={"200": json_body(ref("WakeTopicList"), "The configured topics."), **errors({}, body=False)})}
+    p["/wake/v1/devices"] = {"post": op(
+        "wakeGatewayRegister", "Register a device with identity proofs (bitkit-core)", tags=gateway,
+        description="A newer registration from the same install replaces the older one; an older one is refused. "
+                    "Patterns and known names are stored; unknown exact names come back in `unknown_topics`.",
+        body=request_body(ref("WakeRegistration")),
+        responses={"201": json_body(ref("WakeRegistrationAnswer"), "Registered."),
+                   **errors({400: ["invalid_request", "platform_not_configured"],
+                             401: ["stale_timestamp", "invalid_proof", "missing_proof"], 409: ["stale_registration"],
+                             413: ["body_too_large"], 429: ["rate_limited"], 503: STORE}, body=True)})}
+    p["/wake/api/device"] = {"post": op(
+        "wakeGatewayLegacyRegister", "Register a deployed Bitkit app (legacy, v0 envelopes)", tags=gateway,
+        body=request_body(ref("WakeLegacyRegistration")),
+        responses={"200": json_body(ref("WakeRegistrationAnswer"), "Registered."),
+                   **errors({400: ["invalid_request", "platform_not_configured"],
+                             401: ["stale_timestamp", "invalid_signature"], 409: ["stale_registration"],
+                             413: ["body_too_large"], 429: ["rate_limited"], 503: STORE}, body=True)})}
+    p["/wake/v1/devices/self/topics"] = {"put": op(
+        "wakeGatewaySetTopics", "Replace the device's topics", tags=gateway, security=secret,
+        body=request_body(ref("WakeTopics")),
+        responses={"200": json_body(ref("WakeTopics"), "Stored, and the unknown names."),
+                   **errors({400: ["invalid_request"], **unauthorized, 413: ["body_too_large"], 503: STORE},
+                            body=True)})}
+    p["/wake/v1/devices/self"] = {"delete": op(
+        "wakeGatewayUnregister", "Unregister: the secret is revoked", tags=gateway, security=secret,
+        responses={"204": NO_CONTENT, **errors({**unauthorized, 503: STORE}, body=False)})}
+    p["/wake/v1/presence"] = {
+        "put": op("wakeGatewaySetPresence", "The app is in use: wakes are not pushed", tags=gateway, security=secret,
+                  body=request_body(ref("WakePresence")),
+                  responses={"200": json_body(ref("WakePresenceAnswer"), "Present until then."),
+                             **errors({400: ["invalid_request"], **unauthorized, 413: ["body_too_large"],
+                                       503: STORE}, body=True)}),
+        "delete": op("wakeGatewayClearPresence", "Presence ends", tags=gateway, security=secret,
+                     responses={"204": NO_CONTENT, **errors({**unauthorized, 503: STORE}, body=False)}),
+    }
+    p["/wake/v1/acks"] = {"post": op(
+        "wakeGatewayAck", "Acknowledge a wake: `handled` cancels its fallback", tags=gateway, security=secret,
+        body=request_body(ref("WakeAck")),
+        responses={"204": NO_CONTENT,
+                   **errors({400: ["invalid_request"], **unauthorized, 404: ["unknown_wake"], 413: ["body_too_large"],
+                             503: STORE}, body=True)})}
 
     p["/api/v1/forwarding_hint"] = {"get": op(
         "forwardingHint", "Should a failed payment to this device be retried?", tags=["Wake"],
@@ -953,7 +1076,7 @@ def document() -> dict:
                            "`404 not_found` for a path that does not exist.",
             "license": {"name": "See the repository"},
         },
-        "tags": [{"name": name} for name in ["Webhook", "Devices", "Presence", "Wake", "Lightning addresses",
+        "tags": [{"name": name} for name in ["Webhook", "Devices", "Presence", "Wake", "Wake gateway", "Lightning addresses",
                                               "Wallet backends", "Administration", "Dashboard", "Operations"]],
         "paths": paths(),
         "components": {
@@ -964,6 +1087,9 @@ def document() -> dict:
                                           "operation lists are the ones it needs; `admin` allows everything. "
                                           "Missing, unknown or revoked: `401 unauthorized`; without the scope: "
                                           "`403 forbidden`."},
+                "wakeDeviceSecret": {"type": "http", "scheme": "bearer", "bearerFormat": "wkd_…",
+                                     "description": "The `wkd_` secret a wake gateway device registered the "
+                                                    "SHA-256 of. Unknown or revoked: `401 unauthorized`."},
                 "deviceSecret": {"type": "http", "scheme": "bearer",
                                  "description": "The `device_secret` from registration. A wrong id and a wrong "
                                                 "secret both answer `401 unauthorized`."},

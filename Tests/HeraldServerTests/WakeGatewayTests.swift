@@ -247,7 +247,9 @@ struct WakeGatewayTests {
         let android = second
         try await nds.withMockPush { servers, providers in
             try await nds.app(providers: providers).test(.live) { client in
-                let iso = Date().formatted(.iso8601)
+                // As JavaScript's toISOString() writes it, milliseconds included.
+                let iso = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+                #expect(iso.hasSuffix("Z") && iso.contains("."))
                 let message = WakeLegacyRegistration.message(deviceToken: legacyPhone.token, isoTimestamp: iso)
                 let legacy = WakeLegacyRegistration(
                     deviceToken: legacyPhone.token, features: ["blocktank.incomingHtlc", "blocktank.wakeToTimeout"], isProduction: true,

@@ -27,6 +27,9 @@ enum OpenAPIDocument {
       "name": "Wake"
     },
     {
+      "name": "Wake gateway"
+    },
+    {
       "name": "Lightning addresses"
     },
     {
@@ -2510,10 +2513,11 @@ enum OpenAPIDocument {
     "/api/v1/wake": {
       "post": {
         "operationId": "wake",
-        "summary": "Wake a device for a payment",
+        "summary": "Wake a device for a payment, or an identity on a topic",
         "tags": [
           "Wake"
         ],
+        "description": "With `device`: that device. With `identity` and `topic`: every device that proved the identity through the wake gateway and subscribes to the topic gets one sealed push, unless present; an alertable topic's devices a fallback alert `fallback_after_secs` later unless they acknowledge `handled`.",
         "parameters": [
           {
             "name": "Idempotency-Key",
@@ -2533,7 +2537,14 @@ enum OpenAPIDocument {
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/WakeRequest"
+                "oneOf": [
+                  {
+                    "$ref": "#/components/schemas/WakeRequest"
+                  },
+                  {
+                    "$ref": "#/components/schemas/IdentityWakeRequest"
+                  }
+                ]
               }
             }
           }
@@ -2557,11 +2568,18 @@ enum OpenAPIDocument {
             }
           },
           "202": {
-            "description": "Pushed.",
+            "description": "Pushed (a device), or woken (an identity: `wake_id` for the status).",
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/WakePushed"
+                  "oneOf": [
+                    {
+                      "$ref": "#/components/schemas/WakePushed"
+                    },
+                    {
+                      "$ref": "#/components/schemas/IdentityWakeAnswer"
+                    }
+                  ]
                 }
               }
             },
@@ -2578,7 +2596,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_device`, `invalid_kind`, `invalid_payment_hash`, `expired`, `invalid_idempotency_key`, `platform_not_configured`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_device`, `invalid_kind`, `invalid_payment_hash`, `expired`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_identity`, `invalid_collapse_key`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2598,6 +2616,8 @@ enum OpenAPIDocument {
                             "expired",
                             "invalid_idempotency_key",
                             "platform_not_configured",
+                            "invalid_identity",
+                            "invalid_collapse_key",
                             "malformed_request"
                           ]
                         }
@@ -2736,7 +2756,7 @@ enum OpenAPIDocument {
             }
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
+            "description": "Content Too Large: `body_too_large`, `payload_too_large`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2749,7 +2769,8 @@ enum OpenAPIDocument {
                         "error": {
                           "type": "string",
                           "enum": [
-                            "body_too_large"
+                            "body_too_large",
+                            "payload_too_large"
                           ]
                         }
                       }
@@ -2760,7 +2781,7 @@ enum OpenAPIDocument {
             }
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`, `idempotency_key_reused`, `payload_too_large`, `invalid_message`",
+            "description": "Unprocessable Content: `invalid_body`, `idempotency_key_reused`, `unknown_topic`, `payload_too_large`, `invalid_message`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2775,6 +2796,7 @@ enum OpenAPIDocument {
                           "enum": [
                             "invalid_body",
                             "idempotency_key_reused",
+                            "unknown_topic",
                             "payload_too_large",
                             "invalid_message"
                           ]
@@ -2835,6 +2857,1423 @@ enum OpenAPIDocument {
                             "shutting_down",
                             "store_unavailable",
                             "overloaded",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/wake/{wake_id}": {
+      "get": {
+        "operationId": "wakeStatus",
+        "summary": "What became of a wake by identity",
+        "tags": [
+          "Wake"
+        ],
+        "parameters": [
+          {
+            "name": "wake_id",
+            "in": "path",
+            "required": true,
+            "description": "The `wake_id` the wake answered.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          }
+        ],
+        "security": [
+          {
+            "apiKey": [
+              "wake"
+            ]
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The wake and each device's push, ack and fallback.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WakeStatus"
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "403": {
+            "description": "Forbidden: `forbidden`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "forbidden"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `unknown_wake`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unknown_wake"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/v1/info": {
+      "get": {
+        "operationId": "wakeGatewayInfo",
+        "summary": "The audience registrations are signed for",
+        "tags": [
+          "Wake gateway"
+        ],
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The gateway.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WakeServerInfo"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/v1/topics": {
+      "get": {
+        "operationId": "wakeGatewayTopics",
+        "summary": "The topics devices can subscribe to",
+        "tags": [
+          "Wake gateway"
+        ],
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The configured topics.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WakeTopicList"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/v1/devices": {
+      "post": {
+        "operationId": "wakeGatewayRegister",
+        "summary": "Register a device with identity proofs (bitkit-core)",
+        "tags": [
+          "Wake gateway"
+        ],
+        "description": "A newer registration from the same install replaces the older one; an older one is refused. Patterns and known names are stored; unknown exact names come back in `unknown_topics`.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WakeRegistration"
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "201": {
+            "description": "Registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WakeRegistrationAnswer"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_request`, `platform_not_configured`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_request",
+                            "platform_not_configured",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `stale_timestamp`, `invalid_proof`, `missing_proof`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "stale_timestamp",
+                            "invalid_proof",
+                            "missing_proof"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Conflict: `stale_registration`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "stale_registration"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "429": {
+            "description": "Too Many Requests: `rate_limited`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "rate_limited"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/api/device": {
+      "post": {
+        "operationId": "wakeGatewayLegacyRegister",
+        "summary": "Register a deployed Bitkit app (legacy, v0 envelopes)",
+        "tags": [
+          "Wake gateway"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WakeLegacyRegistration"
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "Registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WakeRegistrationAnswer"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_request`, `platform_not_configured`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_request",
+                            "platform_not_configured",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `stale_timestamp`, `invalid_signature`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "stale_timestamp",
+                            "invalid_signature"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Conflict: `stale_registration`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "stale_registration"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "429": {
+            "description": "Too Many Requests: `rate_limited`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "rate_limited"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/v1/devices/self/topics": {
+      "put": {
+        "operationId": "wakeGatewaySetTopics",
+        "summary": "Replace the device's topics",
+        "tags": [
+          "Wake gateway"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WakeTopics"
+              }
+            }
+          }
+        },
+        "security": [
+          {
+            "wakeDeviceSecret": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Stored, and the unknown names.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WakeTopics"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_request`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_request",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/v1/devices/self": {
+      "delete": {
+        "operationId": "wakeGatewayUnregister",
+        "summary": "Unregister: the secret is revoked",
+        "tags": [
+          "Wake gateway"
+        ],
+        "security": [
+          {
+            "wakeDeviceSecret": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; no body."
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/v1/presence": {
+      "put": {
+        "operationId": "wakeGatewaySetPresence",
+        "summary": "The app is in use: wakes are not pushed",
+        "tags": [
+          "Wake gateway"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WakePresence"
+              }
+            }
+          }
+        },
+        "security": [
+          {
+            "wakeDeviceSecret": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Present until then.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WakePresenceAnswer"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_request`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_request",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "operationId": "wakeGatewayClearPresence",
+        "summary": "Presence ends",
+        "tags": [
+          "Wake gateway"
+        ],
+        "security": [
+          {
+            "wakeDeviceSecret": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; no body."
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/wake/v1/acks": {
+      "post": {
+        "operationId": "wakeGatewayAck",
+        "summary": "Acknowledge a wake: `handled` cancels its fallback",
+        "tags": [
+          "Wake gateway"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WakeAck"
+              }
+            }
+          }
+        },
+        "security": [
+          {
+            "wakeDeviceSecret": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; no body."
+          },
+          "400": {
+            "description": "Bad Request: `invalid_request`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_request",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `unknown_wake`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unknown_wake"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
                             "too_many_connections"
                           ]
                         }
@@ -8325,6 +9764,449 @@ enum OpenAPIDocument {
         ],
         "additionalProperties": false
       },
+      "IdentityWakeRequest": {
+        "type": "object",
+        "properties": {
+          "identity": {
+            "type": "string",
+            "pattern": "^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$",
+            "description": "`ln:` and a node key (66 lower-case hex), or `pk:` and a pubky key (52 z-base-32)."
+          },
+          "topic": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "A topic of `wake_gateway.topics`."
+          },
+          "payload": {
+            "description": "Any JSON, sealed into the wake as it is (compact, keys sorted); at most 1024 bytes written compactly."
+          },
+          "collapse_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "Wakes with the same key replace each other on the phone; only its HMAC leaves the server."
+          }
+        },
+        "required": [
+          "identity",
+          "topic"
+        ],
+        "description": "A wake of every device that proved `identity` and subscribes to `topic` (Bitkit's wake gateway)."
+      },
+      "IdentityWakeAnswer": {
+        "type": "object",
+        "properties": {
+          "wake_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "devices": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Devices woken."
+          }
+        },
+        "required": [
+          "wake_id",
+          "devices"
+        ],
+        "additionalProperties": false
+      },
+      "WakeStatus": {
+        "type": "object",
+        "properties": {
+          "wake_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "identity": {
+            "type": "string"
+          },
+          "topic": {
+            "type": "string"
+          },
+          "deadline": {
+            "type": "integer",
+            "description": "Unix seconds."
+          },
+          "devices": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "device_id": {
+                  "type": "string"
+                },
+                "pushed": {
+                  "type": "boolean"
+                },
+                "present": {
+                  "type": "boolean"
+                },
+                "fallback": {
+                  "type": "string",
+                  "enum": [
+                    "none",
+                    "pending",
+                    "cancelled",
+                    "sent",
+                    "failed"
+                  ]
+                },
+                "outcome": {
+                  "type": "string",
+                  "enum": [
+                    "handled",
+                    "no_handler",
+                    "failed"
+                  ]
+                }
+              },
+              "required": [
+                "device_id",
+                "pushed",
+                "present",
+                "fallback"
+              ],
+              "additionalProperties": false
+            }
+          }
+        },
+        "required": [
+          "wake_id",
+          "identity",
+          "topic",
+          "deadline",
+          "devices"
+        ],
+        "additionalProperties": false
+      },
+      "WakeServerInfo": {
+        "type": "object",
+        "properties": {
+          "audience": {
+            "type": "string",
+            "description": "What registrations are signed for."
+          },
+          "server_time": {
+            "type": "integer"
+          },
+          "version": {
+            "type": "string"
+          }
+        },
+        "required": [
+          "audience",
+          "server_time",
+          "version"
+        ],
+        "additionalProperties": false
+      },
+      "WakeTopicList": {
+        "type": "object",
+        "properties": {
+          "topics": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "name": {
+                  "type": "string"
+                },
+                "description": {
+                  "type": "string"
+                },
+                "urgency": {
+                  "type": "string",
+                  "enum": [
+                    "background",
+                    "alert",
+                    "time_sensitive"
+                  ]
+                },
+                "deadline_secs": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "peer": {
+                  "type": "boolean"
+                },
+                "alertable": {
+                  "type": "boolean"
+                },
+                "display": {
+                  "type": "object",
+                  "properties": {
+                    "title": {
+                      "type": "string"
+                    },
+                    "body": {
+                      "type": "string"
+                    }
+                  },
+                  "required": [
+                    "title",
+                    "body"
+                  ],
+                  "additionalProperties": false
+                }
+              },
+              "required": [
+                "name",
+                "description",
+                "urgency",
+                "deadline_secs",
+                "peer",
+                "alertable"
+              ],
+              "additionalProperties": false
+            }
+          }
+        },
+        "required": [
+          "topics"
+        ],
+        "additionalProperties": false
+      },
+      "WakeRegistration": {
+        "type": "object",
+        "properties": {
+          "app": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "install_id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_-]{16,64}$"
+          },
+          "platform": {
+            "type": "string",
+            "enum": [
+              "apns",
+              "fcm"
+            ]
+          },
+          "environment": {
+            "type": "string",
+            "enum": [
+              "production",
+              "sandbox"
+            ]
+          },
+          "push_token": {
+            "type": "string",
+            "minLength": 1
+          },
+          "encryption_key": {
+            "type": "string",
+            "pattern": "^0[23][0-9a-f]{64}$"
+          },
+          "secret_sha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "identities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "minItems": 1,
+            "maxItems": 2
+          },
+          "topics": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "maxItems": 32
+          },
+          "ts": {
+            "type": "integer",
+            "description": "Unix seconds, within 600 s of the server's time."
+          },
+          "proofs": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "identity": {
+                  "type": "string"
+                },
+                "sig": {
+                  "type": "string"
+                }
+              },
+              "required": [
+                "identity",
+                "sig"
+              ]
+            }
+          }
+        },
+        "required": [
+          "app",
+          "install_id",
+          "platform",
+          "environment",
+          "push_token",
+          "encryption_key",
+          "secret_sha256",
+          "identities",
+          "topics",
+          "ts",
+          "proofs"
+        ],
+        "description": "bitkit-core's registration: every identity signs the 12-line `wake-register-v1` preimage."
+      },
+      "WakeRegistrationAnswer": {
+        "type": "object",
+        "properties": {
+          "device_id": {
+            "type": "string"
+          },
+          "identities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "topics": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "unknown_topics": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "server_time": {
+            "type": "integer"
+          }
+        },
+        "required": [
+          "device_id",
+          "identities",
+          "topics",
+          "unknown_topics",
+          "server_time"
+        ],
+        "additionalProperties": false
+      },
+      "WakeTopics": {
+        "type": "object",
+        "properties": {
+          "topics": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "unknown_topics": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "required": [
+          "topics"
+        ]
+      },
+      "WakePresence": {
+        "type": "object",
+        "properties": {
+          "ttl_secs": {
+            "type": "integer",
+            "description": "Clamped to 15 to 300."
+          }
+        },
+        "required": [
+          "ttl_secs"
+        ]
+      },
+      "WakePresenceAnswer": {
+        "type": "object",
+        "properties": {
+          "expires_at": {
+            "type": "integer",
+            "description": "Unix seconds."
+          }
+        },
+        "required": [
+          "expires_at"
+        ],
+        "additionalProperties": false
+      },
+      "WakeAck": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "outcome": {
+            "type": "string",
+            "enum": [
+              "handled",
+              "no_handler",
+              "failed"
+            ]
+          }
+        },
+        "required": [
+          "id",
+          "outcome"
+        ]
+      },
+      "WakeLegacyRegistration": {
+        "type": "object",
+        "properties": {
+          "deviceToken": {
+            "type": "string",
+            "minLength": 1
+          },
+          "features": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "isProduction": {
+            "type": "boolean"
+          },
+          "isoTimestamp": {
+            "type": "string",
+            "description": "ISO 8601, within 600 s."
+          },
+          "nodeId": {
+            "type": "string",
+            "pattern": "^0[23][0-9a-f]{64}$"
+          },
+          "publicKey": {
+            "type": "string",
+            "pattern": "^0[23][0-9a-f]{64}$"
+          },
+          "signature": {
+            "type": "string",
+            "description": "The node's LN signed message over `bitkit-notifications` + deviceToken + isoTimestamp, zbase32 or hex."
+          }
+        },
+        "required": [
+          "deviceToken",
+          "features",
+          "isProduction",
+          "isoTimestamp",
+          "nodeId",
+          "publicKey",
+          "signature"
+        ],
+        "description": "Deployed Bitkit apps' registration (bitkit-notification-server's `/api/device`)."
+      },
       "LSPS5Answer": {
         "type": "object",
         "properties": {
@@ -9180,6 +11062,12 @@ enum OpenAPIDocument {
         "scheme": "bearer",
         "bearerFormat": "hk_…",
         "description": "An API key from `herald keys create --scopes …`. The scopes an operation lists are the ones it needs; `admin` allows everything. Missing, unknown or revoked: `401 unauthorized`; without the scope: `403 forbidden`."
+      },
+      "wakeDeviceSecret": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "wkd_…",
+        "description": "The `wkd_` secret a wake gateway device registered the SHA-256 of. Unknown or revoked: `401 unauthorized`."
       },
       "deviceSecret": {
         "type": "http",

@@ -58,7 +58,8 @@ struct WakeGatewayRoutes: Sendable {
         var request = request
         let registration = try await Self.readBody(WakeRegistrationRequest.self, from: &request)
         let time = serverTime
-        guard abs(time - registration.ts) <= Int64(WakeRegistrationRequest.maximumSkew) else {
+        // In floating point: a `ts` near Int64's ends must not overflow the subtraction.
+        guard abs(Double(time) - Double(registration.ts)) <= WakeRegistrationRequest.maximumSkew else {
             throw APIError(
                 .unauthorized, "stale_timestamp",
                 "ts must be within \(Int(WakeRegistrationRequest.maximumSkew)) s of the server's time (\(time))")
@@ -95,7 +96,7 @@ struct WakeGatewayRoutes: Sendable {
         guard legacy.publicKey.utf8.count == 66, NodeID(hex: legacy.publicKey)?.hex == legacy.publicKey else {
             throw APIError.badRequest("invalid_request", "publicKey must be 66 lower-case hex digits of a compressed secp256k1 key")
         }
-        guard let signedAt = try? Date(legacy.isoTimestamp, strategy: .iso8601),
+        guard let signedAt = Self.isoDate(legacy.isoTimestamp),
             abs(signedAt.timeIntervalSince(now())) <= WakeRegistrationRequest.maximumSkew
         else {
             throw APIError(.unauthorized, "stale_timestamp", "isoTimestamp must be an ISO 8601 time within 600 s of the server's")
@@ -107,7 +108,11 @@ struct WakeGatewayRoutes: Sendable {
         let isAPNs = legacy.deviceToken.utf8.count >= 64 && legacy.deviceToken.utf8.allSatisfy(\.isHex)
         let platform: Platform = isAPNs ? .ios : .android
         let token = isAPNs ? legacy.deviceToken.lowercased() : legacy.deviceToken
-        try PushTokenForm.check(token, platform: platform)
+        do {
+            try PushTokenForm.check(token, platform: platform)
+        } catch {
+            throw APIError.badRequest("invalid_request", "deviceToken is neither an APNs nor an FCM token")
+        }
         let (stored, _) = split(Array(Set(legacy.features.filter(WakeTopicName.isName))).sorted())
         let gateway = WakeGatewayDevice(
             installKey: "legacy|" + token, secretSHA256: "", encryptionKey: legacy.publicKey, envelope: 0,
@@ -117,6 +122,11 @@ struct WakeGatewayRoutes: Sendable {
         let device = try await store(gateway, platform: platform, token: token, app: "bitkit", identities: [identity])
         return try JSONResponse.make(
             WakeRegistrationAnswer(deviceID: device.id, identities: [identity], topics: stored, unknownTopics: [], serverTime: serverTime))
+    }
+
+    /// An ISO 8601 time as JavaScript's `toISOString()` writes it (with milliseconds), or without them.
+    static func isoDate(_ text: String) -> Date? {
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) ?? (try? Date(text, strategy: .iso8601))
     }
 
     private func limit(_ context: HeraldRequestContext) throws {
