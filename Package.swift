@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
         .library(name: "HeraldLSPS5", targets: ["HeraldLSPS5"]),
         .library(name: "HeraldSecp256k1", targets: ["HeraldSecp256k1"]),
+        .library(name: "HeraldWake", targets: ["HeraldWake"]),
         .executable(name: "herald", targets: ["herald"]),
     ],
     dependencies: [

@@ -280,6 +280,48 @@ struct HeraldConfigurationTests {
         }
     }
 
+    @Test("the wake gateway: topics from the file with their defaults, the audience from any layer; a bad topic names itself")
+    func wakeGateway() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func load(_ yaml: String, environment: [String: String] = [:]) async throws -> HeraldConfiguration {
+            let file = folder.appendingPathComponent("\(UUID().uuidString).yaml")
+            try Data(yaml.utf8).write(to: file)
+            return try await HeraldConfiguration.load(flags: [:], environment: environment, file: file.path)
+        }
+        let configuration = try await load("""
+            public_url: https://nds.example.com
+            wake_gateway:
+              topics:
+                blocktank.incomingHtlc: { urgency: time_sensitive, alertable: true, title: Incoming Payment, body: Open Bitkit }
+                paykit.sync: { deadline_secs: 600 }
+            """)
+        let gateway = configuration.server.settings.wakeGateway
+        #expect(gateway.topics.keys.sorted() == ["blocktank.incomingHtlc", "paykit.sync"])
+        let htlc = try #require(gateway.topics["blocktank.incomingHtlc"])
+        #expect(htlc.urgency == .timeSensitive && htlc.deadlineSeconds == 60 && htlc.fallbackAfterSeconds == 15 && htlc.alertable)
+        #expect(gateway.topics["paykit.sync"]?.urgency == .background && gateway.topics["paykit.sync"]?.alertable == false)
+        #expect(gateway.audience == nil)
+        let named = try await load("wake_gateway:\n  audience: wake.example.com\n", environment: ["HERALD_WAKE_GATEWAY_AUDIENCE": "env.example.com"])
+        #expect(named.server.settings.wakeGateway.audience == "env.example.com")
+
+        for (yaml, needle) in [
+            ("wake_gateway:\n  topics:\n    blocktank.x: { urgency: loud }\n", "urgency"),
+            ("wake_gateway:\n  topics:\n    Blocktank.x: {}\n", "Blocktank.x"),
+            ("wake_gateway:\n  topics:\n    blocktank.x: { alertable: true }\n", "title and body"),
+            ("wake_gateway:\n  topics:\n    blocktank.x: { deadline_secs: 10, fallback_after_secs: 10, alertable: true, title: a, body: b }\n", "fallback_after_secs"),
+            ("wake_gateway:\n  topics:\n    blocktank.x: { deadline_sec: 10 }\n", "wake_gateway.topics.blocktank.x.deadline_secs"),
+        ] {
+            do {
+                _ = try await load(yaml)
+                Issue.record("accepted \(yaml)")
+            } catch {
+                #expect("\(error)".contains(needle), "\(error)")
+            }
+        }
+    }
+
     @Test("a key in the file that names no setting is an error naming it and the nearest one; an unknown HERALD_ variable a warning")
     func unknownNames() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("names-\(UUID().uuidString)")
