@@ -133,6 +133,15 @@ struct WakeGatewayTests {
                 let metrics = try await client.execute(uri: "/metrics", method: .get).text
                 #expect(metrics.contains(#"herald_wake_acks_total{outcome="handled"} 1"#))
                 #expect(metrics.contains("herald_wake_fallbacks_total 1"))
+
+                // The dashboard shows the same: two wakes, one ack handled, one fallback cancelled and one sent.
+                let admin = try await nds.apiKey([.admin])
+                let session = try #require(try await DashboardTests.login(client, key: admin))
+                let page = try await client.execute(uri: "/admin", method: .get, headers: [.cookie: session.cookie]).text
+                let card = try #require(page.range(of: #"id="wakes""#).map { String(page[$0.lowerBound...].prefix(900)) })
+                #expect(card.contains("<td>wakes</td><td colspan=\"3\">2 "), "\(card)")
+                #expect(card.contains("<tr><td>acks</td><td>1</td><td>0</td><td>0</td></tr>"), "\(card)")
+                #expect(card.contains(#"<tr><td>fallbacks</td><td>2</td><td>1</td><td id="fallbacks-sent">1</td></tr>"#), "\(card)")
             }
         }
     }

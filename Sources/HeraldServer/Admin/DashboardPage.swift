@@ -9,6 +9,7 @@ struct DashboardData: Sendable {
     var outbox: OutboxSummary
     var deadLetters: DeadLetterPage
     var heldReplies: Int
+    var wakes: WakeTally.Counts = .init()
     var providers: [(platform: String, status: PushProviderStatus?)]
     var csrf: String
     /// A line to show once above the page (after a replay).
@@ -40,6 +41,7 @@ enum DashboardPage {
         \(outcomes(data.activity))
         \(outbox(data))
         \(providers(data))
+        \(wakes(data.wakes))
         </div>
         \(deadLetters(data))
         <p class="muted small" id="updated">Updated \(HTML.escape(data.now.formatted(.iso8601))) · refreshes every 5 s</p>
@@ -148,6 +150,22 @@ enum DashboardPage {
         return """
             <section class="card"><h2>Outbox</h2>
             <table><thead><tr><th></th><th>pending</th><th>leased</th><th>retrying</th></tr></thead><tbody>\(rows)</tbody></table>
+            </section>
+            """
+    }
+
+    /// Wakes by identity (the wake gateway) since the start: acks, and the fallbacks they spared.
+    static func wakes(_ wakes: WakeTally.Counts) -> String {
+        let acks = ["handled", "no_handler", "failed"].map { "<td>\(wakes.acks[$0, default: 0])</td>" }.joined()
+        return """
+            <section class="card" id="wakes"><h2>Wakes by identity</h2>
+            <table><tbody>
+            <tr><td>wakes</td><td colspan="3">\(wakes.identityWakes) <span class="muted">(\(wakes.devicesWoken) devices)</span></td></tr>
+            <tr><td></td><th>handled</th><th>no handler</th><th>failed</th></tr>
+            <tr><td>acks</td>\(acks)</tr>
+            <tr><td></td><th>scheduled</th><th>cancelled</th><th>sent</th></tr>
+            <tr><td>fallbacks</td><td>\(wakes.fallbacksScheduled)</td><td>\(wakes.fallbacksCancelled)</td><td id="fallbacks-sent">\(wakes.fallbacksSent)</td></tr>
+            </tbody></table>
             </section>
             """
     }

@@ -52,6 +52,7 @@ struct DashboardRoutes: Sendable {
             outbox: try await store.outboxSummary(now: moment),
             deadLetters: try await store.deadLetters(matching: DeadLetterFilter(), limit: DashboardPage.deadLettersShown, after: nil),
             heldReplies: relay.heldCount,
+            wakes: metrics.wakes.snapshot,
             // Every app's providers; the default app's under the bare platform name.
             providers: providers.apps.keys.sorted().flatMap { app in
                 Platform.devicePlatforms.map { platform in

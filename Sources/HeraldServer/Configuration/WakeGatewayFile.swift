@@ -44,8 +44,7 @@ public struct WakeGatewaySettings: Sendable, Hashable {
         self.topics = topics
     }
 
-    /// The topic a wake names, or the first configured one whose pattern covers it: nil for a
-    /// topic nobody configured.
+    /// The topic a wake names; nil for one nobody configured.
     public func topic(_ name: String) -> WakeGatewayTopic? { topics[name] }
 }
 

@@ -7,6 +7,8 @@ public struct HeraldMetrics: Sendable {
 
     /// The last minutes per 10 s, for the dashboard.
     public let activity: ActivityRing
+    /// Wakes, acks and fallbacks since the start, for the dashboard.
+    public let wakes = WakeTally()
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), activity: ActivityRing = ActivityRing()) {
         self.registry = registry
@@ -127,23 +129,36 @@ public struct HeraldMetrics: Sendable {
         increment("wakes_skipped", help: "Wakes not pushed, by reason", labels: [("reason", reason)])
     }
 
+    /// A wake of an identity on a topic, and how many devices it reached.
+    public func identityWoken(devices: Int) {
+        wakes.count {
+            $0.identityWakes += 1
+            $0.devicesWoken += devices
+        }
+        increment("identity_wakes", help: "Wakes of an identity on a topic (the wake gateway)")
+    }
+
     /// A device's answer to a wake, by outcome (`handled`, `no_handler`, `failed`).
     public func wakeAcked(_ outcome: WakeAckOutcome) {
+        wakes.count { $0.acks[outcome.rawValue, default: 0] += 1 }
         increment("wake_acks", help: "Wakes acknowledged by devices, by outcome", labels: [("outcome", outcome.rawValue)])
     }
 
     /// A fallback alert scheduled for a device that may not handle its wake in time.
     public func wakeFallbackScheduled() {
+        wakes.count { $0.fallbacksScheduled += 1 }
         increment("wake_fallbacks_scheduled", help: "Fallback alerts scheduled for wakes not yet handled")
     }
 
     /// A fallback alert cancelled by a `handled` ack before it was sent.
     public func wakeFallbackCancelled() {
+        wakes.count { $0.fallbacksCancelled += 1 }
         increment("wake_fallbacks_cancelled", help: "Fallback alerts cancelled because the device handled its wake")
     }
 
     /// A fallback alert sent: the device did not acknowledge `handled` in time.
     public func wakeFallbackSent() {
+        wakes.count { $0.fallbacksSent += 1 }
         increment("wake_fallbacks", help: "Fallback alerts sent for wakes not handled in time")
     }
 
@@ -236,4 +251,22 @@ final class LabelledCounters: Sendable {
             return counter
         }
     }
+}
+
+/// What the dashboard shows of wakes by identity: counts since the process started.
+public final class WakeTally: Sendable {
+    public struct Counts: Sendable, Hashable {
+        public var identityWakes = 0
+        public var devicesWoken = 0
+        public var acks: [String: Int] = [:]
+        public var fallbacksScheduled = 0
+        public var fallbacksCancelled = 0
+        public var fallbacksSent = 0
+    }
+
+    private let counts = NIOLockedValueBox(Counts())
+
+    public var snapshot: Counts { counts.withLockedValue { $0 } }
+
+    func count(_ change: (inout Counts) -> Void) { counts.withLockedValue(change) }
 }

@@ -119,6 +119,7 @@ extension WakeService {
                 metrics.wakeFallbackScheduled()
             }
         }
+        metrics.identityWoken(devices: entries.count)
         return IdentityWakeAnswer(wakeID: wakeID, devices: entries.count)
     }
 
