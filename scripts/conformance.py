@@ -707,7 +707,7 @@ def run_schemathesis_passes(server: HeraldServer, client: Client, admin: str, ma
     if not report.check("a device for schemathesis", device.status == 201, device.body[:120].decode()):
         return
     registered = device.json()
-    operations = ["updateDevice", "presenceHeartbeat", "presenceLeave", "claimLightningAddress",
+    operations = ["updateDevice", "presenceHeartbeat", "presenceLeave", "acknowledgeWake", "claimLightningAddress",
                   "releaseLightningAddress"]
     run_schemathesis(server, "device secret", registered["device_secret"],
                      [arg for op in operations for arg in ("--include-operation-id", op)], max_examples, workdir,

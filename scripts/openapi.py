@@ -228,7 +228,9 @@ SCHEMAS: dict[str, dict] = {
         closed=False,
     ),
     "WakePushed": obj({"pushed": {"const": True},
-                       "job_ids": {**JOB_IDS, "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."}}),
+                       "job_ids": {**JOB_IDS, "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."}},
+                      {"wake_id": string("For `GET /api/v1/wake/{wake_id}`: the device's ack once the plugin sends it. "
+                                         "Absent on a replay.", format="uuid")}),
     "WakeSkipped": obj({"pushed": {"const": False},
                         "reason": {"type": "string", "enum": ["present", "recently_woken"]}}),
     "IdentityWakeRequest": obj(
@@ -295,7 +297,8 @@ SCHEMAS: dict[str, dict] = {
         {"pushed": BOOL},
         {"job_ids": {**JOB_IDS, "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."},
          "reason": {"type": "string", "enum": ["present", "recently_woken", "acknowledged"],
-                    "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."}},
+                    "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."},
+         "wake_id": string("When pushed: the wake's id.", format="uuid")},
         description="The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success.",
     ),
     "ForwardingHint": obj(
@@ -775,6 +778,15 @@ def paths() -> dict:
                       422: ["invalid_body", "idempotency_key_reused", "unknown_topic", *PUSH_422],
                       429: ["target_rate_limited"], 503: INTAKE}, body=True),
         })}
+
+    p["/api/v1/devices/{id}/acks"] = {"post": op(
+        "acknowledgeWake", "The plugin says what became of a wake", tags=["Wake"], security=DEVICE_SECRET,
+        description="The push's `wake_id`, `handled`, `no_handler` or `failed`; the waker reads it at "
+                    "`GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`.",
+        parameters=[DEVICE_ID], body=request_body(ref("WakeAck")),
+        responses={"204": NO_CONTENT,
+                   **errors({400: ["invalid_json"], 401: ["unauthorized"], 404: ["unknown_wake"], 413: ["body_too_large"],
+                             422: ["invalid_body"], 503: STORE}, body=True)})}
 
     p["/api/v1/wake/{wake_id}"] = {"get": op(
         "wakeStatus", "What became of a wake by identity", tags=["Wake"], security=api_key("wake"),

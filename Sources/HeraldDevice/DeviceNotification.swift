@@ -87,16 +87,19 @@ public struct WakeEvent: Sendable, Hashable {
     public var silent: Bool
     /// The LSPS5 notification behind the wake, when an LSP sent one through Herald.
     public var lsps5: LSPS5Delivery?
+    /// The wake's id: the plugin acknowledges it (``DevicePluginConfiguration/wakeAcks``).
+    public var wakeID: String?
 
     public init(
         kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil, silent: Bool = false,
-        lsps5: LSPS5Delivery? = nil
+        lsps5: LSPS5Delivery? = nil, wakeID: String? = nil
     ) {
         self.kind = kind
         self.paymentHash = paymentHash
         self.amountMsat = amountMsat
         self.silent = silent
         self.lsps5 = lsps5
+        self.wakeID = wakeID
     }
 }
 

@@ -112,7 +112,23 @@ public struct DevicePlugin: Sendable {
         )
         log(result.disposition == .handled ? .info : .warning, "push handled", ["type": type, "disposition": result.disposition.rawValue, "ms": String(elapsed)])
         await write(result, effects: step.outcome.effects)
+        await acknowledge(push, result: result, by: deadline)
         return result
+    }
+
+    /// Tells the NDS what became of a wake (`wake_id`), once, within what is left of the budget:
+    /// the waker sees it in the wake's status. Best effort: a failed ack changes nothing shown.
+    func acknowledge(_ push: IncomingPush, result: HandlingResult, by deadline: Deadline) async {
+        guard case .wake(let event) = push.notification, let id = event.wakeID, let target = configuration.wakeAcks,
+            let request = target.request(wakeID: id, outcome: result.wakeAckOutcome)
+        else { return }
+        let left = max(.milliseconds(500), deadline.remaining)
+        do {
+            let status = try await transport.post(request, timeout: left)
+            log(status == 204 ? .info : .warning, "wake acknowledged", ["status": String(status), "outcome": result.wakeAckOutcome.rawValue])
+        } catch {
+            log(.warning, "wake not acknowledged", ["error": "\(error)"])
+        }
     }
 
     /// The content for a push when nothing else can be done (`serviceExtensionTimeWillExpire`).

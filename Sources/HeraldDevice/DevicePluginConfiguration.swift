@@ -1,4 +1,6 @@
 import Crypto
+import Foundation
+import HeraldWire
 
 /// The plugin's settings, with the defaults of an iOS Notification Service Extension.
 public struct DevicePluginConfiguration: Sendable {
@@ -20,6 +22,9 @@ public struct DevicePluginConfiguration: Sendable {
     /// with its extension; it is asked for once per push, so a key the app rotated is picked up.
     /// Nil, or a nil key: sealed pushes show their type's fallback content.
     public var sealKey: (@Sendable () -> Curve25519.KeyAgreement.PrivateKey?)?
+    /// Where the plugin acknowledges a wake it handled (`POST {server}/api/v1/devices/{id}/acks`),
+    /// so the waker can see it; nil: wakes are not acknowledged.
+    public var wakeAcks: WakeAckTarget?
 
     public init(
         budget: Duration = .seconds(25),
@@ -39,6 +44,27 @@ public struct DevicePluginConfiguration: Sendable {
         self.syncWalletOnBackendEvents = syncWalletOnBackendEvents
         self.appPingTimeout = appPingTimeout
         self.sealKey = sealKey
+    }
+}
+
+/// The registration a plugin acknowledges wakes with: the NDS, the device id and its secret.
+public struct WakeAckTarget: Sendable {
+    public var server: URL
+    public var deviceID: String
+    /// Asked once per ack (the keychain on iOS).
+    public var secret: @Sendable () -> String?
+
+    public init(server: URL, deviceID: String, secret: @escaping @Sendable () -> String?) {
+        self.server = server
+        self.deviceID = deviceID
+        self.secret = secret
+    }
+
+    /// The ack's request; nil without a secret.
+    func request(wakeID: String, outcome: WakeAckOutcome) -> ReplyRequest? {
+        guard let secret = secret(), let body = try? WireJSON.encode(WakeAck(id: wakeID, outcome: outcome)) else { return nil }
+        let url = server.appendingPathComponent("api/v1/devices/\(deviceID)/acks").absoluteString
+        return ReplyRequest(url: url, body: body, headers: ["Content-Type": "application/json", "Authorization": "Bearer " + secret])
     }
 }
 

@@ -196,7 +196,7 @@ public struct IncomingPush: Sendable, Hashable {
         let amount = fields["amount_msat"]?.int64Value.flatMap { $0 >= 0 ? UInt64($0) : nil }
         return WakeEvent(
             kind: kind, paymentHash: fields["payment_hash"]?.stringValue, amountMsat: amount, silent: silent,
-            lsps5: lsps5Delivery(in: fields)
+            lsps5: lsps5Delivery(in: fields), wakeID: fields[WakePushKey.wakeID]?.stringValue
         )
     }
 

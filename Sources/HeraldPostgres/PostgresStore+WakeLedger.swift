@@ -63,12 +63,14 @@ extension PostgresStore: WakeLedgerStore {
             WITH made AS (
                 INSERT INTO wake (id, identity, topic, deadline, created_at)
                 VALUES (\(wake.id), \(wake.identity), \(wake.topic), \(wake.deadline.timeIntervalSince1970), \(wake.createdAt.timeIntervalSince1970))
+                ON CONFLICT (id) DO NOTHING
             )
             INSERT INTO wake_delivery (wake_id, device_id, job_id, fallback_job_id, present)
             SELECT \(wake.id), device, NULLIF(job, ''), NULLIF(fallback, ''), present
             FROM unnest(\(deliveries.map(\.deviceID))::text[], \(deliveries.map { $0.jobID ?? "" })::text[],
                         \(deliveries.map { $0.fallbackJobID ?? "" })::text[], \(deliveries.map(\.present))::boolean[])
                 AS d (device, job, fallback, present)
+            ON CONFLICT (wake_id, device_id) DO UPDATE SET job_id = excluded.job_id, fallback_job_id = excluded.fallback_job_id
             """)
     }
 

@@ -72,13 +72,14 @@ extension SQLiteStore: WakeLedgerStore {
     public func recordWake(_ wake: WakeRecord, deliveries: [WakeDeliveryRecord]) async throws {
         try await database.write { db in
             try db.execute(
-                sql: "INSERT INTO wake (id, identity, topic, deadline, created_at) VALUES (?, ?, ?, ?, ?)",
+                sql: "INSERT INTO wake (id, identity, topic, deadline, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                 arguments: [wake.id, wake.identity, wake.topic, wake.deadline.timeIntervalSince1970, wake.createdAt.timeIntervalSince1970])
             for delivery in deliveries {
                 try db.execute(
                     sql: """
                         INSERT INTO wake_delivery (wake_id, device_id, job_id, fallback_job_id, present, outcome, acked_at, fallback_cancelled)
                         VALUES (?, ?, ?, ?, ?, NULL, NULL, 0)
+                        ON CONFLICT (wake_id, device_id) DO UPDATE SET job_id = excluded.job_id, fallback_job_id = excluded.fallback_job_id
                         """,
                     arguments: [wake.id, delivery.deviceID, delivery.jobID, delivery.fallbackJobID, delivery.present])
             }

@@ -131,7 +131,8 @@ public func buildApplication(
         clock: clock,
         ledger: store
     ).register(on: api)
-    PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock).register(on: api)
+    PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock, wakes: wakeService)
+        .register(on: api)
     WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
         .register(on: api)
     WakeGatewayRoutes(

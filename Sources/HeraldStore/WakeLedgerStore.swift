@@ -102,7 +102,8 @@ public protocol WakeLedgerStore: Sendable {
     func wakeGatewayDevices(identity: String) async throws -> [WakeGatewayEntry]
     func setWakeGatewayTopics(deviceID: String, topics: [String], now: Date) async throws
 
-    /// Records a wake and its deliveries in one transaction.
+    /// Records a wake and its deliveries in one transaction. Again with the same id (a retry
+    /// under one idempotency key after a failure), the deliveries take the new job ids.
     func recordWake(_ wake: WakeRecord, deliveries: [WakeDeliveryRecord]) async throws
     /// The wake and its deliveries, in device-id order.
     func wake(id: String) async throws -> (WakeRecord, [WakeDeliveryRecord])?

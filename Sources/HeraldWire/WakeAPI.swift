@@ -64,16 +64,20 @@ public struct WakeAnswer: Codable, Sendable, Hashable {
     /// One job per push: two on iOS (silent, then alert), one on Android.
     public var jobIDs: [String]?
     public var reason: Reason?
+    /// The wake's id, for `GET /api/v1/wake/{wake_id}`: the device's ack, once it sends one.
+    public var wakeID: String?
 
-    public init(pushed: Bool, jobIDs: [String]? = nil, reason: Reason? = nil) {
+    public init(pushed: Bool, jobIDs: [String]? = nil, reason: Reason? = nil, wakeID: String? = nil) {
         self.pushed = pushed
         self.jobIDs = jobIDs
         self.reason = reason
+        self.wakeID = wakeID
     }
 
     enum CodingKeys: String, CodingKey {
         case pushed, reason
         case jobIDs = "job_ids"
+        case wakeID = "wake_id"
     }
 }
 
@@ -87,6 +91,8 @@ public enum WakePushKey {
     public static let amountMsat = "amount_msat"
     /// Unix seconds, as a string.
     public static let expiresAt = "expires_at"
+    /// The wake's id: what the plugin acknowledges (`POST /api/v1/devices/{id}/acks`).
+    public static let wakeID = "wake_id"
 }
 
 /// `POST /api/v1/devices/{id}/presence`: the app is in the foreground for the next `ttl_seconds`.

@@ -45,12 +45,15 @@ struct DeviceEnvironment {
         DevelopmentWallet(folder: walletFolder, issuer: try invoiceIssuer())
     }
 
-    func plugin() throws -> DevicePlugin {
+    /// - Parameter wakeAcks: Where wakes are acknowledged (`listen`, which holds a registration).
+    func plugin(wakeAcks: WakeAckTarget? = nil) throws -> DevicePlugin {
         try makeFolders()
+        var configuration = DevicePluginConfiguration(budget: budget)
+        configuration.wakeAcks = wakeAcks
         return DevicePlugin(
             wallet: try wallet(),
             transport: URLSessionReplyTransport(),
-            configuration: DevicePluginConfiguration(budget: budget),
+            configuration: configuration,
             record: ContainerRecordStore(container: container),
             coordinator: try POSIXAppExtensionCoordinator(container: container),
             log: log

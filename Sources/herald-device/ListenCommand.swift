@@ -20,10 +20,12 @@ enum ListenCommand {
             return try await WakeGatewayListen.run(arguments, server: server, platform: platform, maxPushes: maxPushes)
         }
         let environment = try DeviceEnvironment(arguments)
-        let plugin = try environment.plugin()
+        try environment.makeFolders()
         let client = DevelopmentServerClient(server: server)
 
         let registration = try await register(client, platform: platform, token: arguments.option("token"), folder: environment.walletFolder, fresh: arguments.option("token") != nil)
+        let secret = registration.deviceSecret
+        let plugin = try environment.plugin(wakeAcks: WakeAckTarget(server: server, deviceID: registration.deviceID, secret: { secret }))
         printJSON(
             RegisteredLine(
                 deviceID: registration.deviceID, webhookURL: registration.webhookURL, alias: registration.alias,

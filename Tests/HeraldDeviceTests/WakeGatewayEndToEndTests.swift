@@ -81,4 +81,38 @@ struct WakeGatewayEndToEndTests {
         #expect(devices.first?["fallback"] as? String == "cancelled", "\(status.body)")
         #expect(devices.first?["pushed"] as? Bool == true)
     }
+
+    @Test("Herald's own wake of a device shares the rule: the plugin acknowledges it, and the waker reads the ack in its status")
+    func ownWakeAcknowledged() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ownwake-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        let key = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["keys", "create", "--name", "lsp", "--scopes", "wake", "--database", database]
+        ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try await HeraldServeProcess.running(folder: folder.appendingPathComponent("server"), database: database)
+        defer { Task { await server.stop() } }
+        let phone = try ChildProcess(arguments: [
+            "listen", "--server", server.baseURL, "--platform", "android", "--wallet", folder.appendingPathComponent("phone").path, "--budget", "10",
+        ])
+        defer { phone.stop() }
+        let line = try #require(await phone.nextLine(within: .seconds(30)))
+        let device = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["device_id"] as? String)
+
+        let woken = try await ZapEndToEndTests.http(
+            "POST", server.baseURL + "/api/v1/wake",
+            json: #"{"device":"\#(device)","kind":"incomingHtlc","payment_hash":"\#(String(repeating: "cd", count: 32))"}"#, bearer: key)
+        #expect(woken.status == 202, "\(woken.body)")
+        let wakeID = try #require((try JSONSerialization.jsonObject(with: Data(woken.body.utf8)) as? [String: Any])?["wake_id"] as? String)
+        var outcome: String?
+        for _ in 0..<100 where outcome == nil {
+            let status = try await ZapEndToEndTests.http("GET", server.baseURL + "/api/v1/wake/\(wakeID)", bearer: key)
+            let devices = (try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any])?["devices"] as? [[String: Any]]
+            #expect(devices?.first?["device_id"] as? String == device)
+            outcome = devices?.first?["outcome"] as? String
+            if outcome == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(outcome == "handled")
+    }
 }

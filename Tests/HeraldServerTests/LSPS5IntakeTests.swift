@@ -25,6 +25,8 @@ struct LSPS5IntakeTests {
     static let lsps5Keys: Set<String> = [
         "aps", "type", LSPS5PushKey.method, LSPS5PushKey.params, LSPS5PushKey.body, LSPS5PushKey.timestamp,
         LSPS5PushKey.signature, LSPS5PushKey.nodeID, LSPS5PushKey.verified,
+        // The wake's id, which the plugin acknowledges.
+        WakePushKey.wakeID,
     ]
 
     struct Phone {
@@ -187,7 +189,8 @@ struct LSPS5IntakeTests {
                 let message = try #require(sent.message)
                 #expect(message["notification"] == nil)
                 #expect((message["android"] as? [String: Any])?["priority"] as? String == "HIGH")
-                let data = try #require(message["data"] as? [String: String])
+                var data = try #require(message["data"] as? [String: String])
+                #expect(data.removeValue(forKey: WakePushKey.wakeID).flatMap(UUID.init(uuidString:)) != nil)
                 #expect(
                     data == [
                         "type": "expirySoon", LSPS5PushKey.method: "lsps5.expiry_soon", LSPS5PushKey.params: #"{"timeout":900000}"#,

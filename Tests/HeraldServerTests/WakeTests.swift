@@ -82,7 +82,9 @@ struct WakeTests {
                 #expect(silentJSON["payment_hash"] as? String == Self.hash)
                 #expect(silentJSON["amount_msat"] as? String == "250000")
                 #expect(silentJSON["expires_at"] as? String == String(expiry))
-                #expect(Set(silentJSON.keys) == ["aps", "type", "payment_hash", "amount_msat", "expires_at"])
+                // The wake's id on both pushes: what the plugin acknowledges.
+                #expect(silentJSON["wake_id"] as? String == response.json["wake_id"] as? String)
+                #expect(Set(silentJSON.keys) == ["aps", "type", "payment_hash", "amount_msat", "expires_at", "wake_id"])
 
                 let alertJSON = try #require(alert.json)
                 let aps = try #require(alertJSON["aps"] as? [String: Any])
@@ -201,7 +203,8 @@ struct WakeTests {
                 let opened = try SealedPush.open(
                     (try #require(silent.json)).compactMapValues { $0 as? String }, with: deviceKey
                 )
-                #expect(opened == ["type": "incoming_htlc_wake", "payment_hash": Self.hash, "amount_msat": "250000"])
+                #expect(opened.filter { $0.key != WakePushKey.wakeID } == ["type": "incoming_htlc_wake", "payment_hash": Self.hash, "amount_msat": "250000"])
+                #expect(opened[WakePushKey.wakeID].flatMap(UUID.init(uuidString:)) != nil)
 
                 let folder = nds.folder.appendingPathComponent("sealed-phone")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -247,7 +250,7 @@ struct WakeTests {
                 let android = try #require(message["android"] as? [String: Any])
                 #expect(android["priority"] as? String == "HIGH")
                 let data = try #require(message["data"] as? [String: String])
-                #expect(data == ["type": "cjitPaymentArrived", "payment_hash": Self.hash, "amount_msat": "1000"])
+                #expect(data == ["type": "cjitPaymentArrived", "payment_hash": Self.hash, "amount_msat": "1000", "wake_id": response.json["wake_id"] as? String ?? "?"])
                 let shown = await DevicePlugin(
                     wallet: DevelopmentWallet(folder: nds.folder, issuer: try Bolt11InvoiceIssuer(folder: nds.folder)), transport: URLSessionReplyTransport()
                 ).handle(json: try WireJSON.encode(["data": data]))

@@ -76,6 +76,9 @@ struct WakeLedgerStoreTests {
                     WakeDeliveryRecord(wakeID: "w1", deviceID: "d2", jobID: "j2", fallbackJobID: ignored.id, present: false),
                     WakeDeliveryRecord(wakeID: "w1", deviceID: "d3", jobID: nil, fallbackJobID: nil, present: true),
                 ])
+            // Recorded again (a retry under the same idempotency key): the new job id, nothing doubled.
+            try await store.recordWake(
+                wake, deliveries: [WakeDeliveryRecord(wakeID: "w1", deviceID: "d1", jobID: "j1", fallbackJobID: handled.id, present: false)])
             let (read, deliveries) = try #require(try await store.wake(id: "w1"))
             #expect(read == wake)
             #expect(deliveries.map(\.deviceID) == ["d1", "d2", "d3"])

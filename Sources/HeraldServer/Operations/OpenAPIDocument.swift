@@ -2878,6 +2878,233 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/api/v1/devices/{id}/acks": {
+      "post": {
+        "operationId": "acknowledgeWake",
+        "summary": "The plugin says what became of a wake",
+        "tags": [
+          "Wake"
+        ],
+        "description": "The push's `wake_id`, `handled`, `no_handler` or `failed`; the waker reads it at `GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`.",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "The device_id from registration.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WakeAck"
+              }
+            }
+          }
+        },
+        "security": [
+          {
+            "deviceSecret": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; no body."
+          },
+          "400": {
+            "description": "Bad Request: `invalid_json`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_json",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `unauthorized`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unauthorized"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Not Found: `unknown_wake`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "unknown_wake"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Unprocessable Content: `invalid_body`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_body"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/api/v1/wake/{wake_id}": {
       "get": {
         "operationId": "wakeStatus",
@@ -9736,6 +9963,11 @@ enum OpenAPIDocument {
               "minLength": 1
             },
             "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."
+          },
+          "wake_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "For `GET /api/v1/wake/{wake_id}`: the device's ack once the plugin sends it. Absent on a replay."
           }
         },
         "required": [
@@ -10229,6 +10461,11 @@ enum OpenAPIDocument {
               "acknowledged"
             ],
             "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."
+          },
+          "wake_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "When pushed: the wake's id."
           }
         },
         "required": [

@@ -16,8 +16,11 @@ struct PresenceRoutes: Sendable {
     let now: @Sendable () -> Date
     /// Paces the keep-alive lines.
     let clock: any Clock<Duration>
+    /// Records the device's acks of its wakes.
+    var wakes: WakeService? = nil
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("devices/:id/acks") { request, context in try await acknowledge(request, context: context) }
         router.post("devices/:id/presence") { request, context in try await heartbeat(request, context: context) }
         router.delete("devices/:id/presence") { request, context in try await leave(request, context: context) }
         router.get("devices/:id/presence/stream") { request, context in try await stream(request, context: context) }
@@ -33,6 +36,20 @@ struct PresenceRoutes: Sendable {
         }
         presence.heartbeat(deviceID: device.id, ttl: TimeInterval(ttl), now: now())
         return try JSONResponse.make(PresenceAnswer(present: true, ttlSeconds: ttl))
+    }
+
+    /// `POST /api/v1/devices/{id}/acks`: the plugin says what became of a wake (its `wake_id`
+    /// data key); `GET /api/v1/wake/{wake_id}` shows it to the waker.
+    func acknowledge(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context: context)
+        var request = request
+        let ack = try await Edge.readJSONBody(WakeAck.self, from: &request)
+        guard let id = UUID(uuidString: ack.id),
+            try await wakes?.acknowledge(wakeID: id.uuidString.lowercased(), deviceID: device.id, outcome: ack.outcome) != nil
+        else {
+            throw APIError(.notFound, "unknown_wake", "no wake with this id was pushed to this device")
+        }
+        return Response(status: .noContent)
     }
 
     func leave(_ request: Request, context: HeraldRequestContext) async throws -> Response {

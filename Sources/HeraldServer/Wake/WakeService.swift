@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HeraldPush
@@ -26,8 +27,9 @@ struct WakeService: Sendable {
         case present
         /// The same payment (or kind) was woken within the waking window.
         case recentlyWoken
-        /// Committed; `replayed` when a repeated idempotency key found the earlier jobs.
-        case pushed(jobIDs: [String], replayed: Bool)
+        /// Committed; `replayed` when a repeated idempotency key found the earlier jobs. The
+        /// wake's id when it was recorded (not for a replay).
+        case pushed(jobIDs: [String], replayed: Bool, wakeID: String? = nil)
     }
 
     /// - Parameter extraData: Data keys every push of the wake carries besides the wake's own.
@@ -52,12 +54,19 @@ struct WakeService: Sendable {
             return .recentlyWoken
         }
         do {
+            // Recorded before the push is committed: an ack racing it finds its wake.
+            // A wake sent with an Idempotency-Key has an id made from the key: a retry answers the same one.
+            let wakeID = idempotencyKey.map(Self.wakeID(forKey:)) ?? UUID().uuidString.lowercased()
+            let recorded = claim == .replay ? nil : try await record(body, wakeID: wakeID, device: device, now: moment)
+            var extraData = extraData
+            if let recorded { extraData[WakePushKey.wakeID] = recorded.wakeID }
             let (push, message) = try self.message(for: body, platform: device.platform, extraData: extraData, now: moment)
             var recipient = PushDelivery.Recipient(
                 target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
                 idempotencyKey: idempotencyKey.map { "\($0):\(push)" }
             )
             recipient.idempotencyFingerprint = idempotencyFingerprint
+            recipient.jobID = recorded?.jobID
             // A wake counts against its phone's allowance like any push; an idempotent retry is free.
             let result = try await delivery.submit(
                 message, type: "wake:" + body.kind.rawValue, sealedType: body.kind.rawValue, to: [recipient], metric: nil,
@@ -69,12 +78,40 @@ struct WakeService: Sendable {
                 metrics.wakePushed(push)
                 presence.woke(deviceID: device.id, now: moment)
             }
-            return .pushed(jobIDs: [result.id], replayed: result.duplicate)
+            return .pushed(
+                jobIDs: [result.id], replayed: result.duplicate,
+                wakeID: ledger == nil ? nil : (result.duplicate && idempotencyKey == nil ? nil : wakeID))
         } catch {
             // Nothing was pushed: a corrected retry must not be turned away as a repeat.
             if claim == .push { await releaseWake(repeatKey: repeatKey, claimedAt: moment) }
             throw error
         }
+    }
+
+    /// Records a device's wake in the ledger, with the id its job will have.
+    private func record(_ body: WakeRequest, wakeID: String, device: Device, now: Date) async throws -> (wakeID: String, jobID: String)? {
+        guard let ledger else { return nil }
+        let jobID = JobID.make()
+        let deadline = min(body.expiresAt ?? .distantFuture, now.addingTimeInterval(settings.jobTTL.timeInterval))
+        do {
+            try await ledger.recordWake(
+                WakeRecord(id: wakeID, identity: "device:" + device.id, topic: body.kind.rawValue, deadline: deadline, createdAt: now),
+                deliveries: [WakeDeliveryRecord(wakeID: wakeID, deviceID: device.id, jobID: jobID, fallbackJobID: nil, present: false)])
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        return (wakeID, jobID)
+    }
+
+    /// A UUID made from an idempotency key (its SHA-256, version and variant bits set as RFC 9562's
+    /// version 8 wants): the same key, the same wake id, on every instance.
+    static func wakeID(forKey key: String) -> String {
+        var bytes = Array(SHA256.hash(data: Array(("herald-wake-id:" + key).utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return uuid.uuidString.lowercased()
     }
 
     /// Claims the right to push, in the shared store when there is one.
@@ -152,8 +189,8 @@ extension WakeService.Outcome {
         switch self {
         case .present: return try JSONResponse.make(WakeAnswer(pushed: false, reason: .present))
         case .recentlyWoken: return try JSONResponse.make(WakeAnswer(pushed: false, reason: .recentlyWoken))
-        case .pushed(let jobIDs, let replayed):
-            var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: jobIDs), status: pushedStatus)
+        case .pushed(let jobIDs, let replayed, let wakeID):
+            var response = try JSONResponse.make(WakeAnswer(pushed: true, jobIDs: jobIDs, wakeID: wakeID), status: pushedStatus)
             if replayed { response.headers[Edge.replayed] = "true" }
             return response
         }
