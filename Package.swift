@@ -103,7 +103,11 @@ let package = Package(
         // and receipts.
         .target(
             name: "HeraldNostr",
-            dependencies: ["HeraldWire", "HeraldSecp256k1", "HeraldBolt11", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HeraldWire", "HeraldSecp256k1", "HeraldBolt11", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto"),
+                // NIP-44's ChaCha20 (NIP-47 requests and responses).
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Talking to APNs, FCM, Web Push services and the local development provider, directly or
@@ -290,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "HeraldNostrTests",
             dependencies: ["HeraldNostr", "HeraldBolt11", "HeraldWire"],
-            resources: [.copy("bip340-test-vectors.csv")],
+            resources: [.copy("bip340-test-vectors.csv"), .copy("nip44.vectors.json")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

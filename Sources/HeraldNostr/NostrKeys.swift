@@ -7,7 +7,7 @@ import HeraldWire
 /// A Nostr secret key (BIP-340 over secp256k1): what signs Herald's zap receipts. Written as 64
 /// hex digits or NIP-19 `nsec1…`; never printed.
 public struct NostrSecretKey: Sendable {
-    private let keypair: secp256k1_keypair
+    let keypair: secp256k1_keypair
     /// The x-only public key, 64 lower-case hex digits: the `nostrPubkey` payers check receipts by.
     public let publicKeyHex: String
 
