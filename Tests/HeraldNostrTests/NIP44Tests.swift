@@ -19,15 +19,31 @@ struct NIP44Tests {
         return []
     }
 
-    static func key(_ hex: String) throws -> SymmetricKey { SymmetricKey(data: try #require([UInt8](hex: hex))) }
+    struct Missing: Error { var key: String }
+
+    static func text(_ vector: JSONValue, _ key: String) throws -> String {
+        guard let text = vector[key]?.stringValue else { throw Missing(key: key) }
+        return text
+    }
+
+    static func bytes(_ vector: JSONValue, _ key: String) throws -> [UInt8] {
+        guard let bytes = [UInt8](hex: try text(vector, key)) else { throw Missing(key: key) }
+        return bytes
+    }
+
+    static func secret(_ vector: JSONValue, _ key: String) throws -> NostrSecretKey {
+        guard let secret = NostrSecretKey(bytes: try bytes(vector, key)) else { throw Missing(key: key) }
+        return secret
+    }
+
+    static func key(_ vector: JSONValue) throws -> SymmetricKey { SymmetricKey(data: try bytes(vector, "conversation_key")) }
 
     @Test("conversation keys, padded lengths, encryption and decryption reproduce every valid vector")
     func valid() throws {
         let valid = try #require(try Self.vectors()["valid"])
         var count = 0
         for vector in Self.list(valid["get_conversation_key"]) {
-            let secret = try #require(NostrSecretKey(bytes: try #require([UInt8](hex: try #require(vector["sec1"]?.stringValue)))))
-            let key = try NIP44.conversationKey(secret: secret, publicKeyHex: try #require(vector["pub2"]?.stringValue))
+            let key = try NIP44.conversationKey(secret: try Self.secret(vector, "sec1"), publicKeyHex: try Self.text(vector, "pub2"))
             #expect(key.withUnsafeBytes { Array($0) }.lowercaseHex == vector["conversation_key"]?.stringValue)
             count += 1
         }
@@ -37,24 +53,23 @@ struct NIP44Tests {
             count += 1
         }
         for vector in Self.list(valid["encrypt_decrypt"]) {
-            let sec1 = try #require(NostrSecretKey(bytes: try #require([UInt8](hex: try #require(vector["sec1"]?.stringValue)))))
-            let sec2 = try #require(NostrSecretKey(bytes: try #require([UInt8](hex: try #require(vector["sec2"]?.stringValue)))))
+            let sec1 = try Self.secret(vector, "sec1"), sec2 = try Self.secret(vector, "sec2")
             let key = try NIP44.conversationKey(secret: sec1, publicKeyHex: sec2.publicKeyHex)
             #expect(key.withUnsafeBytes { Array($0) }.lowercaseHex == vector["conversation_key"]?.stringValue)
             // Symmetric: the other side derives the same key.
             #expect(try NIP44.conversationKey(secret: sec2, publicKeyHex: sec1.publicKeyHex).withUnsafeBytes { Array($0) } == key.withUnsafeBytes { Array($0) })
-            let plaintext = try #require(vector["plaintext"]?.stringValue)
-            let payload = try NIP44.encrypt(plaintext, conversationKey: key, nonce: try #require([UInt8](hex: try #require(vector["nonce"]?.stringValue))))
+            let plaintext = try Self.text(vector, "plaintext")
+            let payload = try NIP44.encrypt(plaintext, conversationKey: key, nonce: try Self.bytes(vector, "nonce"))
             #expect(payload == vector["payload"]?.stringValue)
             #expect(try NIP44.decrypt(payload, conversationKey: key) == plaintext)
             count += 1
         }
         for vector in Self.list(valid["encrypt_decrypt_long_msg"]) {
-            let pattern = try #require(vector["pattern"]?.stringValue), repeats = Int(try #require(vector["repeat"]?.int64Value))
+            let pattern = try Self.text(vector, "pattern"), repeats = Int(vector["repeat"]?.int64Value ?? 0)
             let plaintext = String(repeating: pattern, count: repeats)
             #expect(Array(SHA256.hash(data: Array(plaintext.utf8))).lowercaseHex == vector["plaintext_sha256"]?.stringValue)
-            let key = try Self.key(try #require(vector["conversation_key"]?.stringValue))
-            let payload = try NIP44.encrypt(plaintext, conversationKey: key, nonce: try #require([UInt8](hex: try #require(vector["nonce"]?.stringValue))))
+            let key = try Self.key(vector)
+            let payload = try NIP44.encrypt(plaintext, conversationKey: key, nonce: try Self.bytes(vector, "nonce"))
             #expect(Array(SHA256.hash(data: Array(payload.utf8))).lowercaseHex == vector["payload_sha256"]?.stringValue)
             #expect(try NIP44.decrypt(payload, conversationKey: key) == plaintext)
             count += 1
@@ -78,7 +93,7 @@ struct NIP44Tests {
             }
         }
         for vector in Self.list(invalid["decrypt"]) {
-            let key = try Self.key(try #require(vector["conversation_key"]?.stringValue))
+            let key = try Self.key(vector)
             #expect(throws: NIP44.Failure.self, "\(vector["note"]?.stringValue ?? "")") {
                 try NIP44.decrypt(vector["payload"]?.stringValue ?? "", conversationKey: key)
             }
