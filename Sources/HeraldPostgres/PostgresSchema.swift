@@ -176,6 +176,7 @@ enum PostgresSchema {
                 """
             ]),
         wakeLedger,
+        nwc,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

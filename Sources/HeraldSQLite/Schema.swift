@@ -84,6 +84,7 @@ enum Schema {
                     """)
         }
         migrator.registerMigration("v13-wake-ledger") { db in try addWakeLedger(db) }
+        migrator.registerMigration("v14-nwc") { db in try addNwc(db) }
         return migrator
     }
 }

@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// routes and services.
 public protocol HeraldStoreBackend:
     OutboxStore, DeadLetterStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore,
-    ReplyStore, LightningAddressStore, ProviderTokenStore, LSPS5Store, ZapStore, IdentityStore, DeviceChallengeStore, WakeLedgerStore
+    ReplyStore, LightningAddressStore, ProviderTokenStore, LSPS5Store, ZapStore, IdentityStore, DeviceChallengeStore, WakeLedgerStore,
+    NwcStore
 {
     /// Runs a trivial query: the health check.
     func ping() async throws

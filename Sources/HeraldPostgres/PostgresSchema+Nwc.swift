@@ -1,0 +1,33 @@
+extension PostgresSchema {
+    /// Version 13: Nostr Wallet Connect (the SQLite store's `v14-nwc`, which says why it is
+    /// shaped so).
+    static let nwc = Migration(
+        version: 13,
+        name: "nwc",
+        statements: [
+            """
+            CREATE TABLE nwc_registration (
+                wallet_service_pubkey text NOT NULL,
+                app_pubkey text NOT NULL,
+                owner_pubkey text NOT NULL,
+                webhook_url text NOT NULL,
+                relays text NOT NULL,
+                created_at double precision NOT NULL,
+                last_used_at double precision NOT NULL,
+                PRIMARY KEY (wallet_service_pubkey, app_pubkey)
+            )
+            """,
+            "CREATE INDEX nwc_registration_owner ON nwc_registration (owner_pubkey)",
+            """
+            CREATE TABLE nwc_event (
+                id text PRIMARY KEY,
+                wallet_service_pubkey text NOT NULL,
+                created_at bigint NOT NULL,
+                seen_at double precision NOT NULL
+            )
+            """,
+            "CREATE INDEX nwc_event_wallet ON nwc_event (wallet_service_pubkey, created_at)",
+            "CREATE INDEX nwc_event_seen ON nwc_event (seen_at)",
+        ]
+    )
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HeraldStore
+import PostgresNIO
+
+extension PostgresStore: NwcStore {
+    /// The count and the upsert in one transaction, the owner's rows locked: two registrations
+    /// racing past the limit cannot both be new.
+    public func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> Bool {
+        try await transaction { connection, logger -> Bool in
+            let held = try await connection.query(
+                """
+                SELECT wallet_service_pubkey, app_pubkey FROM nwc_registration WHERE owner_pubkey = \(registration.ownerPubkey) FOR UPDATE
+                """, logger: logger
+            ).collect()
+            let existing = try await connection.query(
+                """
+                SELECT 1 FROM nwc_registration
+                WHERE wallet_service_pubkey = \(registration.walletServicePubkey) AND app_pubkey = \(registration.appPubkey)
+                """, logger: logger
+            ).collect()
+            if existing.isEmpty, held.count >= limit { return false }
+            try await connection.query(
+                """
+                INSERT INTO nwc_registration (wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at)
+                VALUES (\(registration.walletServicePubkey), \(registration.appPubkey), \(registration.ownerPubkey), \(registration.webhookURL),
+                        \(registration.relays.joined(separator: " ")), \(registration.createdAt.timeIntervalSince1970),
+                        \(registration.lastUsedAt.timeIntervalSince1970))
+                ON CONFLICT (wallet_service_pubkey, app_pubkey) DO UPDATE SET
+                    owner_pubkey = excluded.owner_pubkey, webhook_url = excluded.webhook_url, relays = excluded.relays,
+                    last_used_at = excluded.last_used_at
+                """, logger: logger)
+            return true
+        }
+    }
+
+    public func deleteNwcRegistration(walletServicePubkey: String, appPubkey: String, owner: String) async throws -> Bool {
+        !(try await rows(
+            """
+            DELETE FROM nwc_registration
+            WHERE wallet_service_pubkey = \(walletServicePubkey) AND app_pubkey = \(appPubkey) AND owner_pubkey = \(owner)
+            RETURNING 1
+            """
+        ).isEmpty)
+    }
+
+    public func nwcRegistrations() async throws -> [NwcRegistration] {
+        try await rows(
+            """
+            SELECT wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at
+            FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey
+            """
+        ).map { row in
+            let (wallet, app, owner, webhook, relays, createdAt, lastUsedAt) = try row.decode((String, String, String, String, String, Double, Double).self)
+            return NwcRegistration(
+                walletServicePubkey: wallet, appPubkey: app, ownerPubkey: owner, webhookURL: webhook,
+                relays: relays.split(separator: " ").map(String.init), createdAt: Date(timeIntervalSince1970: createdAt),
+                lastUsedAt: Date(timeIntervalSince1970: lastUsedAt))
+        }
+    }
+
+    public func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool {
+        let nowValue = now.timeIntervalSince1970
+        return !(try await rows(
+            """
+            WITH claimed AS (
+                INSERT INTO nwc_event (id, wallet_service_pubkey, created_at, seen_at)
+                VALUES (\(id), \(walletServicePubkey), \(createdAt), \(nowValue))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+            ), used AS (
+                UPDATE nwc_registration SET last_used_at = \(nowValue)
+                WHERE wallet_service_pubkey = \(walletServicePubkey) AND app_pubkey = \(appPubkey) AND EXISTS (SELECT 1 FROM claimed)
+            )
+            SELECT id FROM claimed
+            """
+        ).isEmpty)
+    }
+
+    public func nwcCursor(walletServicePubkey: String) async throws -> Int64? {
+        try await rows("SELECT MAX(created_at) FROM nwc_event WHERE wallet_service_pubkey = \(walletServicePubkey)")
+            .first?.decode(Int64?.self) ?? nil
+    }
+
+    public func purgeNwc(seenBefore: Date, unusedBefore: Date) async throws -> Int {
+        try await rows(
+            """
+            WITH seen AS (DELETE FROM nwc_event WHERE seen_at < \(seenBefore.timeIntervalSince1970))
+            DELETE FROM nwc_registration WHERE last_used_at < \(unusedBefore.timeIntervalSince1970) RETURNING 1
+            """
+        ).count
+    }
+}

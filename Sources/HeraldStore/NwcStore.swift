@@ -1,0 +1,50 @@
+import Foundation
+
+/// One app's Nostr Wallet Connect connection to a wallet, as breez-lnurl's clients register it:
+/// requests signed by `appPubkey` to `walletServicePubkey` on `relays` wake the wallet through
+/// `webhookURL`.
+public struct NwcRegistration: Sendable, Hashable {
+    /// The x-only Nostr key of the wallet's NWC service, 64 lower-case hex digits.
+    public var walletServicePubkey: String
+    /// The x-only Nostr key of the app allowed to ask, 64 lower-case hex digits.
+    public var appPubkey: String
+    /// The compressed node key that signed the registration (the path of `POST /nwc/{pubkey}`).
+    public var ownerPubkey: String
+    public var webhookURL: String
+    public var relays: [String]
+    public var createdAt: Date
+    /// When an event last went to the wallet, or the registration was made.
+    public var lastUsedAt: Date
+
+    public init(
+        walletServicePubkey: String, appPubkey: String, ownerPubkey: String, webhookURL: String, relays: [String], createdAt: Date,
+        lastUsedAt: Date
+    ) {
+        self.walletServicePubkey = walletServicePubkey
+        self.appPubkey = appPubkey
+        self.ownerPubkey = ownerPubkey
+        self.webhookURL = webhookURL
+        self.relays = relays
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// NWC registrations, the events already forwarded, and how far each wallet's subscription has
+/// read: shared by every instance on one database.
+public protocol NwcStore: Sendable {
+    /// Adds or replaces the registration of (wallet service, app). Refused (false) when the
+    /// owner holds `limit` registrations already and this one is new.
+    func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> Bool
+    /// Removes (wallet service, app) if `owner` registered it; whether one went.
+    func deleteNwcRegistration(walletServicePubkey: String, appPubkey: String, owner: String) async throws -> Bool
+    func nwcRegistrations() async throws -> [NwcRegistration]
+    /// Marks an event forwarded; false when some instance marked it before (a relay repeated it,
+    /// or another relay had it too).
+    func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool
+    /// The newest `created_at` forwarded for the wallet service: where a new subscription starts.
+    func nwcCursor(walletServicePubkey: String) async throws -> Int64?
+    /// Forgets events forwarded before `seenBefore` and registrations unused since `unusedBefore`;
+    /// returns how many registrations went.
+    func purgeNwc(seenBefore: Date, unusedBefore: Date) async throws -> Int
+}

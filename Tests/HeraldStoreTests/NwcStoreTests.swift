@@ -1,0 +1,59 @@
+import Foundation
+import HeraldStore
+import Testing
+
+/// Nostr Wallet Connect registrations and forwarded events, on every back end.
+@Suite("NWC in the store")
+struct NwcStoreTests {
+    static let wallet = String(repeating: "a1", count: 32)
+    static let owner = "02" + String(repeating: "b2", count: 32)
+
+    static func registration(app: String, owner: String = owner, relays: [String] = ["wss://relay.one", "wss://relay.two"]) -> NwcRegistration {
+        NwcRegistration(
+            walletServicePubkey: wallet, appPubkey: app, ownerPubkey: owner, webhookURL: "https://nds.example/api/v1/notify?token=a.x",
+            relays: relays, createdAt: t0, lastUsedAt: t0)
+    }
+
+    @Test("registrations are put, replaced, bounded per owner and removed only by their owner", arguments: Backend.allCases)
+    func registrations(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let apps = (0..<3).map { String(repeating: "c\($0)", count: 32) }
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[0]), limit: 2))
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1]), limit: 2))
+            #expect(try await !store.putNwcRegistration(Self.registration(app: apps[2]), limit: 2))
+            // Replacing one already held is not a new one.
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], relays: ["wss://relay.three"]), limit: 2))
+            let stored = try await store.nwcRegistrations()
+            #expect(stored.map(\.appPubkey) == [apps[0], apps[1]])
+            #expect(stored[1].relays == ["wss://relay.three"])
+            #expect(stored[0].relays == ["wss://relay.one", "wss://relay.two"])
+
+            let stranger = "03" + String(repeating: "d4", count: 32)
+            #expect(try await !store.deleteNwcRegistration(walletServicePubkey: Self.wallet, appPubkey: apps[0], owner: stranger))
+            #expect(try await store.deleteNwcRegistration(walletServicePubkey: Self.wallet, appPubkey: apps[0], owner: Self.owner))
+            #expect(try await store.nwcRegistrations().count == 1)
+        }
+    }
+
+    @Test("an event is claimed once; the cursor is the newest forwarded; old events and unused registrations are purged", arguments: Backend.allCases)
+    func events(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let app = String(repeating: "c0", count: 32), unused = String(repeating: "c9", count: 32)
+            _ = try await store.putNwcRegistration(Self.registration(app: app), limit: 10)
+            _ = try await store.putNwcRegistration(Self.registration(app: unused), limit: 10)
+            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == nil)
+            let later = t0.addingTimeInterval(86_400 * 20)
+            #expect(try await store.claimNwcEvent(id: "e1", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_100, now: later))
+            #expect(try await !store.claimNwcEvent(id: "e1", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_100, now: later))
+            #expect(try await store.claimNwcEvent(id: "e2", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_050, now: later))
+            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == 1_800_000_100)
+            // Thirty days on: the registration that forwarded nothing goes, the used one stays.
+            let gone = try await store.purgeNwc(seenBefore: later.addingTimeInterval(-1), unusedBefore: t0.addingTimeInterval(86_400 * 10))
+            #expect(gone == 1)
+            #expect(try await store.nwcRegistrations().map(\.appPubkey) == [app])
+            #expect(try await store.claimNwcEvent(id: "e9", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1, now: later))
+            _ = try await store.purgeNwc(seenBefore: later.addingTimeInterval(1), unusedBefore: t0)
+            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == nil)
+        }
+    }
+}
