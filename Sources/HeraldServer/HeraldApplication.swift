@@ -139,6 +139,13 @@ public func buildApplication(
         wakes: wakeService, devices: store, ledger: store, providers: providers, settings: configuration.settings,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
     ).register(on: router)
+    let nwcWatcher = NwcWatcher(
+        store: store, devices: store, delivery: delivery, settings: configuration.settings, metrics: metrics, now: now,
+        logger: logger.with(component: "nwc"))
+    NwcRoutes(
+        store: store, watcher: nwcWatcher, settings: configuration.settings,
+        limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
+    ).register(on: router)
     BackendRoutes(delivery: delivery, store: store, providers: providers, settings: configuration.settings, now: now).register(on: api)
     AdminRoutes(store: store, keys: store, replayed: { dispatcher.deferred() }, now: now).register(on: api)
     DashboardRoutes(
@@ -161,6 +168,8 @@ public func buildApplication(
     // store's own services go last, after the final writes.
     app.addServices(store.services(logger: logger.with(component: "store")))
     app.addServices(relay, dispatcher, intake)
+    // Stops first: no event is taken once intake has stopped taking pushes.
+    app.addServices(nwcWatcher)
     if let shared {
         app.addServices(PresenceMirror(registry: presence, store: shared, now: now, clock: clock, logger: logger.with(component: "presence")))
     }

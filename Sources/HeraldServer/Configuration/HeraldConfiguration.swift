@@ -324,6 +324,10 @@ public struct HeraldConfiguration: Sendable {
         settings.localProvider = providers.usesLocal
         settings.localWebPush = providers.isLocal
         settings.webPush = providers.webPushPolicy
+        // NWC's subscriptions connect as zap receipts are published: the same rule for private relays.
+        settings.nwcRelays = NostrRelayProvider.Configuration(
+            allowPrivateRelays: try bool("HERALD_NOSTR_ALLOW_PRIVATE_RELAYS") ?? false, extraTrustRootsPEMFile: providers.extraTrustRootsFile,
+            proxy: providers.proxy)
         if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
             let key: NostrSecretKey
             do {

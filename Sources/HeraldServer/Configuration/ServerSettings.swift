@@ -53,6 +53,10 @@ public struct ServerSettings: Sendable {
     public var breezWebhookSecret: [UInt8]?
     /// The wake gateway's audience and topics (`wake_gateway`).
     public var wakeGateway = WakeGatewaySettings()
+    /// How Nostr Wallet Connect subscriptions reach relays (trust roots, proxy, private relays).
+    public var nwcRelays = NostrRelayProvider.Configuration()
+    /// Registrations one node key may hold (`POST /nwc/{pubkey}`).
+    public var nwcRegistrationsPerKey = 50
 
     /// The audience registrations through the wake gateway are signed for.
     var wakeGatewayAudience: String {

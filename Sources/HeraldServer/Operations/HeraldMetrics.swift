@@ -129,6 +129,22 @@ public struct HeraldMetrics: Sendable {
         increment("wakes_skipped", help: "Wakes not pushed, by reason", labels: [("reason", reason)])
     }
 
+    /// An NWC request seen on a relay, and what became of it: `seen`, `forwarded`, `deduplicated`.
+    public func nwcEvent(_ outcome: String) {
+        increment("nwc_events", help: "NWC requests seen on relays, by what became of them", labels: [("outcome", outcome)])
+    }
+
+    /// An NWC request not forwarded, by reason.
+    public func nwcRefused(_ reason: String) {
+        increment("nwc_events_refused", help: "NWC requests not forwarded, by reason", labels: [("reason", reason)])
+    }
+
+    /// Relays held open for NWC subscriptions now.
+    public func nwcRelaysWatched(_ count: Int) {
+        registry.makeGauge(descriptor: .init(namespace: "herald", metricName: "nwc_relays", unitName: "", helpText: "Relays held open for NWC subscriptions"))
+            .set(Int64(count))
+    }
+
     /// A wake of an identity on a topic, and how many devices it reached.
     public func identityWoken(devices: Int) {
         wakes.count {

@@ -1,0 +1,121 @@
+import Foundation
+import HeraldWire
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// Holds subscriptions on one relay (NIP-01): `["REQ", <id>, <filter>]` for each, then every
+/// `["EVENT", <id>, <event>]` handed on with the event's JSON exactly as the relay sent it, until
+/// the relay closes, refuses a subscription (`CLOSED`) or the task is cancelled. The connection
+/// is the publisher's (``NostrRelayProvider``): TLS, the proxy, and a relay on a private address
+/// refused unless allowed.
+public struct NostrRelaySubscriber: Sendable {
+    public let configuration: NostrRelayProvider.Configuration
+    private let tls: NIOSSLContext
+
+    public init(configuration: NostrRelayProvider.Configuration) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let path = configuration.extraTrustRootsPEMFile {
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(path))]
+        }
+        self.tls = try NIOSSLContext(configuration: tls)
+        self.configuration = configuration
+    }
+
+    public struct Closed: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Runs the subscriptions; returns when the relay closes the connection, throws when it
+    /// cannot be reached, is refused, or refuses a subscription.
+    ///
+    /// - Parameters:
+    ///   - subscriptions: Subscription ids and their filter, each a JSON object.
+    ///   - onEvent: The subscription id and the event's JSON text.
+    public func run(
+        url: String, subscriptions: [(id: String, filter: String)], logger: Logger,
+        onEvent: @escaping @Sendable (_ subscription: String, _ event: String) async -> Void
+    ) async throws {
+        guard NostrRelayURL.isValid(url), let parsed = URL(string: url), let host = parsed.host else {
+            throw Closed(description: "not a wss:// relay URL")
+        }
+        let proxied = configuration.proxy.map { $0.applies(to: host) } ?? false
+        var address: SocketAddress?
+        if !configuration.allowPrivateRelays, !proxied {
+            do {
+                address = try await EndpointAddresses.checkedAddress(host: host, port: parsed.port ?? 443)
+            } catch {
+                throw Closed(description: "relay refused: \(error)")
+            }
+        }
+        try await RelayWebSocket.run(
+            url: url, address: address, tlsContext: tls, proxy: proxied ? configuration.proxy : nil, group: MultiThreadedEventLoopGroup.singleton,
+            connectTimeout: TimeAmount(configuration.timeout)
+        ) { send, messages in
+            for (id, filter) in subscriptions {
+                try await send(#"["REQ","# + Self.quoted(id) + "," + filter + "]")
+            }
+            for try await text in messages {
+                switch Self.frame(text) {
+                case .event(let subscription, let event): await onEvent(subscription, event)
+                case .closed(let subscription, let message):
+                    throw Closed(description: "the relay closed subscription \(subscription): \(message)")
+                case .other: continue
+                }
+            }
+        }
+    }
+
+    enum Frame: Equatable {
+        case event(subscription: String, event: String)
+        case closed(subscription: String, message: String)
+        case other
+    }
+
+    /// Reads a relay's message; an EVENT keeps its event's text byte for byte.
+    static func frame(_ text: String) -> Frame {
+        guard case .array(let items)? = try? JSONParser.parse(Array(text.utf8)), let verb = items.first?.stringValue else { return .other }
+        switch verb {
+        case "EVENT":
+            guard items.count == 3, let subscription = items[1].stringValue, case .object = items[2], let raw = rawThirdElement(text)
+            else { return .other }
+            return .event(subscription: subscription, event: raw)
+        case "CLOSED":
+            return .closed(subscription: items.count > 1 ? items[1].stringValue ?? "" : "", message: items.count > 2 ? items[2].stringValue ?? "" : "")
+        default:
+            return .other
+        }
+    }
+
+    /// The text of `[<string>, <string>, <object>]`'s object, as it stands: after the second
+    /// string's closing quote and comma, up to the array's closing bracket.
+    static func rawThirdElement(_ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        var strings = 0
+        while index < bytes.count, strings < 2 {
+            if bytes[index] == UInt8(ascii: "\"") {
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                strings += 1
+            }
+            index += 1
+        }
+        guard let start = bytes[index...].firstIndex(of: UInt8(ascii: "{")),
+            let end = bytes.lastIndex(of: UInt8(ascii: "]")), start < end
+        else { return nil }
+        var last = end - 1
+        while last > start, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[last]) { last -= 1 }
+        guard bytes[last] == UInt8(ascii: "}") else { return nil }
+        return String(decoding: bytes[start...last], as: UTF8.self)
+    }
+
+    static func quoted(_ text: String) -> String {
+        var writer = JSONWriter()
+        writer.string(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

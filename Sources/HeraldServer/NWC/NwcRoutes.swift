@@ -1,0 +1,128 @@
+import Foundation
+import HTTPTypes
+import HeraldPush
+import HeraldSecp256k1
+import HeraldStore
+import HeraldWire
+import Hummingbird
+import NIOCore
+
+/// The registration breez-lnurl's clients send (misty-breez `webhook_request_builder.dart`): a
+/// wallet asks Herald to watch its NWC service key on its relays and wake it through its
+/// webhook URL. Signed with the node key in the path, as an LN signed message.
+struct NwcRoutes: Sendable {
+    let store: any NwcStore
+    let watcher: NwcWatcher
+    let settings: ServerSettings
+    let limiter: RateLimiter
+    let now: @Sendable () -> Date
+
+    static let maxRelays = 10
+    /// `time` of an unregistration may be this far from the clock (breez-lnurl checks none).
+    static let maxTimeSkew: TimeInterval = 60
+
+    struct RegisterBody: Codable {
+        var webhookUrl: String
+        var walletServicePubkey: String
+        var appPubkey: String
+        var relays: [String]
+        var signature: String
+    }
+
+    struct UnregisterBody: Codable {
+        var time: Int64
+        var walletServicePubkey: String
+        var appPubkey: String
+        var signature: String
+    }
+
+    func register(on router: some RouterMethods<HeraldRequestContext>) {
+        router.post("nwc/:pubkey") { request, context in try await add(request, context: context) }
+        router.delete("nwc/:pubkey") { request, context in try await remove(request, context: context) }
+    }
+
+    func add(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        if let wait = limiter.acquire(context.clientAddress) {
+            throw APIError(
+                .tooManyRequests, "rate_limited", "too many registrations from this address",
+                headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"])
+        }
+        let owner = try Self.owner(context)
+        var request = request
+        let body = try await Edge.readJSONBody(RegisterBody.self, from: &request)
+        // Go's `%v` of a []string: brackets around the items joined by single spaces.
+        let message = "\(body.webhookUrl)-\(body.walletServicePubkey)-\(body.appPubkey)-[\(body.relays.joined(separator: " "))]"
+        guard LightningMessageSignature.verify(message, signature: body.signature, nodeID: owner) else {
+            throw APIError(.unauthorized, "invalid_signature", "signature is not the path key's over webhookUrl-walletServicePubkey-appPubkey-[relays]")
+        }
+        try Self.checkNostrKey(body.walletServicePubkey, "walletServicePubkey")
+        try Self.checkNostrKey(body.appPubkey, "appPubkey")
+        guard (1...Self.maxRelays).contains(body.relays.count) else {
+            throw APIError.badRequest("invalid_relays", "relays must name 1 to \(Self.maxRelays) relays")
+        }
+        for relay in Set(body.relays) {
+            guard NostrRelayURL.isValid(relay), let host = URL(string: relay)?.host else {
+                throw APIError.badRequest("invalid_relays", "a relay is a wss:// URL with a host, not '\(relay.prefix(80))'")
+            }
+            if !settings.nwcRelays.allowPrivateRelays, let why = await EndpointAddresses.refusal(host: host, port: URL(string: relay)?.port ?? 443) {
+                throw APIError.badRequest("private_relay", "relay \(relay.prefix(80)) refused: \(why) (nostr.allow_private_relays)")
+            }
+        }
+        guard NwcWatcher.alias(in: body.webhookUrl, publicURL: settings.publicURL) != nil else {
+            throw APIError.badRequest(
+                "unsupported_webhook_url", "webhookUrl must be this server's device webhook URL (\(settings.publicURL)/api/v1/notify?…&token=<alias>)")
+        }
+        let moment = now()
+        let registration = NwcRegistration(
+            walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, ownerPubkey: owner.hex, webhookURL: body.webhookUrl,
+            relays: Array(Set(body.relays)).sorted(), createdAt: moment, lastUsedAt: moment)
+        let stored: Bool
+        do {
+            stored = try await store.putNwcRegistration(registration, limit: settings.nwcRegistrationsPerKey)
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        guard stored else {
+            throw APIError(.tooManyRequests, "too_many_registrations", "this key holds \(settings.nwcRegistrationsPerKey) registrations already")
+        }
+        watcher.registrationsChanged()
+        return Self.text("Pubkey registered successfully")
+    }
+
+    func remove(_ request: Request, context: HeraldRequestContext) async throws -> Response {
+        let owner = try Self.owner(context)
+        var request = request
+        let body = try await Edge.readJSONBody(UnregisterBody.self, from: &request)
+        let message = "\(body.time)-\(body.walletServicePubkey)-\(body.appPubkey)"
+        guard LightningMessageSignature.verify(message, signature: body.signature, nodeID: owner) else {
+            throw APIError(.unauthorized, "invalid_signature", "signature is not the path key's over time-walletServicePubkey-appPubkey")
+        }
+        guard abs(Double(body.time) - now().timeIntervalSince1970) <= Self.maxTimeSkew else {
+            throw APIError(.unauthorized, "stale_time", "time must be within \(Int(Self.maxTimeSkew)) s of the server's clock")
+        }
+        do {
+            _ = try await store.deleteNwcRegistration(walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, owner: owner.hex)
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        watcher.registrationsChanged()
+        // As breez-lnurl answers, whether there was one or not.
+        return Self.text("Pubkey unregistered successfully")
+    }
+
+    static func owner(_ context: HeraldRequestContext) throws -> NodeID {
+        guard let text = context.parameters.get("pubkey"), text.utf8.count == 66, text.utf8.allSatisfy(\.isLowerHex), let node = NodeID(hex: text)
+        else { throw APIError.badRequest("invalid_pubkey", "the path names a compressed secp256k1 key, 66 lower-case hex digits") }
+        return node
+    }
+
+    static func checkNostrKey(_ text: String, _ field: String) throws {
+        guard text.utf8.count == 64, text.utf8.allSatisfy(\.isLowerHex), NodeID(hex: "02" + text) != nil else {
+            throw APIError.badRequest("invalid_pubkey", "\(field) must be an x-only Nostr key, 64 lower-case hex digits")
+        }
+    }
+
+    static func text(_ body: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+}

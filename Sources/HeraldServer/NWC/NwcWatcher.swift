@@ -1,0 +1,222 @@
+import Foundation
+import HeraldNostr
+import HeraldPush
+import HeraldStore
+import HeraldWire
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// Watches the relays of every NWC registration and wakes the wallet when an app asks it
+/// something (NIP-47): one connection per relay holding one `REQ` per wallet service key
+/// (`kinds [23194]`, `#p [key]`, `since` the last event forwarded less a margin). Every event is
+/// checked (its id and BIP-340 signature, an author the wallet registered, a NIP-40 expiration
+/// not passed), claimed once in the store (the same event from three relays, or three
+/// instances, is one push), and pushed as `nwc_event` through the outbox.
+final class NwcWatcher: Service, Sendable {
+    let store: any NwcStore
+    let devices: any DeviceStore
+    let delivery: PushDelivery
+    let subscriber: NostrRelaySubscriber?
+    let settings: ServerSettings
+    let metrics: HeraldMetrics
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    /// A reconnect waits this long at first, doubling to ``maxBackoff``, with jitter.
+    static let firstBackoff: Duration = .milliseconds(500)
+    static let maxBackoff: Duration = .seconds(60)
+    /// How far before the last forwarded event a new subscription starts: relays' clocks and
+    /// events published late.
+    static let sinceMargin: Int64 = 120
+    /// Forwarded events are remembered (and so deduplicated) this long; registrations unused
+    /// this long are cleared.
+    static let seenFor: TimeInterval = 7 * 86_400
+    static let unusedFor: TimeInterval = 30 * 86_400
+    /// Other instances' registrations are picked up this often.
+    static let reloadInterval: Duration = .seconds(30)
+
+    private let changed: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    init(
+        store: any NwcStore, devices: any DeviceStore, delivery: PushDelivery, settings: ServerSettings, metrics: HeraldMetrics,
+        now: @escaping @Sendable () -> Date, logger: Logger
+    ) {
+        self.store = store
+        self.devices = devices
+        self.delivery = delivery
+        self.subscriber = try? NostrRelaySubscriber(configuration: settings.nwcRelays)
+        self.settings = settings
+        self.metrics = metrics
+        self.now = now
+        self.logger = logger
+        (changed, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// A registration came or went: the subscriptions are brought in line at once.
+    func registrationsChanged() { signal.yield() }
+
+    /// What one relay is asked for: the wallet service keys, each with the app keys it takes.
+    typealias Watch = [String: Set<String>]
+
+    func run() async throws {
+        guard let subscriber else { return }
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.purgeLoop() }
+                // Other instances' changes arrive by reading again now and then.
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.reloadInterval)
+                        self.signal.yield()
+                    }
+                }
+                var running: [String: (watch: Watch, task: Task<Void, Never>)] = [:]
+                signal.yield()
+                for await _ in changed {
+                    let wanted = await self.desired()
+                    for (relay, entry) in running where wanted[relay] != entry.watch {
+                        entry.task.cancel()
+                        running[relay] = nil
+                    }
+                    for (relay, watch) in wanted where running[relay] == nil {
+                        running[relay] = (watch, Task { await self.hold(relay: relay, watch: watch, subscriber: subscriber) })
+                    }
+                    metrics.nwcRelaysWatched(running.count)
+                }
+                for entry in running.values { entry.task.cancel() }
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.signal.finish()
+        }
+    }
+
+    /// Every relay with the wallet keys it should be watched for.
+    func desired() async -> [String: Watch] {
+        let registrations: [NwcRegistration]
+        do {
+            registrations = try await store.nwcRegistrations()
+        } catch {
+            logger.warning("nwc registrations could not be read", metadata: ["error": "\(error)"])
+            return [:]
+        }
+        var wanted: [String: Watch] = [:]
+        for registration in registrations {
+            for relay in registration.relays {
+                wanted[relay, default: [:]][registration.walletServicePubkey, default: []].insert(registration.appPubkey)
+            }
+        }
+        return wanted
+    }
+
+    /// Keeps one relay's subscriptions open, reconnecting with a capped, jittered backoff.
+    func hold(relay: String, watch: Watch, subscriber: NostrRelaySubscriber) async {
+        var backoff = Self.firstBackoff
+        while !Task.isCancelled {
+            var subscriptions: [(id: String, filter: String)] = []
+            for wallet in watch.keys.sorted() {
+                let cursor = (try? await store.nwcCursor(walletServicePubkey: wallet)) ?? nil
+                let oldest = Int64(now().timeIntervalSince1970 - Self.seenFor)
+                let since = max(cursor ?? oldest, oldest) - Self.sinceMargin
+                subscriptions.append((String(wallet.prefix(16)), ##"{"kinds":[23194],"#p":[""## + wallet + ##""],"since":"## + String(since) + "}"))
+            }
+            let connected = ContinuousClock.now
+            do {
+                try await subscriber.run(url: relay, subscriptions: subscriptions, logger: logger) { _, event in
+                    await self.receive(event, watch: watch)
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.notice("nwc relay connection ended", metadata: ["nostr.relay": "\(relay)", "error": "\(error)"])
+            }
+            if ContinuousClock.now - connected > .seconds(30) { backoff = Self.firstBackoff }
+            let jittered = backoff * Double.random(in: 0.5...1.0)
+            try? await Task.sleep(for: jittered)
+            backoff = min(backoff * 2, Self.maxBackoff)
+        }
+    }
+
+    /// Why an event is not forwarded, for the metrics.
+    enum Refusal: String {
+        case unreadable, invalidSignature = "invalid_signature", wrongKind = "wrong_kind", notAddressed = "not_addressed"
+        case unknownApp = "unknown_app", expired, undeliverable
+    }
+
+    /// Checks one event and forwards it once.
+    func receive(_ raw: String, watch: Watch) async {
+        metrics.nwcEvent("seen")
+        guard let event = try? WireJSON.decode(NostrEvent.self, from: Data(raw.utf8)) else { return refuse(.unreadable) }
+        guard event.isValid else { return refuse(.invalidSignature) }
+        guard event.kind == 23194 else { return refuse(.wrongKind) }
+        guard let wallet = event.tags(named: "p").compactMap(\.first).first(where: { watch[$0] != nil }) else { return refuse(.notAddressed) }
+        guard watch[wallet]?.contains(event.pubkey.lowercased()) == true else { return refuse(.unknownApp) }
+        if let expiration = event.tags(named: "expiration").first?.first.flatMap(Int64.init),
+            Double(expiration) <= now().timeIntervalSince1970
+        {
+            return refuse(.expired)
+        }
+        let claimed: Bool
+        do {
+            claimed = try await store.claimNwcEvent(
+                id: event.id.lowercased(), walletServicePubkey: wallet, appPubkey: event.pubkey.lowercased(), createdAt: event.createdAt, now: now())
+        } catch {
+            logger.warning("nwc event could not be claimed", metadata: ["error": "\(error)"])
+            return
+        }
+        guard claimed else { return metrics.nwcEvent("deduplicated") }
+        do {
+            try await forward(raw, event: event, wallet: wallet)
+            metrics.nwcEvent("forwarded")
+        } catch {
+            logger.warning("nwc event not forwarded", metadata: ["error": "\(error)", "nostr.event": "\(event.id.prefix(16))"])
+            refuse(.undeliverable)
+        }
+    }
+
+    private func refuse(_ refusal: Refusal) {
+        metrics.nwcRefused(refusal.rawValue)
+    }
+
+    /// The registration's webhook is this server's device webhook: the push, with no HTTP hop.
+    func forward(_ raw: String, event: NostrEvent, wallet: String) async throws {
+        let registrations = try await store.nwcRegistrations()
+        guard let registration = registrations.first(where: { $0.walletServicePubkey == wallet && $0.appPubkey == event.pubkey.lowercased() }),
+            let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL)
+        else { throw APIError(.notFound, "unknown_registration", "no registration for this app") }
+        let resolution = try await devices.resolveWebhookToken(alias, rawPlatform: nil)
+        guard let device = resolution.device, !resolution.isDead else {
+            throw APIError(.gone, "token_unregistered", "the wallet's device is gone")
+        }
+        var recipient = PushDelivery.Recipient(
+            target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
+            idempotencyKey: "nwc:\(event.id.lowercased()):\(device.id)")
+        recipient.registered = true
+        let webhook = WebhookRequest(form: .template, name: "nwc_event", data: ["event": .string(raw)])
+        try webhook.validate()
+        _ = try await delivery.submit(webhook, to: recipient, appData: nil)
+    }
+
+    /// The alias of a webhook URL that is this server's own device webhook; nil for any other URL.
+    static func alias(in webhookURL: String, publicURL: String) -> String? {
+        guard webhookURL.hasPrefix(publicURL + "/api/v1/notify?"), let components = URLComponents(string: webhookURL),
+            let token = components.queryItems?.first(where: { $0.name == "token" })?.value, DeviceAlias.hasAliasForm(token)
+        else { return nil }
+        return token
+    }
+
+    /// Forgets old forwarded events and unused registrations, hourly.
+    func purgeLoop() async {
+        while !Task.isCancelled {
+            let moment = now()
+            if let gone = try? await store.purgeNwc(seenBefore: moment.addingTimeInterval(-Self.seenFor), unusedBefore: moment.addingTimeInterval(-Self.unusedFor)),
+                gone > 0
+            {
+                registrationsChanged()
+            }
+            try? await Task.sleep(for: .seconds(3600))
+        }
+    }
+}

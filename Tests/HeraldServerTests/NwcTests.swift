@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import HeraldNostr
+import HeraldPush
+import HeraldSecp256k1
+import HeraldServer
+import HeraldStore
+import HeraldTestSupport
+import HeraldWire
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// Nostr Wallet Connect while the phone sleeps (issue 36): the registration breez-lnurl's
+/// clients send, Herald's subscriptions on two relay look-alikes, and the `nwc_event` push.
+@Suite("NWC: Herald watches the relays and wakes the wallet")
+struct NwcTests {
+    /// A wallet with its node key (signing registrations), its NWC service key and an app's key.
+    struct Wallet {
+        let node = NodeSecretKey.random()
+        let service = NostrSecretKey.generate().key
+        let app = NostrSecretKey.generate().key
+
+        func registration(webhook: String, relays: [String], signer: NodeSecretKey? = nil) -> String {
+            let message = "\(webhook)-\(service.publicKeyHex)-\(app.publicKeyHex)-[\(relays.joined(separator: " "))]"
+            let signature = LightningMessageSignature.sign(message, with: signer ?? node)
+            let relayList = relays.map { "\"\($0)\"" }.joined(separator: ",")
+            return #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","relays":[\#(relayList)],"signature":"\#(signature)"}"#
+        }
+
+        func unregistration(time: Int64) -> String {
+            let signature = LightningMessageSignature.sign("\(time)-\(service.publicKeyHex)-\(app.publicKeyHex)", with: node)
+            return #"{"time":\#(time),"walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","signature":"\#(signature)"}"#
+        }
+
+        /// A NIP-47 request from `author` (the app unless told), NIP-44 encrypted to the service.
+        func request(_ method: String, author: NostrSecretKey? = nil, tags extra: [[String]] = [], createdAt: Int64? = nil) throws -> NostrEvent {
+            let author = author ?? app
+            let key = try NIP44.conversationKey(secret: author, publicKeyHex: service.publicKeyHex)
+            let content = try NIP44.encrypt(#"{"method":"\#(method)","params":{}}"#, conversationKey: key)
+            return NostrEvent.signed(
+                kind: 23194, tags: [["p", service.publicKeyHex], ["encryption", "nip44_v2"]] + extra, content: content,
+                createdAt: createdAt ?? Int64(Date().timeIntervalSince1970), by: author)
+        }
+    }
+
+    static func withRelays(_ body: @Sendable (_ nds: TestNDS, _ relays: [(MockNostrRelay, String)]) async throws -> Void) async throws {
+        let certificate = try TestCertificate.make()
+        let first = MockNostrRelay(certificate: certificate), second = MockNostrRelay(certificate: certificate)
+        let caFile = try certificate.writeCAToTemporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        var nds = try TestNDS()
+        nds.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
+        nds.settings.registrationsPerMinute = 1000
+        let ready = nds
+        try await first.withRunning { one in
+            try await second.withRunning { two in
+                try await body(ready, [(first, one.relayURL), (second, two.relayURL)])
+            }
+        }
+    }
+
+    static func pushes(_ nds: TestNDS, _ device: Device) async throws -> [[String: String]] {
+        try await nds.store.localPushes(platform: device.platform, token: device.token, after: 0, limit: 100).compactMap {
+            (try? JSONSerialization.jsonObject(with: $0.payload)) as? [String: String]
+        }
+    }
+
+    static func event(in push: [String: String]) -> String? {
+        guard let payload = push["notification_payload"], let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: String]
+        else { return nil }
+        return object["event"]
+    }
+
+    @Test("register with a signed body; a request published to both relays is one nwc_event push, its raw event intact; refusals are not pushed")
+    func forwardOnce() async throws {
+        try await Self.withRelays { nds, relays in
+            let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-wallet", now: Date()).device
+            let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+            let wallet = Wallet()
+            try await nds.app().test(.live) { client in
+                let registered = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays.map(\.1)))
+                #expect(registered.status == .ok, "\(registered.text)")
+                #expect(registered.text == "Pubkey registered successfully")
+                for (relay, _) in relays {
+                    let req = try #require(try await relay.subscriptions.waitFor(count: 1).first)
+                    let frame = try #require(try JSONSerialization.jsonObject(with: req) as? [Any])
+                    let filter = try #require(frame.last as? [String: Any])
+                    #expect(filter["kinds"] as? [Int] == [23194])
+                    #expect(filter["#p"] as? [String] == [wallet.service.publicKeyHex])
+                    #expect(filter["since"] is Int)
+                }
+
+                // Refused, in order: a stranger's request, an expired one, a forged id.
+                let stranger = try wallet.request("get_balance", author: NostrSecretKey.generate().key)
+                let expired = try wallet.request("get_info", tags: [["expiration", String(Int(Date().timeIntervalSince1970) - 10)]])
+                var forged = try wallet.request("get_info")
+                forged.content = try wallet.request("pay_invoice").content
+                for event in [stranger, expired, forged] { await relays[0].0.publish(Data(event.json.utf8)) }
+
+                // The real one, on both relays: one push.
+                let request = try wallet.request("get_balance")
+                for (relay, _) in relays { await relay.publish(Data(request.json.utf8)) }
+                // A second real one afterwards: when it has arrived, a duplicate of the first would have too.
+                let second = try wallet.request("get_info")
+                await relays[1].0.publish(Data(second.json.utf8))
+
+                #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
+                let pushes = try await Self.pushes(nds, device)
+                #expect(pushes.count == 2)
+                #expect(pushes.allSatisfy { $0["notification_type"] == "nwc_event" })
+                #expect(pushes.compactMap(Self.event) == [request.json, second.json])
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(metrics.contains(#"herald_nwc_events_total{outcome="forwarded"} 2"#), "\(metrics.split(separator: "\n").filter { $0.contains("nwc") })")
+                #expect(metrics.contains(#"herald_nwc_events_total{outcome="deduplicated"} 1"#))
+                #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="unknown_app"} 1"#))
+                #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="expired"} 1"#))
+                #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="invalid_signature"} 1"#))
+
+                // Unregistered: the subscriptions close.
+                let removed = try await client.execute(
+                    uri: "/nwc/\(wallet.node.nodeID.hex)", method: .delete,
+                    headers: [.contentType: "application/json"], body: ByteBuffer(string: wallet.unregistration(time: Int64(Date().timeIntervalSince1970))))
+                #expect(removed.status == .ok && removed.text == "Pubkey unregistered successfully")
+                #expect(await eventually { () async -> Bool in
+                    let first = await relays[0].0.openSubscriptions(), second = await relays[1].0.openSubscriptions()
+                    return first == 0 && second == 0
+                })
+            }
+        }
+    }
+
+    @Test("refused registrations: a bad signature, another key's path, a stale unregistration, bad keys and relays, another server's webhook, a private relay")
+    func refusals() async throws {
+        try await Self.withRelays { nds, relays in
+            let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-refusals", now: Date()).device
+            let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+            let wallet = Wallet()
+            try await nds.app().test(.live) { client in
+                func expect(_ path: String, _ json: String, _ status: HTTPResponse.Status, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+                    let response = try await client.post(path, json: json)
+                    #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
+                    #expect(response.json["error"] as? String == code, sourceLocation: sourceLocation)
+                }
+                let path = "/nwc/\(wallet.node.nodeID.hex)"
+                try await expect(path, wallet.registration(webhook: webhook, relays: [relays[0].1], signer: NodeSecretKey.random()), .unauthorized, "invalid_signature")
+                try await expect("/nwc/\(NodeSecretKey.random().nodeID.hex)", wallet.registration(webhook: webhook, relays: [relays[0].1]), .unauthorized, "invalid_signature")
+                try await expect(path, wallet.registration(webhook: webhook, relays: ["ws://plain.example"]), .badRequest, "invalid_relays")
+                try await expect(path, wallet.registration(webhook: webhook, relays: (0..<11).map { "wss://r\($0).example" }), .badRequest, "invalid_relays")
+                try await expect(path, wallet.registration(webhook: "https://elsewhere.example/hook", relays: [relays[0].1]), .badRequest, "unsupported_webhook_url")
+                try await expect("/nwc/not-a-key", wallet.registration(webhook: webhook, relays: [relays[0].1]), .badRequest, "invalid_pubkey")
+                try await expect(path, "{", .badRequest, "invalid_json")
+                let stale = try await client.execute(
+                    uri: path, method: .delete, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: wallet.unregistration(time: Int64(Date().timeIntervalSince1970) - 300)))
+                #expect(stale.status == .unauthorized && stale.json["error"] as? String == "stale_time")
+            }
+            // Without nostr.allow_private_relays, a relay on loopback is refused.
+            var loosened = nds
+            loosened.settings.nwcRelays.allowPrivateRelays = false
+            let strict = loosened
+            try await strict.app().test(.live) { client in
+                let response = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [relays[0].1]))
+                #expect(response.status == .badRequest && response.json["error"] as? String == "private_relay", "\(response.text)")
+            }
+        }
+    }
+
+    @Test("a relay that restarts is subscribed again from the last event forwarded, and an old request is not pushed twice")
+    func relayRestart() async throws {
+        let certificate = try TestCertificate.make()
+        let caFile = try certificate.writeCAToTemporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        var made = try TestNDS()
+        made.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
+        let nds = made
+        let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-restart", now: Date()).device
+        let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+        let wallet = Wallet()
+        let relay = MockNostrRelay(certificate: certificate)
+        let first = try await relay.start()
+        let port = first.port
+        try await nds.app().test(.live) { client in
+            #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [first.relayURL])).status == .ok)
+            _ = try await relay.subscriptions.waitFor(count: 1)
+            let old = try wallet.request("get_balance")
+            await relay.publish(Data(old.json.utf8))
+            #expect(try await eventually { try await Self.pushes(nds, device).count == 1 })
+
+            // The relay goes away and comes back on the same port, still holding the old request.
+            await first.stop()
+            let again = try await relay.start(port: port)
+            _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(20))
+            let req = try #require(try JSONSerialization.jsonObject(with: await relay.subscriptions.all[1]) as? [Any])
+            let since = try #require((req.last as? [String: Any])?["since"] as? Int)
+            #expect(Int64(since) >= old.createdAt - 120 && Int64(since) <= old.createdAt)
+            let fresh = try wallet.request("get_info")
+            await relay.publish(Data(fresh.json.utf8))
+            #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
+            #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [old.json, fresh.json])
+            await again.stop()
+        }
+    }
+}
