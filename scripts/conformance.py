@@ -272,6 +272,11 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
                "publicKey": SECP256K1_G, "signature": "y" * 104})
     call("wake by identity: no such topic", "POST", "/api/v1/wake", 422, code="unknown_topic", headers=admin_h,
          body={"identity": "ln:" + SECP256K1_G, "topic": "blocktank.incomingHtlc"})
+    call("nwc: a registration not signed by the path key", "POST", f"/nwc/{SECP256K1_G}", 401, code="invalid_signature",
+         body={"webhookUrl": "http://127.0.0.1/api/v1/notify?platform=ios&token=a.x", "walletServicePubkey": "ab" * 32,
+               "appPubkey": "cd" * 32, "relays": ["wss://relay.example"], "signature": "y" * 104})
+    call("nwc: a path that is not a key", "DELETE", "/nwc/alice", 400, code="invalid_pubkey",
+         body={"time": int(time.time()), "walletServicePubkey": "ab" * 32, "appPubkey": "cd" * 32, "signature": "y" * 104})
     call("wake status: unknown wake", "GET", f"/api/v1/wake/{uuid.uuid4()}", 404, code="unknown_wake", headers=admin_h)
 
     # Devices.

@@ -293,6 +293,16 @@ SCHEMAS: dict[str, dict] = {
         closed=False,
         description="Deployed Bitkit apps' registration (bitkit-notification-server's `/api/device`).",
     ),
+    "NwcRegistration": obj(
+        {"webhookUrl": string("This server's device webhook URL (`…/api/v1/notify?…&token=<alias>`)."),
+         "walletServicePubkey": string(pattern="^[0-9a-f]{64}$"), "appPubkey": string(pattern="^[0-9a-f]{64}$"),
+         "relays": {"type": "array", "items": string("wss://"), "minItems": 1, "maxItems": 10},
+         "signature": string("zbase32 LN signed message.")},
+        closed=False),
+    "NwcUnregistration": obj(
+        {"time": integer("Unix seconds."), "walletServicePubkey": string(), "appPubkey": string(),
+         "signature": string("zbase32 LN signed message.")},
+        closed=False),
     "LSPS5Answer": obj(
         {"pushed": BOOL},
         {"job_ids": {**JOB_IDS, "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."},
@@ -795,6 +805,31 @@ def paths() -> dict:
                    **errors({401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_wake"], 503: STORE},
                             body=False)})}
 
+    nwc_text = {"content": {"text/plain": {"schema": {"type": "string"}}}}
+    p["/nwc/{pubkey}"] = {
+        "post": op(
+            "nwcRegister", "Watch a wallet's NWC service key on its relays (breez-lnurl's registration)", tags=["NWC"],
+            description="Signed by the node key in the path: an LN signed message over "
+                        "`<webhookUrl>-<walletServicePubkey>-<appPubkey>-[<relays joined by one space>]`. Requests "
+                        "(kind 23194) from `appPubkey` to `walletServicePubkey` on `relays` are pushed to the device "
+                        "whose webhook URL `webhookUrl` is, as `nwc_event`, once each.",
+            parameters=[path_param("pubkey", "The signing node key: 66 lower-case hex digits.", maxLength=66)],
+            body=request_body(ref("NwcRegistration")),
+            responses={"200": {"description": "`Pubkey registered successfully`", **nwc_text},
+                       **errors({400: ["invalid_json", "invalid_pubkey", "invalid_relays", "private_relay",
+                                       "unsupported_webhook_url"],
+                                 401: ["invalid_signature"], 413: ["body_too_large"], 422: ["invalid_body"],
+                                 429: ["rate_limited", "too_many_registrations"], 503: STORE}, body=True)}),
+        "delete": op(
+            "nwcUnregister", "Stop watching (breez-lnurl's unregistration)", tags=["NWC"],
+            description="Signed over `<time>-<walletServicePubkey>-<appPubkey>`; `time` within 60 s of the server's clock.",
+            parameters=[path_param("pubkey", "The signing node key.", maxLength=66)],
+            body=request_body(ref("NwcUnregistration")),
+            responses={"200": {"description": "`Pubkey unregistered successfully`, whether there was one or not.", **nwc_text},
+                       **errors({400: ["invalid_json", "invalid_pubkey"], 401: ["invalid_signature", "stale_time"],
+                                 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE}, body=True)}),
+    }
+
     gateway = ["Wake gateway"]
     secret = [{"wakeDeviceSecret": []}]
     unauthorized = {401: ["unauthorized"]}
@@ -1088,7 +1123,7 @@ def document() -> dict:
                            "`404 not_found` for a path that does not exist.",
             "license": {"name": "See the repository"},
         },
-        "tags": [{"name": name} for name in ["Webhook", "Devices", "Presence", "Wake", "Wake gateway", "Lightning addresses",
+        "tags": [{"name": name} for name in ["Webhook", "Devices", "Presence", "Wake", "Wake gateway", "NWC", "Lightning addresses",
                                               "Wallet backends", "Administration", "Dashboard", "Operations"]],
         "paths": paths(),
         "components": {

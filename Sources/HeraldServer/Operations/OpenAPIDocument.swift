@@ -30,6 +30,9 @@ enum OpenAPIDocument {
       "name": "Wake gateway"
     },
     {
+      "name": "NWC"
+    },
+    {
       "name": "Lightning addresses"
     },
     {
@@ -3213,6 +3216,457 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "unknown_wake"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/nwc/{pubkey}": {
+      "post": {
+        "operationId": "nwcRegister",
+        "summary": "Watch a wallet's NWC service key on its relays (breez-lnurl's registration)",
+        "tags": [
+          "NWC"
+        ],
+        "description": "Signed by the node key in the path: an LN signed message over `<webhookUrl>-<walletServicePubkey>-<appPubkey>-[<relays joined by one space>]`. Requests (kind 23194) from `appPubkey` to `walletServicePubkey` on `relays` are pushed to the device whose webhook URL `webhookUrl` is, as `nwc_event`, once each.",
+        "parameters": [
+          {
+            "name": "pubkey",
+            "in": "path",
+            "required": true,
+            "description": "The signing node key: 66 lower-case hex digits.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 66
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NwcRegistration"
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "`Pubkey registered successfully`",
+            "content": {
+              "text/plain": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `invalid_relays`, `private_relay`, `unsupported_webhook_url`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_json",
+                            "invalid_pubkey",
+                            "invalid_relays",
+                            "private_relay",
+                            "unsupported_webhook_url",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `invalid_signature`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_signature"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Unprocessable Content: `invalid_body`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_body"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "429": {
+            "description": "Too Many Requests: `rate_limited`, `too_many_registrations`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "rate_limited",
+                            "too_many_registrations"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "store_unavailable",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "operationId": "nwcUnregister",
+        "summary": "Stop watching (breez-lnurl's unregistration)",
+        "tags": [
+          "NWC"
+        ],
+        "description": "Signed over `<time>-<walletServicePubkey>-<appPubkey>`; `time` within 60 s of the server's clock.",
+        "parameters": [
+          {
+            "name": "pubkey",
+            "in": "path",
+            "required": true,
+            "description": "The signing node key.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 66
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NwcUnregistration"
+              }
+            }
+          }
+        },
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "`Pubkey unregistered successfully`, whether there was one or not.",
+            "content": {
+              "text/plain": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `malformed_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_json",
+                            "invalid_pubkey",
+                            "malformed_request"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "Unauthorized: `invalid_signature`, `stale_time`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_signature",
+                            "stale_time"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "408": {
+            "description": "Request Timeout: `request_timeout`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "request_timeout"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "Content Too Large: `body_too_large`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "body_too_large"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Unprocessable Content: `invalid_body`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "invalid_body"
                           ]
                         }
                       }
@@ -10438,6 +10892,68 @@ enum OpenAPIDocument {
           "signature"
         ],
         "description": "Deployed Bitkit apps' registration (bitkit-notification-server's `/api/device`)."
+      },
+      "NwcRegistration": {
+        "type": "object",
+        "properties": {
+          "webhookUrl": {
+            "type": "string",
+            "description": "This server's device webhook URL (`…/api/v1/notify?…&token=<alias>`)."
+          },
+          "walletServicePubkey": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "appPubkey": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "relays": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "description": "wss://"
+            },
+            "minItems": 1,
+            "maxItems": 10
+          },
+          "signature": {
+            "type": "string",
+            "description": "zbase32 LN signed message."
+          }
+        },
+        "required": [
+          "webhookUrl",
+          "walletServicePubkey",
+          "appPubkey",
+          "relays",
+          "signature"
+        ]
+      },
+      "NwcUnregistration": {
+        "type": "object",
+        "properties": {
+          "time": {
+            "type": "integer",
+            "description": "Unix seconds."
+          },
+          "walletServicePubkey": {
+            "type": "string"
+          },
+          "appPubkey": {
+            "type": "string"
+          },
+          "signature": {
+            "type": "string",
+            "description": "zbase32 LN signed message."
+          }
+        },
+        "required": [
+          "time",
+          "walletServicePubkey",
+          "appPubkey",
+          "signature"
+        ]
       },
       "LSPS5Answer": {
         "type": "object",
