@@ -210,6 +210,8 @@ let package = Package(
             name: "herald-device",
             dependencies: [
                 "HeraldDevice", "HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldWake",
+                // The development wallet's NWC service: NIP-44, events, and publishing its answers to relays.
+                "HeraldNostr", "HeraldPush", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -15,6 +15,9 @@ public actor DevelopmentWallet: WalletService {
     public var limits: ReceiveLimits
     private let issuer: any DevelopmentInvoiceIssuer
     private var state = State()
+    /// Answers Nostr Wallet Connect requests; nil: none (NIP-44 needs secp256k1, which the
+    /// plugin does not link: `herald-device` brings one).
+    private let nwc: (any DevelopmentNwcService)?
 
     /// How long its invoices may be paid: BOLT11's default, written out.
     public static let invoiceExpirySeconds: UInt32 = 3600
@@ -51,11 +54,21 @@ public actor DevelopmentWallet: WalletService {
 
     public init(
         folder: URL, issuer: any DevelopmentInvoiceIssuer,
-        limits: ReceiveLimits = ReceiveLimits(minMsat: 1_000, maxMsat: 1_000_000_000)
+        limits: ReceiveLimits = ReceiveLimits(minMsat: 1_000, maxMsat: 1_000_000_000), nwc: (any DevelopmentNwcService)? = nil
     ) {
         self.fileURL = folder.appendingPathComponent(Self.fileName)
         self.issuer = issuer
         self.limits = limits
+        self.nwc = nwc
+    }
+
+    /// Hands an NWC request to the wallet's NWC service with what it may answer: the balance
+    /// (every paid invoice).
+    public func handleNwcEvent(_ event: String) async throws -> Bool {
+        guard let nwc else { return false }
+        try load()
+        let balance = state.invoices.filter(\.settled).reduce(UInt64(0)) { $0 + $1.amountMsat }
+        return try await nwc.answer(event, balanceMsat: balance)
     }
 
     public func connect() async throws {
@@ -169,4 +182,10 @@ public actor DevelopmentWallet: WalletService {
         // It holds the invoices' preimages: owner-only.
         try OwnerOnlyFile.write(try encoder.encode(state), to: fileURL)
     }
+}
+
+/// The development wallet's Nostr Wallet Connect service (NIP-47): checks a request, answers
+/// `get_info` and `get_balance` on the connection's relays. Returns whether it answered.
+public protocol DevelopmentNwcService: Sendable {
+    func answer(_ event: String, balanceMsat: UInt64) async throws -> Bool
 }

@@ -3,6 +3,8 @@
 struct Arguments {
     var positional: [String] = []
     var options: [String: String] = [:]
+    /// Every value of an option given more than once (`--relay a --relay b`), in order.
+    var repeated: [String: [String]] = [:]
     var flags: Set<String> = []
 
     /// Options that take no value.
@@ -20,17 +22,22 @@ struct Arguments {
             let name = String(word.dropFirst(2))
             if let equals = name.firstIndex(of: "=") {
                 options[String(name[..<equals])] = String(name[name.index(after: equals)...])
+                repeated[String(name[..<equals]), default: []].append(String(name[name.index(after: equals)...]))
             } else if Self.flagNames.contains(name) {
                 flags.insert(name)
             } else {
                 guard index < words.count else { throw UsageError("--\(name) needs a value") }
                 options[name] = words[index]
+                repeated[name, default: []].append(words[index])
                 index += 1
             }
         }
     }
 
     func option(_ name: String) -> String? { options[name] }
+
+    /// Every value given for `name`.
+    func all(_ name: String) -> [String] { repeated[name] ?? [] }
 
     func seconds(_ name: String) throws(UsageError) -> Duration? {
         guard let text = options[name] else { return nil }

@@ -42,7 +42,7 @@ struct DeviceEnvironment {
 
     /// The development wallet, issuing its invoices through ``invoiceIssuer()``.
     func wallet() throws -> DevelopmentWallet {
-        DevelopmentWallet(folder: walletFolder, issuer: try invoiceIssuer())
+        DevelopmentWallet(folder: walletFolder, issuer: try invoiceIssuer(), nwc: try NwcResponder(folder: walletFolder))
     }
 
     /// - Parameter wakeAcks: Where wakes are acknowledged (`listen`, which holds a registration).

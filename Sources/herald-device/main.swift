@@ -15,6 +15,10 @@ let usage = """
       herald-device wallet invoices        list the development wallet's invoices
       herald-device wallet node-id         the node id its invoices are signed by
       herald-device lsp set <node id>      the LSP whose LSPS5 notifications wake this phone
+      herald-device nwc connect --relay wss://… [--relay …]
+                                           an NWC connection to the development wallet, registered with
+                                           the NDS; its requests wake the phone, which answers get_info
+                                           and get_balance on the relays
     options:
       --wallet DIR      the development wallet's folder (default ./.herald-device)
       --container DIR   the shared container (default: the wallet folder)
@@ -31,6 +35,7 @@ func main() async -> Int32 {
         case "app": return try await AppCommand.run(arguments)
         case "wallet": return try await WalletCommand.run(arguments)
         case "lsp": return try await LSPCommand.run(arguments)
+        case "nwc": return try await NwcCommand.run(arguments)
         case nil where arguments.flags.contains("help"), "help":
             print(usage)
             return 0

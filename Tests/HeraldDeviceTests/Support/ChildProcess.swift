@@ -11,9 +11,11 @@ final class ChildProcess {
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    init(arguments: [String]) throws {
+    /// - Parameter environment: Variables set for the child beside this process's own.
+    init(arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = try HeraldServeProcess.binary("herald-device")
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
