@@ -202,4 +202,35 @@ struct NwcTests {
             await again.stop()
         }
     }
+
+    @Test("Herald restarts: a request published while it was down is pushed once after, an old one not again")
+    func heraldRestart() async throws {
+        let certificate = try TestCertificate.make()
+        let caFile = try certificate.writeCAToTemporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        var made = try TestNDS()
+        made.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
+        let nds = made
+        let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-herald-restart", now: Date()).device
+        let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+        let wallet = Wallet()
+        let relay = MockNostrRelay(certificate: certificate)
+        try await relay.withRunning { running in
+            let old = try wallet.request("get_balance")
+            try await nds.app().test(.live) { client in
+                #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [running.relayURL])).status == .ok)
+                _ = try await relay.subscriptions.waitFor(count: 1)
+                await relay.publish(Data(old.json.utf8))
+                #expect(try await eventually { try await Self.pushes(nds, device).count == 1 })
+            }
+            // Down: a request arrives at the relay meanwhile.
+            let missed = try wallet.request("get_info")
+            await relay.publish(Data(missed.json.utf8))
+            try await nds.app().test(.live) { _ in
+                _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(20))
+                #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
+                #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [old.json, missed.json])
+            }
+        }
+    }
 }
