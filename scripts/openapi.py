@@ -62,8 +62,9 @@ PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush"],
             "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, "
                            "browsers); read case-insensitively."}
 JOB_IDS = {"type": "array", "items": string(minLength=1)}
-JOB_PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush", "nostr"],
-                "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay."}
+JOB_PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush", "nostr", "webhook"],
+                "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay, or "
+                               "`webhook`: an NWC request forwarded to another service's webhook."}
 IDENTITIES = {"type": "array", "maxItems": 8, "items": string(
     "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an "
     "Ed25519 key.", pattern="^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$"),
@@ -404,7 +405,7 @@ SCHEMAS: dict[str, dict] = {
          "reason": string("The reason code: ttl_expired, permanent, max_attempts, token_unregistered, "
                           "undecodable_payload …"),
          "platform": JOB_PLATFORM,
-         "token": string("The push token (a relay URL for `nostr`), redacted to its first characters."),
+         "token": string("The push token (a relay URL for `nostr`, a URL for `webhook`), redacted to its first characters."),
          "notification_type": string(),
          "attempts": integer(minimum=0),
          "created_at": string(format="date-time"),
@@ -817,7 +818,7 @@ def paths() -> dict:
             body=request_body(ref("NwcRegistration")),
             responses={"200": {"description": "`Pubkey registered successfully`", **nwc_text},
                        **errors({400: ["invalid_json", "invalid_pubkey", "invalid_relays", "private_relay",
-                                       "unsupported_webhook_url"],
+                                       "invalid_webhook_url", "private_webhook_url"],
                                  401: ["invalid_signature"], 413: ["body_too_large"], 422: ["invalid_body"],
                                  429: ["rate_limited", "too_many_registrations"], 503: STORE}, body=True)}),
         "delete": op(

@@ -43,6 +43,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         case .android: try FCMPayload.validate(message, now: now())
         case .webpush: try WebPushPayload.validate(message)
         case .nostr: throw PushValidationError(.platformNotConfigured, message: "relays are published to, never recorded")
+        case .webhook: throw PushValidationError(.platformNotConfigured, message: "webhooks are posted to, never recorded")
         }
     }
 
@@ -53,6 +54,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         case .android: try FCMPayload.renderData(message)
         case .webpush: try WebPushPayload.render(message)
         case .nostr: Data(message.data[NostrRelayProvider.eventKey]?.utf8 ?? "".utf8)
+        case .webhook: Data(message.data[WebhookForwardProvider.bodyKey]?.utf8 ?? "".utf8)
         }
     }
 

@@ -23,15 +23,23 @@ public struct PushRouter: PushProvider {
     public let apps: [String: App]
     /// Where zap receipts go, for every app: Nostr relays.
     public let relays: (any PushProvider)?
+    /// Where forwarded NWC requests go, for every app: other services' webhooks.
+    public let webhooks: (any PushProvider)?
 
-    public init(apps: [String: App], relays: (any PushProvider)? = nil) {
+    public init(apps: [String: App], relays: (any PushProvider)? = nil, webhooks: (any PushProvider)? = nil) {
         self.apps = apps
         self.relays = relays
+        self.webhooks = webhooks
     }
 
     /// The same apps, publishing to Nostr relays through `relays`.
     public func publishing(to relays: any PushProvider) -> PushRouter {
-        PushRouter(apps: apps, relays: relays)
+        PushRouter(apps: apps, relays: relays, webhooks: webhooks)
+    }
+
+    /// The same apps, forwarding to webhooks through `webhooks`.
+    public func forwarding(to webhooks: any PushProvider) -> PushRouter {
+        PushRouter(apps: apps, relays: relays, webhooks: webhooks)
     }
 
     /// A single app, named ``PushTarget/defaultApp``.
@@ -53,6 +61,7 @@ public struct PushRouter: PushProvider {
         case .android: apps[app]?.android
         case .webpush: apps[app]?.webpush
         case .nostr: apps[app] == nil ? nil : relays
+        case .webhook: apps[app] == nil ? nil : webhooks
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldWire
 
 /// What a push token looks like on each platform, checked one way at every entrance
@@ -59,6 +60,12 @@ public enum PushTokenForm {
         case .nostr:
             guard NostrRelayURL.isValid(token) else {
                 throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")
+            }
+        case .webhook:
+            guard let url = URL(string: token), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false,
+                url.user == nil
+            else {
+                throw PushValidationError(.invalidMessage, message: "a webhook is an http(s) URL with a host")
             }
         }
     }

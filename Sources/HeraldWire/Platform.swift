@@ -11,7 +11,11 @@ public enum Platform: String, Codable, Sendable, CaseIterable {
     /// Not a device's: Nostr relays, where the outbox publishes zap receipts (NIP-57) with the
     /// same retries, expiry, metrics and dead letters as pushes. A job's "token" is the relay URL.
     case nostr
+    /// Not a device's: an HTTP endpoint the outbox POSTs a JSON body to (an NWC request forwarded
+    /// to another notification service), with the same retries and dead letters. A job's
+    /// "token" is the URL.
+    case webhook
 
-    /// The platforms a device registers with; `nostr` is the outbox's own.
+    /// The platforms a device registers with; `nostr` and `webhook` are the outbox's own.
     public static let devicePlatforms: [Platform] = [.ios, .android, .webpush]
 }

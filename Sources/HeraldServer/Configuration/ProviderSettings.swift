@@ -230,8 +230,10 @@ extension ProviderSettings {
             configuration.proxy = proxy
             return try NostrRelayProvider(configuration: configuration)
         }
+        // Forwarded NWC requests go out under Web Push's rules: https, public addresses.
+        let webhooks = WebhookForwardProvider(httpClient: httpClient, policy: webPushPolicy)
         if isLocal {
-            let router = PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal))
+            let router = PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal)).forwarding(to: webhooks)
             return relays.map { router.publishing(to: $0) } ?? router
         }
         var router: [String: PushRouter.App] = [:]
@@ -247,6 +249,6 @@ extension ProviderSettings {
                 throw PushConfigurationError(message: "app '\(name)': \(error)")
             }
         }
-        return PushRouter(apps: router, relays: relays)
+        return PushRouter(apps: router, relays: relays, webhooks: webhooks)
     }
 }

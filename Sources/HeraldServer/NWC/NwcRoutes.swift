@@ -68,9 +68,8 @@ struct NwcRoutes: Sendable {
                 throw APIError.badRequest("private_relay", "relay \(relay.prefix(80)) refused: \(why) (nostr.allow_private_relays)")
             }
         }
-        guard NwcWatcher.alias(in: body.webhookUrl, publicURL: settings.publicURL) != nil else {
-            throw APIError.badRequest(
-                "unsupported_webhook_url", "webhookUrl must be this server's device webhook URL (\(settings.publicURL)/api/v1/notify?…&token=<alias>)")
+        if NwcWatcher.alias(in: body.webhookUrl, publicURL: settings.publicURL) == nil {
+            try await Self.checkForeignWebhook(body.webhookUrl, policy: settings.webPush)
         }
         let moment = now()
         let registration = NwcRegistration(
@@ -108,6 +107,21 @@ struct NwcRoutes: Sendable {
         watcher.registrationsChanged()
         // As breez-lnurl answers, whether there was one or not.
         return Self.text("Pubkey unregistered successfully")
+    }
+
+    /// Another service's webhook (breez-lnurl's clients register Breez's): Web Push's rules,
+    /// https and public addresses unless the operator allows otherwise.
+    static func checkForeignWebhook(_ url: String, policy: WebPushPolicy) async throws {
+        guard url.utf8.count <= 2048, (try? PushTokenForm.check(url, platform: .webhook)) != nil, let parsed = URL(string: url), let host = parsed.host
+        else { throw APIError.badRequest("invalid_webhook_url", "webhookUrl must be an http(s) URL with a host") }
+        guard policy.allowInsecureEndpoints || parsed.scheme?.lowercased() == "https" else {
+            throw APIError.badRequest("invalid_webhook_url", "webhookUrl must be https (webpush.allow_insecure_endpoints allows http)")
+        }
+        if !policy.allowPrivateEndpoints,
+            let why = await EndpointAddresses.refusal(host: host, port: parsed.port ?? (parsed.scheme?.lowercased() == "https" ? 443 : 80))
+        {
+            throw APIError.badRequest("private_webhook_url", "webhookUrl refused: \(why) (webpush.allow_private_endpoints)")
+        }
     }
 
     static func owner(_ context: HeraldRequestContext) throws -> NodeID {

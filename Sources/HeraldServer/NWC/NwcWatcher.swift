@@ -183,9 +183,11 @@ final class NwcWatcher: Service, Sendable {
     /// The registration's webhook is this server's device webhook: the push, with no HTTP hop.
     func forward(_ raw: String, event: NostrEvent, wallet: String) async throws {
         let registrations = try await store.nwcRegistrations()
-        guard let registration = registrations.first(where: { $0.walletServicePubkey == wallet && $0.appPubkey == event.pubkey.lowercased() }),
-            let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL)
+        guard let registration = registrations.first(where: { $0.walletServicePubkey == wallet && $0.appPubkey == event.pubkey.lowercased() })
         else { throw APIError(.notFound, "unknown_registration", "no registration for this app") }
+        guard let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL) else {
+            return try await post(raw, event: event, to: registration.webhookURL)
+        }
         let resolution = try await devices.resolveWebhookToken(alias, rawPlatform: nil)
         guard let device = resolution.device, !resolution.isDead else {
             throw APIError(.gone, "token_unregistered", "the wallet's device is gone")
@@ -197,6 +199,21 @@ final class NwcWatcher: Service, Sendable {
         let webhook = WebhookRequest(form: .template, name: "nwc_event", data: ["event": .string(raw)])
         try webhook.validate()
         _ = try await delivery.submit(webhook, to: recipient, appData: nil)
+    }
+
+    /// Another service's webhook: breez-lnurl's body, POSTed through the outbox (retries, dead
+    /// letters), once per event and URL.
+    func post(_ raw: String, event: NostrEvent, to url: String) async throws {
+        var writer = JSONWriter()
+        writer.raw(#"{"template":"nwc_event","data":{"event":"#)
+        writer.string(raw)
+        writer.raw("}}")
+        let recipient = PushDelivery.Recipient(
+            target: PushTarget(platform: .webhook, token: url), idempotencyKey: "nwc:\(event.id.lowercased()):\(EnqueueResult.fingerprint(of: Array(url.utf8)).prefix(16))")
+        let message = PushMessage(
+            kind: .background, data: [WebhookForwardProvider.bodyKey: String(decoding: writer.bytes, as: UTF8.self)],
+            expiresAt: now().addingTimeInterval(settings.jobTTL.timeInterval))
+        _ = try await delivery.submit(message, type: "nwc_event", to: [recipient], metric: "nwc_event", chargesAllowance: false)
     }
 
     /// The alias of a webhook URL that is this server's own device webhook; nil for any other URL.

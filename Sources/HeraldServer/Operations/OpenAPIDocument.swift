@@ -3305,7 +3305,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `invalid_relays`, `private_relay`, `unsupported_webhook_url`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `invalid_relays`, `private_relay`, `invalid_webhook_url`, `private_webhook_url`, `malformed_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -3322,7 +3322,8 @@ enum OpenAPIDocument {
                             "invalid_pubkey",
                             "invalid_relays",
                             "private_relay",
-                            "unsupported_webhook_url",
+                            "invalid_webhook_url",
+                            "private_webhook_url",
                             "malformed_request"
                           ]
                         }
@@ -11574,13 +11575,14 @@ enum OpenAPIDocument {
               "ios",
               "android",
               "webpush",
-              "nostr"
+              "nostr",
+              "webhook"
             ],
-            "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay."
+            "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay, or `webhook`: an NWC request forwarded to another service's webhook."
           },
           "token": {
             "type": "string",
-            "description": "The push token (a relay URL for `nostr`), redacted to its first characters."
+            "description": "The push token (a relay URL for `nostr`, a URL for `webhook`), redacted to its first characters."
           },
           "notification_type": {
             "type": "string"

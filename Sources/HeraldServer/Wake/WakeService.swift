@@ -168,7 +168,7 @@ struct WakeService: Sendable {
                 interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
             )
             return ("alert", alert)
-        case .android, .webpush, .nostr:
+        case .android, .webpush, .nostr, .webhook:
             return ("data", PushMessage(kind: .wake, data: data, collapseID: collapseID, expiresAt: expiresAt))
         }
     }
