@@ -295,7 +295,8 @@ SCHEMAS: dict[str, dict] = {
         description="Deployed Bitkit apps' registration (bitkit-notification-server's `/api/device`).",
     ),
     "NwcRegistration": obj(
-        {"webhookUrl": string("This server's device webhook URL (`…/api/v1/notify?…&token=<alias>`)."),
+        {"webhookUrl": string("This server's device webhook URL (`…/api/v1/notify?…&token=<alias>`): pushed with "
+                              "no HTTP hop; or another service's, POSTed breez-lnurl's body through the outbox."),
          "walletServicePubkey": string(pattern="^[0-9a-f]{64}$"), "appPubkey": string(pattern="^[0-9a-f]{64}$"),
          "relays": {"type": "array", "items": string("wss://"), "minItems": 1, "maxItems": 10},
          "signature": string("zbase32 LN signed message.")},

@@ -10899,7 +10899,7 @@ enum OpenAPIDocument {
         "properties": {
           "webhookUrl": {
             "type": "string",
-            "description": "This server's device webhook URL (`…/api/v1/notify?…&token=<alias>`)."
+            "description": "This server's device webhook URL (`…/api/v1/notify?…&token=<alias>`): pushed with no HTTP hop; or another service's, POSTed breez-lnurl's body through the outbox."
           },
           "walletServicePubkey": {
             "type": "string",
