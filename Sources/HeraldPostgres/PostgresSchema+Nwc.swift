@@ -28,6 +28,13 @@ extension PostgresSchema {
             """,
             "CREATE INDEX nwc_event_wallet ON nwc_event (wallet_service_pubkey, created_at)",
             "CREATE INDEX nwc_event_seen ON nwc_event (seen_at)",
+            """
+            CREATE TABLE nwc_lease (
+                wallet_service_pubkey text PRIMARY KEY,
+                owner text NOT NULL,
+                lease_until double precision NOT NULL
+            )
+            """,
         ]
     )
 }

@@ -80,6 +80,19 @@ extension PostgresStore: NwcStore {
             .first?.decode(Int64?.self) ?? nil
     }
 
+    public func leaseNwcWallets(_ walletServicePubkeys: [String], owner: String, now: Date, until: Date) async throws -> Set<String> {
+        guard !walletServicePubkeys.isEmpty else { return [] }
+        let rows = try await rows(
+            """
+            INSERT INTO nwc_lease (wallet_service_pubkey, owner, lease_until)
+            SELECT unnest(\(walletServicePubkeys)::text[]), \(owner), \(until.timeIntervalSince1970)
+            ON CONFLICT (wallet_service_pubkey) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+            WHERE nwc_lease.owner = excluded.owner OR nwc_lease.lease_until < \(now.timeIntervalSince1970)
+            RETURNING wallet_service_pubkey
+            """)
+        return Set(try rows.map { try $0.decode(String.self) })
+    }
+
     public func purgeNwc(seenBefore: Date, unusedBefore: Date) async throws -> Int {
         try await rows(
             """

@@ -76,6 +76,11 @@ extension SQLiteStore: NwcStore {
         }
     }
 
+    /// One process per SQLite file: it holds every lease, a restarted one at once.
+    public func leaseNwcWallets(_ walletServicePubkeys: [String], owner: String, now: Date, until: Date) async throws -> Set<String> {
+        Set(walletServicePubkeys)
+    }
+
     public func purgeNwc(seenBefore: Date, unusedBefore: Date) async throws -> Int {
         try await database.write { db -> Int in
             try db.execute(sql: "DELETE FROM nwc_event WHERE seen_at < ?", arguments: [seenBefore.timeIntervalSince1970])

@@ -140,8 +140,8 @@ public func buildApplication(
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
     ).register(on: router)
     let nwcWatcher = NwcWatcher(
-        store: store, devices: store, delivery: delivery, settings: configuration.settings, metrics: metrics, now: now,
-        logger: logger.with(component: "nwc"))
+        store: store, devices: store, delivery: delivery, settings: configuration.settings, metrics: metrics,
+        lease: configuration.dispatcher.lease, now: now, logger: logger.with(component: "nwc"))
     NwcRoutes(
         store: store, watcher: nwcWatcher, settings: configuration.settings,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now

@@ -44,6 +44,10 @@ public protocol NwcStore: Sendable {
     func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool
     /// The newest `created_at` forwarded for the wallet service: where a new subscription starts.
     func nwcCursor(walletServicePubkey: String) async throws -> Int64?
+    /// Takes or renews the subscription lease of each wallet service key for `owner` (an
+    /// instance) until `until`, where no other instance holds one that is still running; returns
+    /// the keys `owner` holds now. One subscription per wallet, whichever instance runs it.
+    func leaseNwcWallets(_ walletServicePubkeys: [String], owner: String, now: Date, until: Date) async throws -> Set<String>
     /// Forgets events forwarded before `seenBefore` and registrations unused since `unusedBefore`;
     /// returns how many registrations went.
     func purgeNwc(seenBefore: Date, unusedBefore: Date) async throws -> Int

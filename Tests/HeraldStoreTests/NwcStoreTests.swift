@@ -56,4 +56,24 @@ struct NwcStoreTests {
             #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == nil)
         }
     }
+
+    @Test("a wallet's subscription lease: one instance holds it, renews it, and another takes it once it runs out", arguments: Backend.allCases)
+    func leases(_ backend: Backend) async throws {
+        try await withStore(backend) { (store) async throws in
+            let wallets = [Self.wallet, String(repeating: "e5", count: 32)]
+            let until = t0.addingTimeInterval(30)
+            #expect(try await store.leaseNwcWallets(wallets, owner: "a", now: t0, until: until) == Set(wallets))
+            // One process on SQLite holds every lease; several on PostgreSQL share them.
+            let taken = try await store.leaseNwcWallets(wallets, owner: "b", now: t0.addingTimeInterval(10), until: until.addingTimeInterval(10))
+            guard backend == .postgres else {
+                #expect(taken == Set(wallets))
+                return
+            }
+            #expect(taken.isEmpty)
+            // A renews one only; past the other's lease, B takes it.
+            #expect(try await store.leaseNwcWallets([wallets[0]], owner: "a", now: t0.addingTimeInterval(20), until: t0.addingTimeInterval(60)) == [wallets[0]])
+            #expect(try await store.leaseNwcWallets(wallets, owner: "b", now: t0.addingTimeInterval(31), until: t0.addingTimeInterval(61)) == [wallets[1]])
+            #expect(try await store.leaseNwcWallets([], owner: "b", now: t0, until: until).isEmpty)
+        }
+    }
 }

@@ -9,7 +9,7 @@ import Testing
 /// per request, and when one is killed the other goes on.
 @Suite("NWC on two instances", .serialized)
 struct NwcPostgresTests {
-    @Test("two instances on PostgreSQL: one push per request, and the survivor pushes after the other is killed")
+    @Test("two instances on PostgreSQL: one holds the wallet's subscription under a lease, and the other takes over within it after kill -9")
     func twoInstances() async throws {
         let certificate = try TestCertificate.make()
         let relay = MockNostrRelay(certificate: certificate)
@@ -23,7 +23,8 @@ struct NwcPostgresTests {
         environment["HERALD_PUBLIC_URL"] = "http://nds.test"
         try await relay.withRunning { running in
             let database = try await ThrowawayPostgres.shared.makeDatabase()
-            let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url, environment: environment)
+            let lease = ["--lease-seconds", "3"]
+            let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url, environment: environment)
             let device = try await RegisteredDevice.register(port: a.port, token: "fcm-nwc-two-instances")
             let node = NodeSecretKey.random(), service = NostrSecretKey.generate().key, app = NostrSecretKey.generate().key
             let webhook = "http://nds.test" + device.webhookPath
@@ -31,9 +32,11 @@ struct NwcPostgresTests {
             let body = #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","relays":["\#(running.relayURL)"],"signature":"\#(LightningMessageSignature.sign(message, with: node))"}"#
             let registered = await RawHTTP.exchange(port: a.port, request: .post("/nwc/\(node.nodeID.hex)", body: Array(body.utf8)), timeout: .seconds(10))
             #expect(registered.statuses == [200], "\(registered)")
-            let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url, environment: environment)
-            // Both hold a subscription.
-            _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(30))
+            _ = try await relay.subscriptions.waitFor(count: 1, timeout: .seconds(20))
+            let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url, environment: environment)
+            // B reads the registrations every second, and leaves the wallet to A, which holds its lease.
+            try await Task.sleep(for: .seconds(2))
+            #expect(await relay.openSubscriptions() == 1)
 
             func request(_ method: String) throws -> NostrEvent {
                 let key = try NIP44.conversationKey(secret: app, publicKeyHex: service.publicKeyHex)
@@ -44,8 +47,11 @@ struct NwcPostgresTests {
             await relay.publish(Data(try request("get_balance").json.utf8))
             #expect(await eventually(timeout: .seconds(20)) { ((try? await device.deliveredPushCount(port: b.port)) ?? 0) >= 1 })
 
-            // A killed, B alone: the next request still wakes the phone, once.
+            // A killed: B takes the lease over once it runs out (3 s) and subscribes.
             await a.crash()
+            let killed = ContinuousClock.now
+            _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(20))
+            print("nwc: take-over \(ContinuousClock.now - killed) after kill -9 (lease 3 s)")
             await relay.publish(Data(try request("get_info").json.utf8))
             #expect(await eventually(timeout: .seconds(20)) { ((try? await device.deliveredPushCount(port: b.port)) ?? 0) >= 2 })
             #expect(try await device.deliveredPushCount(port: b.port) == 2)

@@ -33,16 +33,21 @@ final class NwcWatcher: Service, Sendable {
     /// this long are cleared.
     static let seenFor: TimeInterval = 7 * 86_400
     static let unusedFor: TimeInterval = 30 * 86_400
-    /// Other instances' registrations are picked up this often.
-    static let reloadInterval: Duration = .seconds(30)
+    /// This instance, as the subscription leases name it.
+    let instance = UUID().uuidString.lowercased()
+    /// How long a wallet's subscription is leased to the instance running it: another takes it
+    /// over within this after that instance dies. Renewed (and other instances' registrations
+    /// read) every third of it.
+    let lease: Duration
 
     private let changed: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
     init(
         store: any NwcStore, devices: any DeviceStore, delivery: PushDelivery, settings: ServerSettings, metrics: HeraldMetrics,
-        now: @escaping @Sendable () -> Date, logger: Logger
+        lease: Duration = .seconds(60), now: @escaping @Sendable () -> Date, logger: Logger
     ) {
+        self.lease = lease
         self.store = store
         self.devices = devices
         self.delivery = delivery
@@ -68,7 +73,7 @@ final class NwcWatcher: Service, Sendable {
                 // Other instances' changes arrive by reading again now and then.
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: Self.reloadInterval)
+                        try? await Task.sleep(for: self.lease / 3)
                         self.signal.yield()
                     }
                 }
@@ -102,8 +107,19 @@ final class NwcWatcher: Service, Sendable {
             logger.warning("nwc registrations could not be read", metadata: ["error": "\(error)"])
             return [:]
         }
+        // Only the wallets whose lease this instance holds: one subscription per wallet.
+        let moment = now()
+        let held: Set<String>
+        do {
+            held = try await store.leaseNwcWallets(
+                Array(Set(registrations.map(\.walletServicePubkey))).sorted(), owner: instance, now: moment,
+                until: moment.addingTimeInterval(lease.timeInterval))
+        } catch {
+            logger.warning("nwc leases could not be taken", metadata: ["error": "\(error)"])
+            return [:]
+        }
         var wanted: [String: Watch] = [:]
-        for registration in registrations {
+        for registration in registrations where held.contains(registration.walletServicePubkey) {
             for relay in registration.relays {
                 wanted[relay, default: [:]][registration.walletServicePubkey, default: []].insert(registration.appPubkey)
             }
