@@ -118,6 +118,13 @@ struct NwcTests {
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="unknown_app"} 1"#))
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="expired"} 1"#))
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="invalid_signature"} 1"#))
+                #expect(metrics.contains("herald_nwc_relays 2"))
+                // The dashboard shows the same.
+                let admin = try await nds.apiKey([.admin])
+                let session = try #require(try await DashboardTests.login(client, key: admin))
+                let page = try await client.execute(uri: "/admin", method: .get, headers: [.cookie: session.cookie]).text
+                #expect(page.contains(#"<tr><td>NWC requests</td><td id="nwc-forwarded">2</td><td>1</td><td>3</td></tr>"#))
+                #expect(page.contains(#"<tr><td>NWC relays</td><td colspan="3">2 "#))
 
                 // Unregistered: the subscriptions close.
                 let removed = try await client.execute(

@@ -158,13 +158,16 @@ enum DashboardPage {
     static func wakes(_ wakes: WakeTally.Counts) -> String {
         let acks = ["handled", "no_handler", "failed"].map { "<td>\(wakes.acks[$0, default: 0])</td>" }.joined()
         return """
-            <section class="card" id="wakes"><h2>Wakes by identity</h2>
+            <section class="card" id="wakes"><h2>Wakes and NWC</h2>
             <table><tbody>
             <tr><td>wakes</td><td colspan="3">\(wakes.identityWakes) <span class="muted">(\(wakes.devicesWoken) devices)</span></td></tr>
             <tr><td></td><th>handled</th><th>no handler</th><th>failed</th></tr>
             <tr><td>acks</td>\(acks)</tr>
             <tr><td></td><th>scheduled</th><th>cancelled</th><th>sent</th></tr>
             <tr><td>fallbacks</td><td>\(wakes.fallbacksScheduled)</td><td>\(wakes.fallbacksCancelled)</td><td id="fallbacks-sent">\(wakes.fallbacksSent)</td></tr>
+            <tr><td></td><th>forwarded</th><th>deduplicated</th><th>refused</th></tr>
+            <tr><td>NWC requests</td><td id="nwc-forwarded">\(wakes.nwc["forwarded", default: 0])</td><td>\(wakes.nwc["deduplicated", default: 0])</td><td>\(wakes.nwc["refused", default: 0])</td></tr>
+            <tr><td>NWC relays</td><td colspan="3">\(wakes.nwcRelays) <span class="muted">held open</span></td></tr>
             </tbody></table>
             </section>
             """

@@ -87,7 +87,7 @@ public struct HeraldConfiguration: Sendable {
             .init("host", default: defaultHost, "Address to listen on"),
             .init("port", default: String(defaultPort), "Port to listen on"),
             .init("database", default: defaultDatabase, "The database: a SQLite file, or a postgres:// URL"),
-            .init("lease_seconds", default: seconds(dispatcher.lease), "Seconds a job stays leased to the instance sending it"),
+            .init("lease_seconds", default: seconds(dispatcher.lease), "Seconds a job (and an NWC subscription) stays leased to the instance holding it"),
             .init("public_url", default: "http://HOST:PORT", "Base URL others reach this server at; webhook URLs start with it"),
             .init("accept_raw_tokens", default: String(server.acceptRawTokens), "Accept raw push tokens on the webhook, not only registered aliases"),
             .init("registration", default: server.registration.rawValue, "Who may register devices: open, challenge (the app proves it holds the token) or key (an API key of scope devices)"),

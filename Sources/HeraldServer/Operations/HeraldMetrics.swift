@@ -131,16 +131,19 @@ public struct HeraldMetrics: Sendable {
 
     /// An NWC request seen on a relay, and what became of it: `seen`, `forwarded`, `deduplicated`.
     public func nwcEvent(_ outcome: String) {
+        wakes.count { $0.nwc[outcome, default: 0] += 1 }
         increment("nwc_events", help: "NWC requests seen on relays, by what became of them", labels: [("outcome", outcome)])
     }
 
     /// An NWC request not forwarded, by reason.
     public func nwcRefused(_ reason: String) {
+        wakes.count { $0.nwc["refused", default: 0] += 1 }
         increment("nwc_events_refused", help: "NWC requests not forwarded, by reason", labels: [("reason", reason)])
     }
 
     /// Relays held open for NWC subscriptions now.
     public func nwcRelaysWatched(_ count: Int) {
+        wakes.count { $0.nwcRelays = count }
         registry.makeGauge(descriptor: .init(namespace: "herald", metricName: "nwc_relays", unitName: "", helpText: "Relays held open for NWC subscriptions"))
             .set(Int64(count))
     }
@@ -269,7 +272,7 @@ final class LabelledCounters: Sendable {
     }
 }
 
-/// What the dashboard shows of wakes by identity: counts since the process started.
+/// What the dashboard shows of wakes by identity and NWC requests: counts since the process started.
 public final class WakeTally: Sendable {
     public struct Counts: Sendable, Hashable {
         public var identityWakes = 0
@@ -278,6 +281,9 @@ public final class WakeTally: Sendable {
         public var fallbacksScheduled = 0
         public var fallbacksCancelled = 0
         public var fallbacksSent = 0
+        /// NWC requests by what became of them (`seen`, `forwarded`, `deduplicated`, `refused`).
+        public var nwc: [String: Int] = [:]
+        public var nwcRelays = 0
     }
 
     private let counts = NIOLockedValueBox(Counts())
