@@ -75,6 +75,10 @@ extension PostgresStore: NwcStore {
         ).isEmpty)
     }
 
+    public func releaseNwcEvent(id: String) async throws {
+        try await rows("DELETE FROM nwc_event WHERE id = \(id)")
+    }
+
     public func nwcCursor(walletServicePubkey: String) async throws -> Int64? {
         try await rows("SELECT MAX(created_at) FROM nwc_event WHERE wallet_service_pubkey = \(walletServicePubkey)")
             .first?.decode(Int64?.self) ?? nil

@@ -70,6 +70,10 @@ extension SQLiteStore: NwcStore {
         }
     }
 
+    public func releaseNwcEvent(id: String) async throws {
+        try await database.write { db in try db.execute(sql: "DELETE FROM nwc_event WHERE id = ?", arguments: [id]) }
+    }
+
     public func nwcCursor(walletServicePubkey: String) async throws -> Int64? {
         try await database.read { db in
             try Int64.fetchOne(db, sql: "SELECT MAX(created_at) FROM nwc_event WHERE wallet_service_pubkey = ?", arguments: [walletServicePubkey])

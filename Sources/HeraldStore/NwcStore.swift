@@ -42,6 +42,8 @@ public protocol NwcStore: Sendable {
     /// Marks an event forwarded; false when some instance marked it before (a relay repeated it,
     /// or another relay had it too).
     func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool
+    /// Forgets a claim whose forwarding failed, so the event is taken again when a relay sends it again.
+    func releaseNwcEvent(id: String) async throws
     /// The newest `created_at` forwarded for the wallet service: where a new subscription starts.
     func nwcCursor(walletServicePubkey: String) async throws -> Int64?
     /// Takes or renews the subscription lease of each wallet service key for `owner` (an

@@ -287,4 +287,36 @@ struct NwcTests {
             await http.shutdown()
         }
     }
+
+    @Test("1,000 requests from the relay to the APNs look-alike, one at a time: each arrives once; p50 and p99 printed")
+    func latency() async throws {
+        try await Self.withRelays { base, relays in
+            var nds = base
+            nds.settings.targetPushesPerMinute = 1_000_000
+            nds.settings.targetPushBurst = 1_000_000
+            let ready = nds
+            let token = String(repeating: "6e", count: 32)
+            let device = try await ready.store.registerDevice(platform: .ios, token: token, now: Date()).device
+            let webhook = "http://nds.test/api/v1/notify?platform=ios&token=\(device.alias)"
+            let wallet = Wallet()
+            try await ready.withMockPush { servers, providers in
+                try await ready.app(providers: providers).test(.live) { client in
+                    #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [relays[0].1])).status == .ok)
+                    _ = try await relays[0].0.subscriptions.waitFor(count: 1)
+                    var took: [Duration] = []
+                    for index in 0..<1000 {
+                        let request = try wallet.request(index.isMultiple(of: 2) ? "get_balance" : "get_info")
+                        let started = ContinuousClock.now
+                        await relays[0].0.publish(Data(request.json.utf8))
+                        let arrived = try await servers.apns.requests.waitFor(count: index + 1)
+                        took.append(ContinuousClock.now - started)
+                        #expect(String(decoding: arrived[index].body, as: UTF8.self).contains(request.id))
+                    }
+                    let sorted = took.sorted()
+                    print("nwc latency relay event -> APNs look-alike over 1000: p50 \(sorted[499]), p99 \(sorted[989]), max \(sorted[999])")
+                    #expect(try await servers.apns.requests.waitFor(count: 1000).count == 1000)
+                }
+            }
+        }
+    }
 }

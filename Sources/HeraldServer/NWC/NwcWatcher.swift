@@ -187,6 +187,8 @@ final class NwcWatcher: Service, Sendable {
             try await forward(raw, event: event, wallet: wallet)
             metrics.nwcEvent("forwarded")
         } catch {
+            // Not lost: the next time a relay sends it (a reconnect reads from the cursor back), it is taken again.
+            try? await store.releaseNwcEvent(id: event.id.lowercased())
             logger.warning("nwc event not forwarded", metadata: ["error": "\(error)", "nostr.event": "\(event.id.prefix(16))"])
             refuse(.undeliverable)
         }
