@@ -5,8 +5,8 @@ import PostgresNIO
 extension PostgresStore: NwcStore {
     /// The count and the upsert in one transaction, the owner's rows locked: two registrations
     /// racing past the limit cannot both be new.
-    public func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> Bool {
-        try await transaction { connection, logger -> Bool in
+    public func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> NwcPutOutcome {
+        try await transaction { connection, logger -> NwcPutOutcome in
             let held = try await connection.query(
                 """
                 SELECT wallet_service_pubkey, app_pubkey FROM nwc_registration WHERE owner_pubkey = \(registration.ownerPubkey) FOR UPDATE
@@ -14,11 +14,12 @@ extension PostgresStore: NwcStore {
             ).collect()
             let existing = try await connection.query(
                 """
-                SELECT 1 FROM nwc_registration
-                WHERE wallet_service_pubkey = \(registration.walletServicePubkey) AND app_pubkey = \(registration.appPubkey)
+                SELECT owner_pubkey FROM nwc_registration
+                WHERE wallet_service_pubkey = \(registration.walletServicePubkey) AND app_pubkey = \(registration.appPubkey) FOR UPDATE
                 """, logger: logger
             ).collect()
-            if existing.isEmpty, held.count >= limit { return false }
+            if let row = existing.first, try row.decode(String.self) != registration.ownerPubkey { return .ownedByAnother }
+            if existing.isEmpty, held.count >= limit { return .limitReached }
             try await connection.query(
                 """
                 INSERT INTO nwc_registration (wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at)
@@ -29,7 +30,7 @@ extension PostgresStore: NwcStore {
                     owner_pubkey = excluded.owner_pubkey, webhook_url = excluded.webhook_url, relays = excluded.relays,
                     last_used_at = excluded.last_used_at
                 """, logger: logger)
-            return true
+            return .stored
         }
     }
 

@@ -3,15 +3,15 @@ import GRDB
 import HeraldStore
 
 extension SQLiteStore: NwcStore {
-    public func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> Bool {
-        try await database.write { db -> Bool in
-            let exists =
-                try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM nwc_registration WHERE wallet_service_pubkey = ? AND app_pubkey = ?)",
-                    arguments: [registration.walletServicePubkey, registration.appPubkey]) ?? false
-            if !exists {
+    public func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> NwcPutOutcome {
+        try await database.write { db -> NwcPutOutcome in
+            let owner = try String.fetchOne(
+                db, sql: "SELECT owner_pubkey FROM nwc_registration WHERE wallet_service_pubkey = ? AND app_pubkey = ?",
+                arguments: [registration.walletServicePubkey, registration.appPubkey])
+            if let owner, owner != registration.ownerPubkey { return .ownedByAnother }
+            if owner == nil {
                 let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM nwc_registration WHERE owner_pubkey = ?", arguments: [registration.ownerPubkey]) ?? 0
-                guard held < limit else { return false }
+                guard held < limit else { return .limitReached }
             }
             try db.execute(
                 sql: """
@@ -26,7 +26,7 @@ extension SQLiteStore: NwcStore {
                     registration.relays.joined(separator: " "), registration.createdAt.timeIntervalSince1970,
                     registration.lastUsedAt.timeIntervalSince1970,
                 ])
-            return true
+            return .stored
         }
     }
 

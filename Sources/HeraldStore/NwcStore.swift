@@ -30,12 +30,20 @@ public struct NwcRegistration: Sendable, Hashable {
     }
 }
 
+public enum NwcPutOutcome: Sendable, Hashable {
+    case stored
+    /// The owner holds `limit` registrations already and this one is new.
+    case limitReached
+    /// Another node key registered this (wallet service, app): only it may replace it (breez-lnurl
+    /// lets any key overwrite any pair's webhook URL).
+    case ownedByAnother
+}
+
 /// NWC registrations, the events already forwarded, and how far each wallet's subscription has
 /// read: shared by every instance on one database.
 public protocol NwcStore: Sendable {
-    /// Adds or replaces the registration of (wallet service, app). Refused (false) when the
-    /// owner holds `limit` registrations already and this one is new.
-    func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> Bool
+    /// Adds the registration of (wallet service, app), or replaces it for the key that made it.
+    func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> NwcPutOutcome
     /// Removes (wallet service, app) if `owner` registered it; whether one went.
     func deleteNwcRegistration(walletServicePubkey: String, appPubkey: String, owner: String) async throws -> Bool
     func nwcRegistrations() async throws -> [NwcRegistration]

@@ -160,6 +160,12 @@ struct NwcTests {
                 try await expect(path, wallet.registration(webhook: "https://127.0.0.1/hook", relays: [relays[0].1]), .badRequest, "private_webhook_url")
                 try await expect("/nwc/not-a-key", wallet.registration(webhook: webhook, relays: [relays[0].1]), .badRequest, "invalid_pubkey")
                 try await expect(path, "{", .badRequest, "invalid_json")
+                // Registered by this wallet's key: another key cannot point it elsewhere.
+                #expect(try await client.post(path, json: wallet.registration(webhook: webhook, relays: [relays[0].1])).status == .ok)
+                let thief = NodeSecretKey.random()
+                try await expect(
+                    "/nwc/\(thief.nodeID.hex)", wallet.registration(webhook: webhook, relays: [relays[0].1], signer: thief), .forbidden,
+                    "registered_by_another_key")
                 let stale = try await client.execute(
                     uri: path, method: .delete, headers: [.contentType: "application/json"],
                     body: ByteBuffer(string: wallet.unregistration(time: Int64(Date().timeIntervalSince1970) - 300)))

@@ -18,11 +18,13 @@ struct NwcStoreTests {
     func registrations(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             let apps = (0..<3).map { String(repeating: "c\($0)", count: 32) }
-            #expect(try await store.putNwcRegistration(Self.registration(app: apps[0]), limit: 2))
-            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1]), limit: 2))
-            #expect(try await !store.putNwcRegistration(Self.registration(app: apps[2]), limit: 2))
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[0]), limit: 2) == .stored)
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1]), limit: 2) == .stored)
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[2]), limit: 2) == .limitReached)
             // Replacing one already held is not a new one.
-            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], relays: ["wss://relay.three"]), limit: 2))
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], relays: ["wss://relay.three"]), limit: 2) == .stored)
+            // Another key cannot take the pair over.
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], owner: "03" + String(repeating: "f6", count: 32)), limit: 2) == .ownedByAnother)
             let stored = try await store.nwcRegistrations()
             #expect(stored.map(\.appPubkey) == [apps[0], apps[1]])
             #expect(stored[1].relays == ["wss://relay.three"])

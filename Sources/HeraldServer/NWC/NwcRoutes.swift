@@ -75,14 +75,18 @@ struct NwcRoutes: Sendable {
         let registration = NwcRegistration(
             walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, ownerPubkey: owner.hex, webhookURL: body.webhookUrl,
             relays: Array(Set(body.relays)).sorted(), createdAt: moment, lastUsedAt: moment)
-        let stored: Bool
+        let outcome: NwcPutOutcome
         do {
-            stored = try await store.putNwcRegistration(registration, limit: settings.nwcRegistrationsPerKey)
+            outcome = try await store.putNwcRegistration(registration, limit: settings.nwcRegistrationsPerKey)
         } catch {
             throw APIError.storeUnavailable()
         }
-        guard stored else {
+        switch outcome {
+        case .stored: break
+        case .limitReached:
             throw APIError(.tooManyRequests, "too_many_registrations", "this key holds \(settings.nwcRegistrationsPerKey) registrations already")
+        case .ownedByAnother:
+            throw APIError(.forbidden, "registered_by_another_key", "another node key registered this wallet service and app; only it may change it")
         }
         watcher.registrationsChanged()
         return Self.text("Pubkey registered successfully")

@@ -3365,6 +3365,30 @@ enum OpenAPIDocument {
               }
             }
           },
+          "403": {
+            "description": "Forbidden: `registered_by_another_key`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "type": "string",
+                          "enum": [
+                            "registered_by_another_key"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            }
+          },
           "408": {
             "description": "Request Timeout: `request_timeout`",
             "content": {
