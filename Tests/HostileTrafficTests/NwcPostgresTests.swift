@@ -34,8 +34,11 @@ struct NwcPostgresTests {
             #expect(registered.statuses == [200], "\(registered)")
             _ = try await relay.subscriptions.waitFor(count: 1, timeout: .seconds(20))
             let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url, environment: environment)
-            // B reads the registrations every second, and leaves the wallet to A, which holds its lease.
-            try await Task.sleep(for: .seconds(2))
+            // B has read the registrations (its relay gauge is set) and left the wallet to A, which holds its lease.
+            #expect(await eventually(timeout: .seconds(20)) {
+                let metrics = await RawHTTP.exchange(port: b.port, request: .get("/metrics"), timeout: .seconds(5))
+                return metrics.bodies.first?.contains("herald_nwc_relays 0") == true
+            })
             #expect(await relay.openSubscriptions() == 1)
 
             func request(_ method: String) throws -> NostrEvent {
