@@ -119,6 +119,7 @@ struct NwcTests {
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="expired"} 1"#))
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="invalid_signature"} 1"#))
                 #expect(metrics.contains("herald_nwc_relays 2"))
+                #expect(metrics.contains(#"herald_nwc_subscriptions{relay="\#(relays[0].1)"} 1"#))
                 // The dashboard shows the same.
                 let admin = try await nds.apiKey([.admin])
                 let session = try #require(try await DashboardTests.login(client, key: admin))
@@ -182,69 +183,68 @@ struct NwcTests {
         }
     }
 
-    @Test("a relay that restarts is subscribed again from the last event forwarded, and an old request is not pushed twice")
-    func relayRestart() async throws {
+    /// An NDS reaching one relay (not started), a device and its webhook URL.
+    static func withOneRelay(
+        token: String, _ body: (_ nds: TestNDS, _ relay: MockNostrRelay, _ device: Device, _ webhook: String) async throws -> Void
+    ) async throws {
         let certificate = try TestCertificate.make()
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var made = try TestNDS()
         made.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
-        let nds = made
-        let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-restart", now: Date()).device
-        let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
-        let wallet = Wallet()
-        let relay = MockNostrRelay(certificate: certificate)
-        let first = try await relay.start()
-        let port = first.port
-        try await nds.app().test(.live) { client in
-            #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [first.relayURL])).status == .ok)
-            _ = try await relay.subscriptions.waitFor(count: 1)
-            let old = try wallet.request("get_balance")
-            await relay.publish(Data(old.json.utf8))
-            #expect(try await eventually { try await Self.pushes(nds, device).count == 1 })
+        let device = try await made.store.registerDevice(platform: .android, token: token, now: Date()).device
+        try await body(made, MockNostrRelay(certificate: certificate), device, "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)")
+    }
 
-            // The relay goes away and comes back on the same port, still holding the old request.
-            await first.stop()
-            let again = try await relay.start(port: port)
-            _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(20))
-            let req = try #require(try JSONSerialization.jsonObject(with: await relay.subscriptions.all[1]) as? [Any])
-            let since = try #require((req.last as? [String: Any])?["since"] as? Int)
-            #expect(Int64(since) >= old.createdAt - 120 && Int64(since) <= old.createdAt)
-            let fresh = try wallet.request("get_info")
-            await relay.publish(Data(fresh.json.utf8))
-            #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
-            #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [old.json, fresh.json])
-            await again.stop()
+    @Test("a relay that restarts is subscribed again from the last event forwarded, and an old request is not pushed twice")
+    func relayRestart() async throws {
+        try await Self.withOneRelay(token: "fcm-nwc-restart") { nds, relay, device, webhook in
+            let wallet = Wallet()
+            let first = try await relay.start()
+            let port = first.port
+            try await nds.app().test(.live) { client in
+                #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [first.relayURL])).status == .ok)
+                _ = try await relay.subscriptions.waitFor(count: 1)
+                let old = try wallet.request("get_balance")
+                await relay.publish(Data(old.json.utf8))
+                #expect(try await eventually { try await Self.pushes(nds, device).count == 1 })
+
+                // The relay goes away and comes back on the same port, still holding the old request.
+                await first.stop()
+                let again = try await relay.start(port: port)
+                _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(20))
+                let req = try #require(try JSONSerialization.jsonObject(with: await relay.subscriptions.all[1]) as? [Any])
+                let since = try #require((req.last as? [String: Any])?["since"] as? Int)
+                #expect(Int64(since) >= old.createdAt - 120 && Int64(since) <= old.createdAt)
+                let fresh = try wallet.request("get_info")
+                await relay.publish(Data(fresh.json.utf8))
+                #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
+                #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [old.json, fresh.json])
+                await again.stop()
+            }
         }
     }
 
     @Test("Herald restarts: a request published while it was down is pushed once after, an old one not again")
     func heraldRestart() async throws {
-        let certificate = try TestCertificate.make()
-        let caFile = try certificate.writeCAToTemporaryFile()
-        defer { try? FileManager.default.removeItem(atPath: caFile) }
-        var made = try TestNDS()
-        made.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
-        let nds = made
-        let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-herald-restart", now: Date()).device
-        let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
-        let wallet = Wallet()
-        let relay = MockNostrRelay(certificate: certificate)
-        try await relay.withRunning { running in
-            let old = try wallet.request("get_balance")
-            try await nds.app().test(.live) { client in
-                #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [running.relayURL])).status == .ok)
-                _ = try await relay.subscriptions.waitFor(count: 1)
-                await relay.publish(Data(old.json.utf8))
-                #expect(try await eventually { try await Self.pushes(nds, device).count == 1 })
-            }
-            // Down: a request arrives at the relay meanwhile.
-            let missed = try wallet.request("get_info")
-            await relay.publish(Data(missed.json.utf8))
-            try await nds.app().test(.live) { _ in
-                _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(20))
-                #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
-                #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [old.json, missed.json])
+        try await Self.withOneRelay(token: "fcm-nwc-herald-restart") { nds, relay, device, webhook in
+            let wallet = Wallet()
+            try await relay.withRunning { running in
+                let old = try wallet.request("get_balance")
+                try await nds.app().test(.live) { client in
+                    #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [running.relayURL])).status == .ok)
+                    _ = try await relay.subscriptions.waitFor(count: 1)
+                    await relay.publish(Data(old.json.utf8))
+                    #expect(try await eventually { try await Self.pushes(nds, device).count == 1 })
+                }
+                // Down: a request arrives at the relay meanwhile.
+                let missed = try wallet.request("get_info")
+                await relay.publish(Data(missed.json.utf8))
+                try await nds.app().test(.live) { _ in
+                    _ = try await relay.subscriptions.waitFor(count: 2, timeout: .seconds(20))
+                    #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
+                    #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [old.json, missed.json])
+                }
             }
         }
     }

@@ -139,15 +139,18 @@ final class NwcWatcher: Service, Sendable {
                 subscriptions.append((String(wallet.prefix(16)), ##"{"kinds":[23194],"#p":[""## + wallet + ##""],"since":"## + String(since) + "}"))
             }
             let connected = ContinuousClock.now
+            metrics.nwcSubscriptions(relay: relay, subscriptions.count)
             do {
                 try await subscriber.run(url: relay, subscriptions: subscriptions, logger: logger) { _, event in
                     await self.receive(event, watch: watch)
                 }
             } catch is CancellationError {
+                metrics.nwcSubscriptions(relay: relay, 0)
                 return
             } catch {
                 logger.notice("nwc relay connection ended", metadata: ["nostr.relay": "\(relay)", "error": "\(error)"])
             }
+            metrics.nwcSubscriptions(relay: relay, 0)
             if ContinuousClock.now - connected > .seconds(30) { backoff = Self.firstBackoff }
             let jittered = backoff * Double.random(in: 0.5...1.0)
             try? await Task.sleep(for: jittered)

@@ -141,6 +141,14 @@ public struct HeraldMetrics: Sendable {
         increment("nwc_events_refused", help: "NWC requests not forwarded, by reason", labels: [("reason", reason)])
     }
 
+    /// The NWC subscriptions (one per wallet service key) held on a relay now; 0 while it is not connected.
+    public func nwcSubscriptions(relay: String, _ count: Int) {
+        registry.makeGauge(
+            descriptor: .init(namespace: "herald", metricName: "nwc_subscriptions", unitName: "", helpText: "NWC subscriptions held on each relay"),
+            labels: [("relay", relay)]
+        ).set(Int64(count))
+    }
+
     /// Relays held open for NWC subscriptions now.
     public func nwcRelaysWatched(_ count: Int) {
         wakes.count { $0.nwcRelays = count }
