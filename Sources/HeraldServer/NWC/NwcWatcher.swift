@@ -40,6 +40,9 @@ final class NwcWatcher: Service, Sendable {
     /// read) every third of it.
     let lease: Duration
 
+    /// The registrations as last read, by (wallet service, app): what each event is forwarded by,
+    /// without reading every registration per event.
+    private let known = NIOLockedValueBox<[String: NwcRegistration]>([:])
     private let changed: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
@@ -117,6 +120,9 @@ final class NwcWatcher: Service, Sendable {
         } catch {
             logger.warning("nwc leases could not be taken", metadata: ["error": "\(error)"])
             return [:]
+        }
+        known.withLockedValue { known in
+            known = Dictionary(registrations.map { ($0.walletServicePubkey + $0.appPubkey, $0) }, uniquingKeysWith: { $1 })
         }
         var wanted: [String: Watch] = [:]
         for registration in registrations where held.contains(registration.walletServicePubkey) {
@@ -203,9 +209,13 @@ final class NwcWatcher: Service, Sendable {
 
     /// The registration's webhook is this server's device webhook: the push, with no HTTP hop.
     func forward(_ raw: String, event: NostrEvent, wallet: String) async throws {
-        let registrations = try await store.nwcRegistrations()
-        guard let registration = registrations.first(where: { $0.walletServicePubkey == wallet && $0.appPubkey == event.pubkey.lowercased() })
-        else { throw APIError(.notFound, "unknown_registration", "no registration for this app") }
+        let key = wallet + event.pubkey.lowercased()
+        var found = known.withLockedValue { $0[key] }
+        if found == nil {
+            // Registered since the last reading: read again.
+            found = try await store.nwcRegistrations().first { $0.walletServicePubkey + $0.appPubkey == key }
+        }
+        guard let registration = found else { throw APIError(.notFound, "unknown_registration", "no registration for this app") }
         guard let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL) else {
             return try await post(raw, event: event, to: registration.webhookURL)
         }
