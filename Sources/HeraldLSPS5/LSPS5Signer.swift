@@ -33,7 +33,7 @@ public struct LSPS5Signer: Sendable {
 
     /// Writes `notification`'s body and signs it with the time `date`.
     public func sign(_ notification: LSPS5Notification, at date: Date) -> LSPS5SignedNotification {
-        sign(body: notification.body, timestamp: LSPS5Webhook.timestampText(date))
+        sign(body: notification.body, timestamp: ISOTimestamp.text(date))
     }
 
     /// Signs a body and timestamp exactly as given.

@@ -49,7 +49,7 @@ public struct LSPS5Verifier: Sendable {
     /// Reads `x-lsps5-timestamp` and checks it is within ``tolerance`` of `now()`: the moment
     /// the LSP signed at.
     public func checkTimestamp(_ timestamp: String) throws(LSPS5VerificationError) -> Date {
-        guard let signedAt = LSPS5Webhook.parseTimestamp(timestamp) else {
+        guard let signedAt = ISOTimestamp.parse(timestamp) else {
             throw LSPS5VerificationError(code: .malformedTimestamp, message: "not an RFC 3339 timestamp")
         }
         // In whole milliseconds, the timestamp's precision: a parsed `.853` is not exactly 0.853.

@@ -71,12 +71,6 @@ public struct WakeEnvelope: Sendable, Hashable {
         return writer.bytes
     }
 
-    /// `createdAt` as the legacy envelope writes it: ISO 8601 in UTC with milliseconds.
-    public static func createdAt(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().timeZone(separator: .omitted).time(includingFractionalSeconds: true)
-            .timeSeparator(.colon).dateSeparator(.dash).dateTimeSeparator(.standard))
-    }
-
     // MARK: Opening (the device's side)
 
     /// Finds and opens the wake in a push: `push` is the APNs `userInfo` or the FCM data map, as

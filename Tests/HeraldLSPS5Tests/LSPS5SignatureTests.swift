@@ -54,7 +54,7 @@ struct LSPS5SignatureTests {
             signed.signature
                 == "d98gq64fc1fokenqse6xq3dsrd1dkspx9cr46fm83ncxcqjbobxmh7r9hapsqmo651jrnfc6mxs7nqhw5844jn1136ueufofnxwu7wyd"
         )
-        let verifier = LSPS5Verifier(now: { LSPS5Webhook.parseTimestamp("2023-05-04T10:55:00Z")! })
+        let verifier = LSPS5Verifier(now: { ISOTimestamp.parse("2023-05-04T10:55:00Z")! })
         let notification = try verifier.verify(
             body: body, timestamp: signed.timestamp, signature: signed.signature, nodeID: one.nodeID)
         #expect(notification.method == .other("lsps5.goodbye"))

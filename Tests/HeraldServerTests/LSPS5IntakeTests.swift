@@ -455,7 +455,7 @@ struct LSPS5IntakeTests {
                     (#"{"jsonrpc":"2.0","method":"lsps5.no spaces","params":{}}"#, "invalid_notification"),
                 ]
                 for (body, error) in cases {
-                    let response = try await Self.send(client, phone.path, Self.lsp.sign(body: Array(body.utf8), timestamp: LSPS5Webhook.timestampText(Date())))
+                    let response = try await Self.send(client, phone.path, Self.lsp.sign(body: Array(body.utf8), timestamp: ISOTimestamp.text(Date())))
                     #expect(response.status == .badRequest, "\(body)")
                     #expect(response.json["error"] as? String == error, "\(body)")
                 }

@@ -52,7 +52,7 @@ struct WakeVectorTests {
         let payload = try JSONParser.parse(Array(try Self.string(v0, "payload").utf8))
         let v0Text = WakeEnvelope.v0Plaintext(topic: try Self.string(v0, "topic"), payload: payload, createdAt: try Self.string(v0, "created_at"))
         #expect(String(decoding: v0Text, as: UTF8.self) == (try Self.string(v0, "plaintext")))
-        #expect(WakeEnvelope.createdAt(Date(timeIntervalSince1970: 1_704_067_200)) == "2024-01-01T00:00:00.000Z")
+        #expect(ISOTimestamp.text(Date(timeIntervalSince1970: 1_704_067_200)) == "2024-01-01T00:00:00.000Z")
 
         let v1 = try Self.vector("v1_envelope")
         let opened = try WakeEnvelope.open(

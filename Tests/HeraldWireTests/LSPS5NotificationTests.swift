@@ -86,13 +86,13 @@ struct LSPS5NotificationTests {
     @Test("timestamps are RFC 3339 UTC with milliseconds")
     func timestamps() throws {
         let date = Date(timeIntervalSince1970: 1_683_195_263.853)
-        #expect(LSPS5Webhook.timestampText(date) == "2023-05-04T10:14:23.853Z")
-        #expect(LSPS5Webhook.timestampText(Date(timeIntervalSince1970: 1_683_195_263)) == "2023-05-04T10:14:23.000Z")
-        #expect(LSPS5Webhook.timestampText(Date(timeIntervalSince1970: 0.0004)) == "1970-01-01T00:00:00.000Z")
-        let parsed = try #require(LSPS5Webhook.parseTimestamp("2023-05-04T10:14:23.853Z"))
+        #expect(ISOTimestamp.text(date) == "2023-05-04T10:14:23.853Z")
+        #expect(ISOTimestamp.text(Date(timeIntervalSince1970: 1_683_195_263)) == "2023-05-04T10:14:23.000Z")
+        #expect(ISOTimestamp.text(Date(timeIntervalSince1970: 0.0004)) == "1970-01-01T00:00:00.000Z")
+        let parsed = try #require(ISOTimestamp.parse("2023-05-04T10:14:23.853Z"))
         #expect(abs(parsed.timeIntervalSince(date)) < 0.001)
-        #expect(LSPS5Webhook.parseTimestamp("2023-05-04T10:14:23Z") == Date(timeIntervalSince1970: 1_683_195_263))
-        #expect(LSPS5Webhook.parseTimestamp("2023-05-04 10:14:23") == nil)
-        #expect(LSPS5Webhook.parseTimestamp("") == nil)
+        #expect(ISOTimestamp.parse("2023-05-04T10:14:23Z") == Date(timeIntervalSince1970: 1_683_195_263))
+        #expect(ISOTimestamp.parse("2023-05-04 10:14:23") == nil)
+        #expect(ISOTimestamp.parse("") == nil)
     }
 }

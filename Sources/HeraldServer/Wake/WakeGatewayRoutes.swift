@@ -96,7 +96,7 @@ struct WakeGatewayRoutes: Sendable {
         guard legacy.publicKey.utf8.count == 66, NodeID(hex: legacy.publicKey)?.hex == legacy.publicKey else {
             throw APIError.badRequest("invalid_request", "publicKey must be 66 lower-case hex digits of a compressed secp256k1 key")
         }
-        guard let signedAt = Self.isoDate(legacy.isoTimestamp),
+        guard let signedAt = ISOTimestamp.parse(legacy.isoTimestamp),
             abs(signedAt.timeIntervalSince(now())) <= WakeRegistrationRequest.maximumSkew
         else {
             throw APIError(.unauthorized, "stale_timestamp", "isoTimestamp must be an ISO 8601 time within 600 s of the server's")
@@ -122,11 +122,6 @@ struct WakeGatewayRoutes: Sendable {
         let device = try await store(gateway, platform: platform, token: token, app: "bitkit", identities: [identity])
         return try JSONResponse.make(
             WakeRegistrationAnswer(deviceID: device.id, identities: [identity], topics: stored, unknownTopics: [], serverTime: serverTime))
-    }
-
-    /// An ISO 8601 time as JavaScript's `toISOString()` writes it (with milliseconds), or without them.
-    static func isoDate(_ text: String) -> Date? {
-        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) ?? (try? Date(text, strategy: .iso8601))
     }
 
     private func limit(_ context: HeraldRequestContext) throws {

@@ -139,7 +139,7 @@ extension WakeService {
         let kind: PushMessage.Kind
         let verbatim: PushMessage.Verbatim
         if entry.gateway.envelope == 0 {
-            let plaintext = WakeEnvelope.v0Plaintext(topic: topic.name, payload: payload, createdAt: WakeEnvelope.createdAt(now))
+            let plaintext = WakeEnvelope.v0Plaintext(topic: topic.name, payload: payload, createdAt: ISOTimestamp.text(now))
             let container = WakeContainer(version: 0, sealed: try WakeSealing.seal(plaintext, to: recipient, label: WakeSealing.v0Label))
             kind = .wake
             verbatim =
