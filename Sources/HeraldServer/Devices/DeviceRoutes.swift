@@ -47,12 +47,7 @@ struct DeviceRoutes: Sendable {
     func create(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         // `registration: key`: only the app's backend, with a key of scope `devices`, registers.
         if settings.registration == .key { try await APIKeyAuthenticator.check(request.headers, keys: keys, scope: .devices) }
-        if let wait = limiter.acquire(context.clientAddress) {
-            throw APIError(
-                .tooManyRequests, "rate_limited", "too many registrations from this address",
-                headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"]
-            )
-        }
+        try limiter.admitRegistration(from: context.clientAddress)
         var request = request
         let body = try await Edge.readJSONBody(DeviceRegistrationRequest.self, from: &request)
         let platform = try Edge.parsePlatform(body.platform)

@@ -36,6 +36,15 @@ final class RateLimiter: Sendable {
         acquire([key])
     }
 
+    /// Takes a registration's token for `address`, or refuses it: `429 rate_limited` with `Retry-After`
+    /// (device, wake gateway and NWC registrations alike).
+    func admitRegistration(from address: String) throws {
+        guard let wait = acquire(address) else { return }
+        throw APIError(
+            .tooManyRequests, "rate_limited", "too many registrations from this address",
+            headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"])
+    }
+
     /// Takes one token from each key's bucket, or none when any is empty: then returns how long
     /// until every one of them has a token again.
     func acquire(_ keys: [String]) -> Duration? {

@@ -42,11 +42,7 @@ struct NwcRoutes: Sendable {
     }
 
     func add(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        if let wait = limiter.acquire(context.clientAddress) {
-            throw APIError(
-                .tooManyRequests, "rate_limited", "too many registrations from this address",
-                headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"])
-        }
+        try limiter.admitRegistration(from: context.clientAddress)
         let owner = try Self.owner(context)
         var request = request
         let body = try await Edge.readJSONBody(RegisterBody.self, from: &request)

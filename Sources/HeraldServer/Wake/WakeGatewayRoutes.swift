@@ -54,7 +54,7 @@ struct WakeGatewayRoutes: Sendable {
     // MARK: Registration
 
     func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        try limit(context)
+        try limiter.admitRegistration(from: context.clientAddress)
         var request = request
         let registration = try await Self.readBody(WakeRegistrationRequest.self, from: &request)
         let time = serverTime
@@ -87,7 +87,7 @@ struct WakeGatewayRoutes: Sendable {
     /// `POST /api/device`: the node signs `"bitkit-notifications" + deviceToken + isoTimestamp`;
     /// the token's form says the platform; `features` are the topics; v0 envelopes.
     func registerLegacy(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        try limit(context)
+        try limiter.admitRegistration(from: context.clientAddress)
         var request = request
         let legacy = try await Self.readBody(WakeLegacyRegistration.self, from: &request)
         guard let node = NodeID(hex: legacy.nodeId), legacy.nodeId == node.hex else {
@@ -122,14 +122,6 @@ struct WakeGatewayRoutes: Sendable {
         let device = try await store(gateway, platform: platform, token: token, app: "bitkit", identities: [identity])
         return try JSONResponse.make(
             WakeRegistrationAnswer(deviceID: device.id, identities: [identity], topics: stored, unknownTopics: [], serverTime: serverTime))
-    }
-
-    private func limit(_ context: HeraldRequestContext) throws {
-        if let wait = limiter.acquire(context.clientAddress) {
-            throw APIError(
-                .tooManyRequests, "rate_limited", "too many registrations from this address",
-                headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"])
-        }
     }
 
     /// Stores the device, its identities and its gateway row in one transaction, replacing the
