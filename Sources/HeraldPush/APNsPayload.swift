@@ -95,7 +95,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     /// The request body for a message, in Herald's deterministic JSON (sorted keys, slashes
     /// unescaped), so the same message is always the same bytes.
     public static func render(_ message: PushMessage) throws -> Data {
-        if let verbatim = message.verbatim { return Data(verbatim.received.utf8) }
+        if let verbatim = message.verbatim { return verbatim.received }
         return write(APNsPayload(message))
     }
 

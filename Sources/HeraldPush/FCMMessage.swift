@@ -139,7 +139,7 @@ public enum FCMPayload {
     /// What an Android `FirebaseMessagingService` receives as `RemoteMessage.data`: the flat
     /// string map, as JSON.
     public static func renderData(_ message: PushMessage) throws -> Data {
-        if let verbatim = message.verbatim { return Data(verbatim.received.utf8) }
+        if let verbatim = message.verbatim { return verbatim.received }
         return try WireJSON.encode(message.data)
     }
 

@@ -52,7 +52,6 @@ extension PushMessage {
                 writer.value(.array(headers.map { .array($0.map(JSONValue.string)) }))
             }
             writer.member("body", verbatim.body)
-            writer.member("received", verbatim.received)
             writer.endObject()
         }
         writer.endObject()

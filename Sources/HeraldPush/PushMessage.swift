@@ -70,13 +70,20 @@ public struct PushMessage: Codable, Hashable, Sendable {
         public var apnsHeaders: [[String]]?
         /// APNs: the body; FCM: the whole `messages:send` body, token included.
         public var body: String
-        /// What the app is handed (APNs: the body; FCM: the data map), for the local development provider.
-        public var received: String
 
-        public init(apnsHeaders: [[String]]? = nil, body: String, received: String) {
+        public init(apnsHeaders: [[String]]? = nil, body: String) {
             self.apnsHeaders = apnsHeaders
             self.body = body
-            self.received = received
+        }
+
+        /// What the app is handed, for the local development provider: the body on APNs, the
+        /// `message.data` map on FCM. Derived when asked, so no job stores it twice.
+        public var received: Data {
+            guard apnsHeaders == nil else { return Data(body.utf8) }
+            guard let data = (try? JSONParser.parse(Array(body.utf8)))?["message"]?["data"] else { return Data("{}".utf8) }
+            var writer = JSONWriter()
+            writer.value(data)
+            return writer.data
         }
     }
 

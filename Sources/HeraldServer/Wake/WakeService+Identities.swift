@@ -187,18 +187,12 @@ extension WakeService {
 
     /// An APNs request kept as sent; the provider puts its own `apns-topic` first.
     static func verbatim(_ request: WakePushes.APNsRequest) -> PushMessage.Verbatim {
-        PushMessage.Verbatim(apnsHeaders: request.headers.filter { $0.first != "apns-topic" }, body: request.body, received: request.body)
+        PushMessage.Verbatim(apnsHeaders: request.headers.filter { $0.first != "apns-topic" }, body: request.body)
     }
 
-    /// An FCM body kept as sent; the device is handed its `message.data`.
+    /// An FCM body kept as sent.
     static func verbatim(fcm body: String) -> PushMessage.Verbatim {
-        var received = "{}"
-        if let data = (try? JSONParser.parse(Array(body.utf8)))?["message"]?["data"] {
-            var writer = JSONWriter()
-            writer.value(data)
-            received = String(decoding: writer.bytes, as: UTF8.self)
-        }
-        return PushMessage.Verbatim(body: body, received: received)
+        PushMessage.Verbatim(body: body)
     }
 
     // MARK: Acks and status
