@@ -33,16 +33,11 @@ public struct NostrRelayProvider: PushProvider {
         }
     }
 
-    public let configuration: Configuration
-    private let tls: NIOSSLContext
+    public var configuration: Configuration { connector.configuration }
+    private let connector: RelayConnector
 
     public init(configuration: Configuration) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let path = configuration.extraTrustRootsPEMFile {
-            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(path))]
-        }
-        self.tls = try NIOSSLContext(configuration: tls)
-        self.configuration = configuration
+        connector = try RelayConnector(configuration: configuration)
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
@@ -62,27 +57,14 @@ public struct NostrRelayProvider: PushProvider {
         }
         let event = message.data[Self.eventKey] ?? "{}"
         let eventID = (try? WireJSON.decode(EventID.self, from: Data(event.utf8)))?.id ?? ""
-        guard let url = URL(string: target.token), let host = url.host else {
+        guard let host = URL(string: target.token)?.host else {
             return PushOutcome(kind: .permanent, reason: "invalid_relay")
-        }
-        let proxied = configuration.proxy.map { $0.applies(to: host) } ?? false
-        // The address checked is the address connected to.
-        let address: SocketAddress?
-        if !configuration.allowPrivateRelays, !proxied {
-            do {
-                address = try await EndpointAddresses.checkedAddress(host: host, port: url.port ?? 443)
-            } catch {
-                logger.warning("relay refused: \(error)", metadata: ["nostr.relay": "\(host)"])
-                return PushOutcome(kind: .permanent, reason: "private_relay")
-            }
-        } else {
-            address = nil
         }
         let answer = Answer()
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try await self.publish(event, id: eventID, to: target.token, at: address, proxied: proxied, answer: answer, logger: logger)
+                    try await self.publish(event, id: eventID, to: target.token, answer: answer)
                 }
                 group.addTask {
                     try await Task.sleep(for: configuration.timeout)
@@ -91,6 +73,9 @@ public struct NostrRelayProvider: PushProvider {
                 try await group.next()
                 group.cancelAll()
             }
+        } catch let refused as RelayConnector.Refused {
+            logger.warning("relay refused: \(refused)", metadata: ["nostr.relay": "\(host)"])
+            return PushOutcome(kind: .permanent, reason: "private_relay")
         } catch {
             logger.notice(
                 "relay publication failed; will retry",
@@ -117,13 +102,8 @@ public struct NostrRelayProvider: PushProvider {
         }
     }
 
-    private func publish(
-        _ event: String, id: String, to relay: String, at address: SocketAddress?, proxied: Bool, answer: Answer, logger: Logger
-    ) async throws {
-        try await RelayWebSocket.run(
-            url: relay, address: address, tlsContext: tls, proxy: proxied ? configuration.proxy : nil, group: MultiThreadedEventLoopGroup.singleton,
-            connectTimeout: TimeAmount(configuration.timeout)
-        ) { send, messages in
+    private func publish(_ event: String, id: String, to relay: String, answer: Answer) async throws {
+        try await connector.run(url: relay) { send, messages in
             try await send("[\"EVENT\",\(event)]")
             for try await text in messages {
                 guard let reply = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any],

@@ -11,16 +11,11 @@ import NIOSSL
 /// is the publisher's (``NostrRelayProvider``): TLS, the proxy, and a relay on a private address
 /// refused unless allowed.
 public struct NostrRelaySubscriber: Sendable {
-    public let configuration: NostrRelayProvider.Configuration
-    private let tls: NIOSSLContext
+    public var configuration: NostrRelayProvider.Configuration { connector.configuration }
+    private let connector: RelayConnector
 
     public init(configuration: NostrRelayProvider.Configuration) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let path = configuration.extraTrustRootsPEMFile {
-            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(path))]
-        }
-        self.tls = try NIOSSLContext(configuration: tls)
-        self.configuration = configuration
+        connector = try RelayConnector(configuration: configuration)
     }
 
     public struct Closed: Error, CustomStringConvertible {
@@ -37,22 +32,7 @@ public struct NostrRelaySubscriber: Sendable {
         url: String, subscriptions: [(id: String, filter: String)], logger: Logger,
         onEvent: @escaping @Sendable (_ subscription: String, _ event: String) async -> Void
     ) async throws {
-        guard NostrRelayURL.isValid(url), let parsed = URL(string: url), let host = parsed.host else {
-            throw Closed(description: "not a wss:// relay URL")
-        }
-        let proxied = configuration.proxy.map { $0.applies(to: host) } ?? false
-        var address: SocketAddress?
-        if !configuration.allowPrivateRelays, !proxied {
-            do {
-                address = try await EndpointAddresses.checkedAddress(host: host, port: parsed.port ?? 443)
-            } catch {
-                throw Closed(description: "relay refused: \(error)")
-            }
-        }
-        try await RelayWebSocket.run(
-            url: url, address: address, tlsContext: tls, proxy: proxied ? configuration.proxy : nil, group: MultiThreadedEventLoopGroup.singleton,
-            connectTimeout: TimeAmount(configuration.timeout)
-        ) { send, messages in
+        try await connector.run(url: url) { send, messages in
             for (id, filter) in subscriptions {
                 try await send(#"["REQ","# + Self.quoted(id) + "," + filter + "]")
             }
