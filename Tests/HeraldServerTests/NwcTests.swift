@@ -325,4 +325,30 @@ struct NwcTests {
             }
         }
     }
+
+    @Test("thirty registrations by one key at once: exactly the key's limit is stored, the rest 429, none lost or doubled")
+    func concurrentRegistrations() async throws {
+        try await Self.withRelays { base, relays in
+            var nds = base
+            nds.settings.nwcRegistrationsPerKey = 10
+            let ready = nds
+            let device = try await ready.store.registerDevice(platform: .android, token: "fcm-nwc-concurrent", now: Date()).device
+            let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+            let node = NodeSecretKey.random()
+            let bodies = (0..<30).map { _ in
+                let wallet = Wallet()
+                let message = "\(webhook)-\(wallet.service.publicKeyHex)-\(wallet.app.publicKeyHex)-[\(relays[0].1)]"
+                return #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(wallet.service.publicKeyHex)","appPubkey":"\#(wallet.app.publicKeyHex)","relays":["\#(relays[0].1)"],"signature":"\#(LightningMessageSignature.sign(message, with: node))"}"#
+            }
+            try await ready.app().test(.live) { client in
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for body in bodies { group.addTask { try await client.post("/nwc/\(node.nodeID.hex)", json: body).status } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.filter { $0 == .ok }.count == 10)
+                #expect(statuses.filter { $0 == .tooManyRequests }.count == 20)
+                #expect(try await ready.store.nwcRegistrations().count == 10)
+            }
+        }
+    }
 }
