@@ -6,7 +6,7 @@ checks the invoice the development wallet answers with. Python 3.11 with PyPI `l
     python3 -m pip install lnurl==2.0.2 bolt11==2.2.0
     python3 scripts/bolt11_check.py --herald .build/debug/herald --device .build/debug/herald-device
 
-It does what the README's Lightning-address section tells a new user to do, on one machine:
+It does what docs/lightning-address.md tells a new user to do, on one machine:
 starts `herald serve` (local development provider, a temporary SQLite database, a free port),
 starts `herald-device listen` as the phone (it registers and keeps device_id and
 device_secret in its folder), claims `alice` with that id and secret, and then plays the payer:

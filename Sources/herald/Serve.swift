@@ -17,7 +17,7 @@ struct Serve: AsyncParsableCommand {
             Every option can also be set with its environment variable (shown in brackets) or in the
             YAML file given by --config; a flag wins over the variable, which wins over the file.
             Push credentials come from HERALD_APNS_* and HERALD_FCM_* variables or the file, never
-            from flags (see README; `herald config check` validates them).
+            from flags (see docs/configuration.md; `herald config check` validates them).
             With none set, a local development provider records pushes in the database.
             """
     )

@@ -2,7 +2,7 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// `herald-device listen` as the README uses it (issue 40): it shows and keeps the token it
+/// `herald-device listen` as docs/phone.md uses it (issue 40): it shows and keeps the token it
 /// registered, sets an LSP with `lsp set`, and handles pushes side by side.
 @Suite("herald-device listen and lsp", .serialized)
 struct ListenTests {

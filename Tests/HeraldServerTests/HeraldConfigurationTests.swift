@@ -7,7 +7,7 @@ import HeraldTestSupport
 import Testing
 
 /// One configuration: flags over `HERALD_*` variables over the YAML file over defaults, one list
-/// of settings, and a README table that matches it.
+/// of settings, and a table in docs/configuration.md that matches it.
 @Suite("Configuration")
 struct HeraldConfigurationTests {
     static func yaml(_ text: String) throws -> String {
@@ -394,11 +394,11 @@ struct HeraldConfigurationTests {
         }
     }
 
-    @Test("the README's configuration table lists exactly the settings, with their flags, variables and defaults")
-    func readmeTable() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    @Test("docs/configuration.md's table lists exactly the settings, with their flags, variables and defaults")
+    func configurationDocTable() throws {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs").appendingPathComponent("configuration.md")
+        let text = try String(contentsOf: document, encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let header = try #require(lines.firstIndex { $0.hasPrefix("| file key | flag | environment | default |") })
         var rows: [[String]] = []

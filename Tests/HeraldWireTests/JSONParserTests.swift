@@ -134,7 +134,7 @@ struct JSONParserTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(document.bytes) }
     }
 
-    @Test("the README's examples of the 2^53 rule: what passes and what is refused", arguments: [
+    @Test("docs/http-api.md's examples of the 2^53 rule: what passes and what is refused", arguments: [
         ("9.1e15", false), ("9007199254740993.0", false), ("9007199254740993", false), ("9007199254740992.5", false),
         ("1e300", true), ("18446744073709551616", true), ("-1e19", true),
     ])

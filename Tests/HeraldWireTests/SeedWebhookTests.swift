@@ -118,7 +118,7 @@ struct SeedWebhookTests {
 
 @Suite("Device API bodies")
 struct DeviceAPITests {
-    @Test("the registration, rotation and answer bodies of the README decode and encode with snake_case keys")
+    @Test("the registration, rotation and answer bodies of docs/http-api.md decode and encode with snake_case keys")
     func bodies() throws {
         let register = try WireJSON.decode(
             DeviceRegistrationRequest.self, from: Data(#"{"platform":"ios","push_token":"<APNs device token>"}"#.utf8)

@@ -7,7 +7,7 @@ import SystemPackage
 
 /// One setting of `herald serve`: its key in the configuration file, its `HERALD_*` variable,
 /// whether it is also a flag, its default and what it does. ``HeraldConfiguration/settings`` is
-/// the one list; the README's configuration table is tested against it.
+/// the one list; docs/configuration.md's table is tested against it.
 public struct SettingDescription: Sendable, Hashable {
     /// The key in `herald.yaml` (dots for nesting: `apns.key_file`).
     public var key: String
@@ -19,7 +19,7 @@ public struct SettingDescription: Sendable, Hashable {
         isFlag ? "--" + key.replacingOccurrences(of: "_", with: "-").replacingOccurrences(of: ".", with: "-") : nil
     }
     public var isFlag: Bool
-    /// The default as the README shows it.
+    /// The default as docs/configuration.md shows it.
     public var defaultValue: String
     public var help: String
 
@@ -79,7 +79,7 @@ public struct HeraldConfiguration: Sendable {
     static let defaultSettings = ServerSettings(publicURL: "http://\(defaultHost):\(defaultPort)")
     static let defaultEdge = EdgeLimits()
 
-    /// Every setting, in the README's order.
+    /// Every setting, in docs/configuration.md's order.
     public static let settings: [SettingDescription] = {
         func seconds(_ duration: Duration) -> String { String(duration.components.seconds) }
         let dispatcher = defaultDispatcher, intake = defaultIntake, server = defaultSettings, edge = defaultEdge
