@@ -303,7 +303,7 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
     call("register: an identity without a proof", "POST", "/api/v1/devices", 401, code="invalid_proof",
          body={"platform": "ios", "push_token": ios_token, "ts": int(time.time()),
                "identities": ["ln:0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"]})
-    call("register: identities signed too long ago", "POST", "/api/v1/devices", 400, code="stale_timestamp",
+    call("register: identities signed too long ago", "POST", "/api/v1/devices", 401, code="stale_timestamp",
          body={"platform": "ios", "push_token": ios_token, "ts": int(time.time()) - 3600,
                "identities": ["ln:0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"]})
     call("register: bad seal_key", "POST", "/api/v1/devices", 400, code="invalid_seal_key",
@@ -370,7 +370,7 @@ def run_cases(c: Conformance, client: Client, admin: str, sessions_key: str) -> 
     now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
     call("notify: LSPS5 body without its headers", "POST", f"/api/v1/notify?token={ios['alias']}", 400,
          code="invalid_notification", body=lsps5)
-    call("notify: LSPS5 stale timestamp", "POST", f"/api/v1/notify?token={ios['alias']}", 400,
+    call("notify: LSPS5 stale timestamp", "POST", f"/api/v1/notify?token={ios['alias']}", 401,
          code="stale_timestamp", body=lsps5,
          headers={"x-lsps5-timestamp": "2020-01-01T00:00:00.000Z", "x-lsps5-signature": "ybndrfg8"})
     call("notify: LSPS5 signature that recovers no key", "POST", f"/api/v1/notify?token={ios['alias']}", 401,

@@ -22,8 +22,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SWIFT_PATH = ROOT / "Sources" / "HeraldServer" / "Operations" / "OpenAPIDocument.swift"
+ERROR_CODES_PATH = ROOT / "Sources" / "HeraldServer" / "Edge" / "ErrorCode.swift"
 
 JSON = "application/json"
+
+
+STATUS_NUMBERS = {"badRequest": 400, "unauthorized": 401, "forbidden": 403, "notFound": 404, "requestTimeout": 408,
+                  "conflict": 409, "gone": 410, "contentTooLarge": 413, "unprocessableContent": 422,
+                  "tooManyRequests": 429, "internalServerError": 500, "gatewayTimeout": 504,
+                  "serviceUnavailable": 503}
+
+
+def read_error_codes() -> dict[str, int]:
+    """Every code and its status, from the one list: the server's `ErrorCode` enum, in its order."""
+    import re
+    text = ERROR_CODES_PATH.read_text()
+    cases = re.findall(r"^    case (\w+)(?: = \"([a-z_]+)\")?$", text, re.M)
+    statuses = dict(re.findall(r"^        case \.(\w+): \.(\w+)$", text, re.M))
+    assert cases and len(cases) == len(statuses), f"{ERROR_CODES_PATH.name}: one case and one status line per code"
+    return {raw or name: STATUS_NUMBERS[statuses[name]] for name, raw in cases}
+
+
+CODES = read_error_codes()
 
 
 def ref(name: str) -> dict:
@@ -78,7 +98,7 @@ PROOFS = {"type": "array", "maxItems": 8, "items": obj(
                          "\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, "
                          "comma-joined>\\nts:<ts>`."}
 PROOF_TS = integer("Unix seconds the proofs were signed at: within 600 s of the server's clock.")
-IDENTITY_400 = ["invalid_identities", "invalid_identity", "missing_timestamp", "stale_timestamp"]
+IDENTITY_400 = ["invalid_identities", "invalid_identity", "missing_timestamp"]
 LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
                "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 "
                               "notification must then be signed by it."}
@@ -88,9 +108,12 @@ LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
 
 SCHEMAS: dict[str, dict] = {
     "Error": obj(
-        {"error": string("Stable machine-readable code, listed per response."), "message": string("For humans.")},
+        {"error": ref("ErrorCode"), "message": string("For humans.")},
         description="Every error of Herald's own API: `{\"error\": \"<code>\", \"message\": \"…\"}`.",
     ),
+    "ErrorCode": {"type": "string", "enum": list(CODES),
+                  "description": "Every machine-readable code, each always with the same status; every "
+                                 "response lists the ones it can carry."},
     "LnurlFailure": obj(
         {"status": {"const": "ERROR"}, "reason": string()},
         {"error": string("Herald's code when the failure is one of its API errors (rate limit, overload, store).")},
@@ -457,7 +480,7 @@ SCHEMAS: dict[str, dict] = {
 REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "Bad Request",
            401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 408: "Request Timeout", 409: "Conflict",
            410: "Gone", 413: "Content Too Large", 422: "Unprocessable Content", 429: "Too Many Requests",
-           502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+           500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 
 RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "string"}}}
 REPLAYED = {"Idempotent-Replayed": {"description": "`true` when an earlier request with this Idempotency-Key "
@@ -474,6 +497,9 @@ def json_body(schema: dict, description: str, headers: dict | None = None) -> di
 
 def error_response(status: int, codes: list[str], description: str | None = None, *, lnurl: bool = False) -> dict:
     """An error status with the exact `error` codes it can carry."""
+    for code in codes:
+        assert code in CODES, f"{code} is not an ErrorCode"
+        assert CODES[code] == status, f"{code} comes with {CODES[code]}, not {status}"
     base = "LnurlFailure" if lnurl else "Error"
     error = {"type": "string", "enum": codes}
     schema = {"allOf": [ref(base), {"properties": {"error": error}}]}
@@ -494,8 +520,9 @@ def errors(table: dict[int, list[str]], *, body: bool, lnurl: bool = False) -> d
     if "too_many_connections" not in table[503]:
         table[503].append("too_many_connections")
     if body:
-        table.setdefault(400, []).append("malformed_request")
+        table.setdefault(400, []).extend(["malformed_request", "bad_request"])
         table.setdefault(408, []).append("request_timeout")
+    table.setdefault(500, []).append("internal")
     out = {}
     for status in sorted(table):
         codes = table[status]
@@ -637,8 +664,8 @@ def paths() -> dict:
                 400: ["invalid_json", "unknown_body_shape", "unknown_platform", "missing_platform", "missing_token",
                       "alias_required",
                       "invalid_token", "invalid_idempotency_key", "platform_not_configured", "unknown_app",
-                      "invalid_notification", "stale_timestamp"],
-                401: ["invalid_signature"], 403: ["device_unconfirmed"], 409: ["replayed"],
+                      "invalid_notification"],
+                401: ["invalid_signature", "stale_timestamp"], 403: ["device_unconfirmed"], 409: ["replayed"],
                 404: ["unknown_token"], 410: ["token_unregistered", "device_deleted"], 413: ["body_too_large"],
                 422: ["invalid_data", "idempotency_key_reused", *PUSH_422], 429: ["target_rate_limited", "too_many_held_requests"],
                 503: INTAKE,
@@ -688,7 +715,7 @@ def paths() -> dict:
             **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                            "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
                            "platform_not_configured", *IDENTITY_400],
-                      401: ["invalid_proof", "unauthorized"], 403: ["forbidden"],
+                      401: ["invalid_proof", "stale_timestamp", "unauthorized"], 403: ["forbidden"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}
@@ -700,7 +727,7 @@ def paths() -> dict:
         parameters=[query_param("app", "The configured app; absent: `default`.", string(minLength=1))],
         responses={
             "200": json_body(ref("VAPIDPublicKey"), "The key."),
-            **errors({400: ["unknown_app"], 404: ["platform_not_configured"]}, body=False),
+            **errors({400: ["unknown_app"], 404: ["not_configured"]}, body=False),
         })}
 
     p["/api/v1/devices/{id}/confirm"] = {"post": op(
@@ -723,7 +750,7 @@ def paths() -> dict:
                 **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                                "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "invalid_lsp_node_id", "platform_not_configured",
                                *IDENTITY_400],
-                          401: ["unauthorized", "invalid_proof"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
+                          401: ["unauthorized", "invalid_proof", "stale_timestamp"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),
         "delete": op(
@@ -786,7 +813,7 @@ def paths() -> dict:
                             "invalid_idempotency_key", "platform_not_configured", "invalid_identity",
                             "invalid_collapse_key"],
                       401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_device"],
-                      410: ["token_unregistered"], 413: ["body_too_large", "payload_too_large"],
+                      410: ["token_unregistered"], 413: ["body_too_large", "wake_payload_too_large"],
                       422: ["invalid_body", "idempotency_key_reused", "unknown_topic", *PUSH_422],
                       429: ["target_rate_limited"], 503: INTAKE}, body=True),
         })}
@@ -1112,7 +1139,57 @@ def paths() -> dict:
     return p
 
 
+def codes_in(value, under_error: bool = False) -> list[str]:
+    """The codes of every `enum` under an `error` property, in order."""
+    if isinstance(value, dict):
+        found = []
+        for key, inner in value.items():
+            if key == "enum" and under_error:
+                found += inner
+            found += codes_in(inner, key == "error" or (under_error and key != "properties"))
+        return found
+    if isinstance(value, list):
+        return [code for inner in value for code in codes_in(inner, under_error)]
+    return []
+
+
+def shared_responses(p: dict) -> dict[str, dict]:
+    """Moves every error response two or more operations share into `components/responses`,
+    named for its status and codes, and refers to it from each."""
+    def each():
+        for item in p.values():
+            for operation in item.values():
+                for status, response in operation["responses"].items():
+                    if int(status) >= 400:
+                        yield operation["responses"], status, response
+
+    seen: dict[str, int] = {}
+    for _, _, response in each():
+        key = json.dumps(response, sort_keys=True)
+        seen[key] = seen.get(key, 0) + 1
+    names: dict[str, str] = {}
+    shared: dict[str, dict] = {}
+    for responses, status, response in each():
+        key = json.dumps(response, sort_keys=True)
+        if seen[key] < 2:
+            continue
+        if key not in names:
+            lnurl = "Lnurl" if "LnurlFailure" in key else ""
+            name = ".".join([f"{lnurl}Error{status}", *dict.fromkeys(codes_in(response))])
+            while name in shared:  # the same codes, said differently (descriptions, headers)
+                name += "_"
+            names[key], shared[name] = name, response
+        responses[status] = {"$ref": f"#/components/responses/{names[key]}"}
+    return dict(sorted(shared.items()))
+
+
 def document() -> dict:
+    all_paths = paths()
+    responses = shared_responses(all_paths)
+    documented = {code for response in responses.values() for code in codes_in(response)}
+    documented |= set(codes_in(all_paths))
+    missing = [code for code in CODES if code not in documented]
+    assert not missing, f"ErrorCode cases no operation documents: {missing}"
     return {
         "openapi": "3.1.0",
         "info": {
@@ -1128,9 +1205,10 @@ def document() -> dict:
         },
         "tags": [{"name": name} for name in ["Webhook", "Devices", "Presence", "Wake", "Wake gateway", "NWC", "Lightning addresses",
                                               "Wallet backends", "Administration", "Dashboard", "Operations"]],
-        "paths": paths(),
+        "paths": all_paths,
         "components": {
             "schemas": SCHEMAS,
+            "responses": responses,
             "securitySchemes": {
                 "apiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "hk_…",
                            "description": "An API key from `herald keys create --scopes …`. The scopes an "

@@ -35,6 +35,13 @@ public struct HeraldServerConfiguration: Sendable {
     }
 }
 
+/// A method and path the router answers, as the OpenAPI document writes them (`/api/v1/devices/{id}`).
+public struct RegisteredRoute: Hashable, Sendable, CustomStringConvertible {
+    public var method: String
+    public var path: String
+    public var description: String { "\(method) \(path)" }
+}
+
 /// Builds the NDS application on any store. Dependencies come in; nothing is reached for globally.
 /// What the store needs running (``HeraldStoreBackend/services(logger:)``) starts first and stops
 /// last, after the final writes.
@@ -46,7 +53,8 @@ public func buildApplication(
     now: @escaping @Sendable () -> Date = { Date() },
     clock: any Clock<Duration> = ContinuousClock(),
     logger: Logger,
-    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    routesRegistered: @Sendable ([RegisteredRoute]) -> Void = { _ in }
 ) -> some ApplicationProtocol {
     // What several processes on one database must agree on goes through it; nil for SQLite.
     let shared = store.sharing.capabilities
@@ -154,6 +162,7 @@ public func buildApplication(
     ).register(on: router)
     OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
     OpenAPIRoutes().register(on: router)
+    routesRegistered(router.routes.map { RegisteredRoute(method: $0.method.rawValue, path: $0.path.description) })
 
     var app = Application(
         router: router,

@@ -4,13 +4,19 @@ import HeraldWire
 
 /// A registration the gateway refuses, with the machine-readable reason it answers.
 public struct WakeRegistrationProblem: Error, Sendable, Hashable, CustomStringConvertible {
-    public var code: String
+    /// The gateway's codes; a malformed request is the client's mistake, a proof an authentication.
+    public enum Code: String, Sendable, Hashable {
+        case invalidRequest = "invalid_request"
+        case missingProof = "missing_proof"
+        case invalidProof = "invalid_proof"
+    }
+    public var code: Code
     public var message: String
-    public init(_ code: String, _ message: String) {
+    public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
-    public var description: String { "\(code): \(message)" }
+    public var description: String { "\(code.rawValue): \(message)" }
 }
 
 extension WakeRegistrationRequest {
@@ -20,7 +26,7 @@ extension WakeRegistrationRequest {
     /// Checks every field's form, then every proof over the preimage for `audience`. `ts`
     /// is checked by the caller, which answers it with its own status.
     public func validate(audience: String) throws(WakeRegistrationProblem) -> [ProvenIdentity] {
-        func invalid(_ message: String) -> WakeRegistrationProblem { WakeRegistrationProblem("invalid_request", message) }
+        func invalid(_ message: String) -> WakeRegistrationProblem { WakeRegistrationProblem(.invalidRequest, message) }
         for (name, value) in [("app", app), ("install_id", installID), ("push_token", pushToken)] where value.contains("\n") {
             throw invalid("\(name) contains a newline")
         }
@@ -72,10 +78,10 @@ extension WakeRegistrationRequest {
         for identity in proven {
             let text = identity.description
             guard let proof = proofs.first(where: { $0.identity == text }) else {
-                throw WakeRegistrationProblem("missing_proof", "no proof for \(text)")
+                throw WakeRegistrationProblem(.missingProof, "no proof for \(text)")
             }
             guard identity.verifies(proof.sig, over: message) else {
-                throw WakeRegistrationProblem("invalid_proof", "the proof for \(text) does not verify over this registration for audience \(audience)")
+                throw WakeRegistrationProblem(.invalidProof, "the proof for \(text) does not verify over this registration for audience \(audience)")
             }
         }
         return proven

@@ -167,7 +167,7 @@ struct BreezPaymentTests {
         }
     }
 
-    @Test("a proof by another key is 401 invalid_proof and stores no device; an old ts is 400 stale_timestamp")
+    @Test("a proof by another key is 401 invalid_proof and stores no device; an old ts is 401 stale_timestamp")
     func proofs() async throws {
         let nds = try Self.nds()
         try await nds.app().test(.router) { client in
@@ -176,7 +176,7 @@ struct BreezPaymentTests {
             #expect(forged.json["error"] as? String == "invalid_proof")
             let stale = try await client.post(
                 "/api/v1/devices", json: Self.registration(token: "fcm-late", keys: [Self.alice], ts: Int64(Date().timeIntervalSince1970) - 601))
-            #expect(stale.status == .badRequest)
+            #expect(stale.status == .unauthorized)
             #expect(stale.json["error"] as? String == "stale_timestamp")
             #expect(try await nds.store.devices(identity: "ln:" + Self.alice.nodeID.hex).isEmpty)
             #expect(try await nds.store.localPushes(platform: .android, token: "fcm-mallory", after: 0, limit: 1).isEmpty)

@@ -305,7 +305,7 @@ struct LSPS5IntakeTests {
         try await Self.expectJobs(nds, 2)
     }
 
-    @Test("a timestamp more than 10 minutes from Herald's injected clock gets 400 stale_timestamp and no push, either way")
+    @Test("a timestamp more than 10 minutes from Herald's injected clock gets 401 stale_timestamp and no push, either way")
     func staleTimestamp() async throws {
         let nds = try TestNDS()
         // Herald's clock runs an hour ahead of this machine's: only it counts.
@@ -316,7 +316,7 @@ struct LSPS5IntakeTests {
                 let notification = LSPS5Notification(method: .paymentIncoming)
                 for offset: TimeInterval in [0, skew - 660, skew + 660] {
                     let response = try await Self.send(client, phone.path, Self.lsp.sign(notification, at: Date().addingTimeInterval(offset)))
-                    #expect(response.status == .badRequest, "offset \(offset)")
+                    #expect(response.status == .unauthorized, "offset \(offset)")
                     #expect(response.json["error"] as? String == "stale_timestamp", "offset \(offset)")
                 }
                 try await Self.expectJobs(nds, 0)

@@ -196,7 +196,7 @@ struct WakeGatewayTests {
             // Over the payload limit: refused, and nothing is stored or queued.
             let big = #"{"blob":""# + String(repeating: "x", count: 2000) + #""}"#
             let tooBig = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(renewed, payload: big))
-            #expect(tooBig.status == .contentTooLarge && tooBig.json["error"] as? String == "payload_too_large")
+            #expect(tooBig.status == .contentTooLarge && tooBig.json["error"] as? String == "wake_payload_too_large")
             let unknownTopic = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(renewed, topic: "blocktank.nothing"))
             #expect(unknownTopic.status == .unprocessableContent)
             #expect(try await nds.store.counts().pending == 0)

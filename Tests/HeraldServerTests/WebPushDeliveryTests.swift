@@ -293,7 +293,7 @@ struct WebPushDeliveryTests {
         try await local.app(providers: PushRouter(ios: nil, android: nil)).test(.router) { client in
             let response = try await client.execute(uri: "/api/v1/webpush/vapid-public-key", method: .get)
             #expect(response.status == .notFound)
-            #expect(response.json["error"] as? String == "platform_not_configured")
+            #expect(response.json["error"] as? String == "not_configured")
         }
     }
 

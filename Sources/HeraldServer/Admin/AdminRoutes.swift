@@ -38,7 +38,7 @@ struct AdminRoutes: Sendable {
         var cursor: DeadLetterCursor?
         if let text = query.get("cursor", as: String.self), !text.isEmpty {
             guard let parsed = DeadLetterCursor(text: text) else {
-                throw APIError.badRequest("invalid_cursor", "cursor must be a next_cursor from an earlier page")
+                throw APIError(.invalidCursor, "cursor must be a next_cursor from an earlier page")
             }
             cursor = parsed
         }
@@ -62,9 +62,9 @@ struct AdminRoutes: Sendable {
         case .replayed(let jobID): return ReplayView(id: id, jobID: jobID, replayed: true)
         case .alreadyReplayed(let jobID): return ReplayView(id: id, jobID: jobID, replayed: false)
         case .tokenDead:
-            throw APIError(.conflict, "token_dead", "the push token of dead letter \(id) is dead: a replay could never be delivered")
+            throw APIError(.tokenDead, "the push token of dead letter \(id) is dead: a replay could never be delivered")
         case .notFound:
-            throw APIError(.notFound, "dead_letter_not_found", "no dead letter \(id) (purged, or not a dead letter)")
+            throw APIError(.deadLetterNotFound, "no dead letter \(id) (purged, or not a dead letter)")
         }
     }
 
@@ -84,7 +84,7 @@ struct AdminRoutes: Sendable {
     func purge(context: HeraldRequestContext) async throws -> Response {
         let id = try context.parameters.require("id")
         guard try await store.purgeDeadLetter(id: id) else {
-            throw APIError(.notFound, "dead_letter_not_found", "no dead letter \(id)")
+            throw APIError(.deadLetterNotFound, "no dead letter \(id)")
         }
         return Response(status: .noContent)
     }

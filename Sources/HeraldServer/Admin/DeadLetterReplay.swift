@@ -21,7 +21,7 @@ public enum DeadLetterReplay {
         var filter = DeadLetterFilter()
         if let reason, !reason.isEmpty {
             guard reason.utf8.count <= 64, reason.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || $0.isASCIILetterOrDigit }) else {
-                throw APIError.badRequest("invalid_reason", "reason is a reason code such as 'ttl_expired' (letters, digits and '_')")
+                throw APIError(.invalidReason, "reason is a reason code such as 'ttl_expired' (letters, digits and '_')")
             }
             filter.reason = reason
         }
@@ -35,7 +35,7 @@ public enum DeadLetterReplay {
     static func limit(_ text: String?, fallback: Int, maximum: Int) throws -> Int {
         guard let text, !text.isEmpty else { return fallback }
         guard let value = Int(text), (1...maximum).contains(value) else {
-            throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to \(maximum)")
+            throw APIError(.invalidLimit, "limit must be a whole number from 1 to \(maximum)")
         }
         return value
     }

@@ -32,7 +32,7 @@ struct BackendEventRoutes: Sendable {
         do throws(BackendEventError) {
             data = try event.pushData()
         } catch {
-            throw APIError(.unprocessableContent, "invalid_data", error.message)
+            throw APIError(.invalidData, error.message)
         }
         let message = Self.message(
             data: data, text: event.notification, channelID: event.channelID, color: event.color, icon: event.icon
@@ -60,7 +60,7 @@ struct BackendEventRoutes: Sendable {
         let body = try await Edge.readOptionalJSONBody(WelcomeBody.self, from: &request) ?? WelcomeBody()
         let text = body.notification ?? Self.welcomeText
         guard !text.title.isEmpty else {
-            throw APIError(.unprocessableContent, "invalid_data", "notification.title must not be empty")
+            throw APIError(.invalidData, "notification.title must not be empty")
         }
         guard try await sessions.claimWelcome(userID: userID, now: now()) else {
             return try JSONResponse.make(

@@ -38,9 +38,9 @@ struct BackendRoutes: Sendable {
 /// so ids are safe in URLs, logs and (never containing `:`) in composed idempotency keys.
 func backendID(_ name: String, in context: HeraldRequestContext) throws -> String {
     guard let value = context.parameters.get(name), BackendIDRules.isValid(value) else {
-        throw APIError.badRequest(
-            "invalid_\(name)", "\(name) must be 1 to 128 characters of letters, digits and . _ ~ @ + -"
-        )
+        throw APIError(
+            name == "session_id" ? .invalidSessionID : .invalidUserID,
+            "\(name) must be 1 to 128 characters of letters, digits and . _ ~ @ + -")
     }
     return value
 }

@@ -43,7 +43,7 @@ struct SessionRoutes: Sendable {
         var request = request
         let body = try await Edge.readJSONBody(SessionPatchBody.self, from: &request)
         guard let current = try await sessions.session(userID: userID, sessionID: sessionID) else {
-            throw APIError(.notFound, "session_not_found", "no session \(sessionID) for user \(userID); create it with PUT")
+            throw APIError(.sessionNotFound, "no session \(sessionID) for user \(userID); create it with PUT")
         }
         let platform = try body.platform.map(Edge.parsePlatform) ?? current.platform
         // A token or subscription sent replaces the one stored. None sent keeps it as it was
@@ -90,7 +90,7 @@ struct SessionRoutes: Sendable {
     func answer(userID: String, sessionID: String, status: HTTPResponse.Status) async throws -> Response {
         guard let session = try await sessions.session(userID: userID, sessionID: sessionID) else {
             // Deleted by a concurrent logout between the write and this read.
-            throw APIError(.notFound, "session_not_found", "the session was removed meanwhile")
+            throw APIError(.sessionNotFound, "the session was removed meanwhile")
         }
         return try JSONResponse.make(SessionView(session), status: status)
     }
@@ -109,9 +109,7 @@ struct SessionRoutes: Sendable {
             token = try await Edge.pushAddress(platform: platform, pushToken: given, subscription: subscription, policy: settings.registrationWebPushPolicy)
         }
         if allowNotifications, token == nil {
-            throw APIError(
-                .unprocessableContent, "push_token_required",
-                platform == .webpush
+            throw APIError(.pushTokenRequired, platform == .webpush
                     ? "subscription is required when allow_notifications is true"
                     : "push_token is required when allow_notifications is true"
             )
@@ -126,8 +124,7 @@ struct SessionRoutes: Sendable {
                 case .platformNotConfigured, .unknownApp:
                     throw APIError(error)
                 case .invalidMessage, .payloadTooLarge:
-                    throw APIError.badRequest(
-                        "invalid_token", "push_token is not a valid \(platform.rawValue) token: \(error.message)"
+                    throw APIError(.invalidToken, "push_token is not a valid \(platform.rawValue) token: \(error.message)"
                     )
                 }
             }

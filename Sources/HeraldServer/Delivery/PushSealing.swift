@@ -20,7 +20,7 @@ public enum PushSealing {
             do {
                 prepared = try message.sealed(to: key, typeHint: typeHint)
             } catch {
-                throw APIError(.internalServerError, "seal_failed", "the push could not be sealed to the device's key")
+                throw APIError(.internalError, "the push could not be sealed to the device's key")
             }
         }
         do throws(PushValidationError) {
@@ -44,7 +44,7 @@ public enum PushSealing {
         do {
             return try SealPublicKey(base64: text)
         } catch {
-            throw APIError.badRequest("invalid_seal_key", error.message)
+            throw APIError(.invalidSealKey, error.message)
         }
     }
 }

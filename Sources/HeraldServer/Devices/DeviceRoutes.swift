@@ -173,7 +173,7 @@ struct DeviceRoutes: Sendable {
         guard !body.code.isEmpty, body.code.utf8.count <= 64,
             try await challenges.confirmChallenge(deviceID: id, codeHash: Secrets.hash(body.code), now: now())
         else {
-            throw APIError(.forbidden, "invalid_code", "not this device's challenge code")
+            throw APIError(.invalidCode, "not this device's challenge code")
         }
         return try JSONResponse.make(["confirmed": true])
     }
@@ -182,9 +182,7 @@ struct DeviceRoutes: Sendable {
     func vapidPublicKey(_ request: Request) throws -> Response {
         let app = try Edge.checkApp(request.uri.queryParameters.get("app"), providers: providers)
         guard let provider = providers.provider(for: .webpush, app: app) as? WebPushProvider else {
-            throw APIError(
-                .notFound, "platform_not_configured",
-                "Web Push is not configured" + (app == PushTarget.defaultApp ? "" : " for app '\(app)'")
+            throw APIError(.notConfigured, "Web Push is not configured" + (app == PushTarget.defaultApp ? "" : " for app '\(app)'")
                     + ": set webpush.vapid_key_file and webpush.contact")
         }
         return try JSONResponse.make(VAPIDPublicKeyAnswer(publicKey: provider.signer.publicKey, app: app))
@@ -211,9 +209,7 @@ struct DeviceRoutes: Sendable {
         // The feed stands in for the push service, which delivers to whoever holds the token:
         // the first device registered with it, not whoever registers it after.
         guard try await localPushes.feedOwner(platform: device.platform, token: device.token) == device.id else {
-            throw APIError(
-                .forbidden, "token_registered_elsewhere",
-                "another device registered this push token first; its pushes are that device's")
+            throw APIError(.tokenRegisteredElsewhere, "another device registered this push token first; its pushes are that device's")
         }
         let query = request.uri.queryParameters
         let after = query.get("after").flatMap { Int64($0) } ?? 0
@@ -258,13 +254,13 @@ struct DeviceRoutes: Sendable {
     /// An LSP node id as bLIP-55 names one: a compressed secp256k1 public key, 33 bytes in hex.
     static func parseNodeID(_ text: String) throws -> NodeID {
         guard text.utf8.count == 66, text.utf8.allSatisfy(\.isHex) else {
-            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id must be 66 hex digits (a 33-byte compressed public key)")
+            throw APIError(.invalidLSPNodeID, "lsp_node_id must be 66 hex digits (a 33-byte compressed public key)")
         }
         guard text.hasPrefix("02") || text.hasPrefix("03") else {
-            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id must be a compressed key: it starts with 02 or 03")
+            throw APIError(.invalidLSPNodeID, "lsp_node_id must be a compressed key: it starts with 02 or 03")
         }
         guard let nodeID = NodeID(hex: text) else {
-            throw APIError.badRequest("invalid_lsp_node_id", "lsp_node_id is not a point on the secp256k1 curve")
+            throw APIError(.invalidLSPNodeID, "lsp_node_id is not a point on the secp256k1 curve")
         }
         return nodeID
     }

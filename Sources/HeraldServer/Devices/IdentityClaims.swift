@@ -20,35 +20,31 @@ enum IdentityClaims {
     ) throws -> [String]? {
         guard let identities else {
             if proofs?.isEmpty == false || ts != nil {
-                throw APIError.badRequest("invalid_identities", "proofs and ts come with the identities they prove")
+                throw APIError(.invalidIdentities, "proofs and ts come with the identities they prove")
             }
             return nil
         }
         guard identities.count <= maximum else {
-            throw APIError.badRequest("invalid_identities", "at most \(maximum) identities per device")
+            throw APIError(.invalidIdentities, "at most \(maximum) identities per device")
         }
         var parsed: [ProvenIdentity] = []
         for text in identities {
             // ProvenIdentity takes only the canonical spelling, the one stored and signed.
             guard let identity = ProvenIdentity(text) else {
-                throw APIError.badRequest(
-                    "invalid_identity",
-                    "'\(text.prefix(80))' is not an identity: ln: and 66 lower-case hex digits of a compressed secp256k1 key, or pk: and 52 z-base-32 characters of an Ed25519 key")
+                throw APIError(.invalidIdentity, "'\(text.prefix(80))' is not an identity: ln: and 66 lower-case hex digits of a compressed secp256k1 key, or pk: and 52 z-base-32 characters of an Ed25519 key")
             }
             if !parsed.contains(identity) { parsed.append(identity) }
         }
         guard !parsed.isEmpty else { return [] }
-        guard let ts else { throw APIError.badRequest("missing_timestamp", "ts (unix seconds the proofs were signed at) is required with identities") }
+        guard let ts else { throw APIError(.missingTimestamp, "ts (unix seconds the proofs were signed at) is required with identities") }
         guard abs(now.timeIntervalSince1970 - TimeInterval(ts)) <= tolerance else {
-            throw APIError.badRequest("stale_timestamp", "ts must be within \(Int(tolerance)) s of the server's clock; it is \(ts)")
+            throw APIError(.staleTimestamp, "ts must be within \(Int(tolerance)) s of the server's clock; it is \(ts)")
         }
         let preimage = DeviceIdentityClaim.preimage(platform: platform.rawValue, pushToken: pushToken, identities: identities, ts: ts)
         for identity in parsed {
             let name = identity.description
             guard let proof = proofs?.first(where: { $0.identity == name }), identity.verifies(proof.sig, over: preimage) else {
-                throw APIError(
-                    .unauthorized, "invalid_proof",
-                    "no proof of '\(name)' verifies over the herald-identity-v1 preimage of this platform, push token, identities and ts")
+                throw APIError(.invalidProof, "no proof of '\(name)' verifies over the herald-identity-v1 preimage of this platform, push token, identities and ts")
             }
         }
         return parsed.map(\.description).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }

@@ -6,20 +6,20 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 
-/// An error a client sees: a status and `{"error": "<code>", "message": "…"}`.
+/// An error a client sees: its code's status and `{"error": "<code>", "message": "…"}`.
 public struct APIError: HTTPResponseError, Sendable {
-    public var status: HTTPResponse.Status
-    /// Stable, machine-readable code (`invalid_json`, `token_unregistered` …).
-    public var code: String
+    /// Stable and machine-readable; it decides the status.
+    public var code: ErrorCode
     public var message: String
     public var headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
-        self.status = status
+    public init(_ code: ErrorCode, _ message: String, headers: HTTPFields = [:]) {
         self.code = code
         self.message = message
         self.headers = headers
     }
+
+    public var status: HTTPResponse.Status { code.status }
 
     struct Body: Codable {
         var error: String
@@ -27,70 +27,64 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var response = try JSONResponse.make(Body(error: code, message: message), status: status)
+        var response = try JSONResponse.make(Body(error: code.rawValue, message: message), status: status)
         response.headers.append(contentsOf: headers)
         return response
     }
 }
 
 extension APIError {
-    static func badRequest(_ code: String, _ message: String) -> APIError { APIError(.badRequest, code, message) }
-    static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, message) }
     static func unauthorized(_ message: String) -> APIError {
-        APIError(.unauthorized, "unauthorized", message, headers: [.wwwAuthenticate: "Bearer"])
+        APIError(.unauthorized, message, headers: [.wwwAuthenticate: "Bearer"])
     }
 
     static func bodyTooLarge(limit: Int) -> APIError {
-        APIError(.contentTooLarge, "body_too_large", "the body is over \(limit) bytes")
+        APIError(.bodyTooLarge, "the body is over \(limit) bytes")
     }
     static let emptyBody = APIError.invalidJSON("the body is empty; expected a JSON object")
-    static func invalidJSON(_ message: String) -> APIError { .badRequest("invalid_json", message) }
+    static func invalidJSON(_ message: String) -> APIError { APIError(.invalidJSON, message) }
     /// Valid JSON with the wrong fields.
-    static func invalidBody(_ message: String) -> APIError { APIError(.unprocessableContent, "invalid_body", message) }
+    static func invalidBody(_ message: String) -> APIError { APIError(.invalidBody, message) }
     static func unknownPlatform(_ text: String) -> APIError {
-        .badRequest("unknown_platform", "platform must be 'ios', 'android' or 'webpush', not '\(text.prefix(32))'")
+        APIError(.unknownPlatform, "platform must be 'ios', 'android' or 'webpush', not '\(text.prefix(32))'")
     }
-    static let invalidIdempotencyKey = APIError.badRequest(
-        "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 bytes"
+    static let invalidIdempotencyKey = APIError(.invalidIdempotencyKey, "Idempotency-Key must be 1 to 255 bytes"
     )
     /// The same `Idempotency-Key` with another body: never answered with the earlier job, so
     /// whoever plants a key cannot hand the real caller their job.
-    static let idempotencyKeyReused = APIError(
-        .unprocessableContent, "idempotency_key_reused",
-        "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
+    static let idempotencyKeyReused = APIError(.idempotencyKeyReused, "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
     /// No provider serves the platform (for the app): nothing sent to it could arrive.
     static func platformNotConfigured(_ platform: Platform, app: String) -> APIError {
-        .badRequest(
-            "platform_not_configured",
-            "no push provider is configured for \(platform.rawValue)" + (app == PushTarget.defaultApp ? "" : " in app '\(app)'"))
+        APIError(.platformNotConfigured, "no push provider is configured for \(platform.rawValue)" + (app == PushTarget.defaultApp ? "" : " in app '\(app)'"))
     }
-    static let shuttingDown = APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry shortly")
+    static let shuttingDown = APIError(.shuttingDown, "the server is shutting down; retry shortly")
     /// The database failed (I/O, full disk, a lock held too long): nothing was done, and a retry
     /// in a moment can succeed, so 503 with `Retry-After` rather than a 500.
     static func storeUnavailable(_ message: String = "the database is unavailable; retry") -> APIError {
-        APIError(.serviceUnavailable, "store_unavailable", message, headers: [.retryAfter: "1"])
+        APIError(.storeUnavailable, message, headers: [.retryAfter: "1"])
     }
 
     /// A push its provider refuses. A platform without a provider is the request's fault (400),
     /// not the message's (422).
     init(_ error: PushValidationError) {
         switch error.reason {
-        case .platformNotConfigured, .unknownApp: self.init(.badRequest, error.code, error.message)
-        case .payloadTooLarge, .invalidMessage: self.init(.unprocessableContent, error.code, error.message)
+        case .platformNotConfigured: self.init(.platformNotConfigured, error.message)
+        case .unknownApp: self.init(.unknownApp, error.message)
+        case .payloadTooLarge: self.init(.payloadTooLarge, error.message)
+        case .invalidMessage: self.init(.invalidMessage, error.message)
         }
     }
 
     /// The push target has had its share of pushes (``ServerSettings/targetPushesPerMinute``).
     static func targetRateLimited(retryAfter wait: Duration) -> APIError {
-        APIError(
-            .tooManyRequests, "target_rate_limited", "too many pushes to this device; retry later",
+        APIError(.targetRateLimited, "too many pushes to this device; retry later",
             headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"]
         )
     }
 
     /// More work waits in memory than the server's caps allow (jobs for the writer, held requests).
-    static let overloaded = APIError(
-        .serviceUnavailable, "overloaded", "the server has too much work waiting; retry shortly", headers: [.retryAfter: "1"]
+    static let overloaded = APIError(.overloaded, "the server has too much work waiting; retry shortly", headers: [.retryAfter: "1"]
     )
 
     /// A job ``OutboxIntake`` did not take: 503 whatever the reason, as a retry (later, or
@@ -133,33 +127,33 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as RefusedForm {
             throw error  // the dashboard's HTML refusal
         } catch let error as WebhookRequestError {
-            throw APIError(.unprocessableContent, error.code, error.message)
+            throw APIError(.invalidData, error.message)
         } catch let error as NIOTooManyBytesError {
             _ = error
-            throw APIError(.contentTooLarge, "body_too_large", "the request body is over the limit")
+            throw APIError(.bodyTooLarge, "the request body is over the limit")
         } catch let error as HTTPParserError {
             // A body NIO could not parse (a chunk size of -5, a stream cut short): the client's fault.
-            throw APIError(.badRequest, "malformed_request", "the request is not valid HTTP/1.1: \(error)", headers: [.connection: "close"])
+            throw APIError(.malformedRequest, "the request is not valid HTTP/1.1: \(error)", headers: [.connection: "close"])
         } catch is RequestReadTimeout {
-            throw APIError(.requestTimeout, "request_timeout", "the request was not received in time", headers: [.connection: "close"])
+            throw APIError(.requestTimeout, "the request was not received in time", headers: [.connection: "close"])
         } catch let error as StoreError {
             context.logger.error("store failure", metadata: ["error": "\(error)"])
             throw APIError.storeUnavailable()
         } catch let error as HTTPError {
-            throw APIError(error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
+            throw APIError(Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
         } catch {
             context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
-            throw APIError(.internalServerError, "internal", "the server failed to handle the request")
+            throw APIError(.internalError, "the server failed to handle the request")
         }
     }
 
-    static func code(for status: HTTPResponse.Status) -> String {
+    /// The framework's own refusals (no such route, a body over the limit …), in our codes.
+    static func code(for status: HTTPResponse.Status) -> ErrorCode {
         switch status {
-        case .notFound: return "not_found"
-        case .methodNotAllowed: return "method_not_allowed"
-        case .contentTooLarge: return "body_too_large"
-        case .badRequest: return "bad_request"
-        default: return status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
+        case .notFound: .notFound
+        case .contentTooLarge: .bodyTooLarge
+        case .requestTimeout: .requestTimeout
+        default: status.code >= 500 ? .internalError : .badRequest
         }
     }
 }

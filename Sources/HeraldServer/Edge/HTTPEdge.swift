@@ -116,7 +116,7 @@ final class ConnectionGate: Sendable {
 /// A connection over the cap: told `503` in plain HTTP/1.1 and closed, its input ignored.
 final class RefuseConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
-    static let answer = #"{"error":"too_many_connections","message":"the server is at its connection limit; retry later"}"#
+    static let answer = #"{"error":"\#(ErrorCode.tooManyConnections.rawValue)","message":"the server is at its connection limit; retry later"}"#
 
     func channelActive(context: ChannelHandlerContext) {
         let response =

@@ -118,8 +118,7 @@ enum Edge {
         let app = name ?? PushTarget.defaultApp
         guard providers.knows(app: app) else {
             let known = providers.apps.keys.sorted().joined(separator: ", ")
-            throw APIError.badRequest(
-                "unknown_app", "no app named '\(app.prefix(64))' is configured; configured: \(known)")
+            throw APIError(.unknownApp, "no app named '\(app.prefix(64))' is configured; configured: \(known)")
         }
         return app
     }
@@ -127,7 +126,7 @@ enum Edge {
     /// Only the length: whether a token works is its provider's to judge.
     static func checkPushToken(_ token: String, field: String = "push_token") throws {
         guard !token.isEmpty, token.utf8.count <= PushTarget.maximumTokenBytes else {
-            throw APIError.badRequest("invalid_token", "\(field) must be 1 to \(PushTarget.maximumTokenBytes) bytes")
+            throw APIError(.invalidToken, "\(field) must be 1 to \(PushTarget.maximumTokenBytes) bytes")
         }
     }
 
@@ -140,7 +139,7 @@ enum Edge {
         do throws(PushValidationError) {
             try PushTokenForm.check(token, platform: platform)
         } catch {
-            throw APIError.badRequest("invalid_token", "\(field) is not a valid \(platform.rawValue) token: \(error.message)")
+            throw APIError(.invalidToken, "\(field) is not a valid \(platform.rawValue) token: \(error.message)")
         }
         return PushTokenForm.normalized(token, platform: platform)
     }
@@ -154,34 +153,32 @@ enum Edge {
     ) async throws -> String {
         guard platform == .webpush else {
             if subscription != nil {
-                throw APIError.badRequest("invalid_subscription", "subscription is for platform webpush; \(platform.rawValue) takes push_token")
+                throw APIError(.invalidSubscription, "subscription is for platform webpush; \(platform.rawValue) takes push_token")
             }
             guard let pushToken else {
                 // As a body without the field has always been answered.
-                throw APIError(.unprocessableContent, "invalid_body", "the field 'push_token' is required")
+                throw APIError(.invalidBody, "the field 'push_token' is required")
             }
             return try checkPushToken(pushToken, platform: platform)
         }
         guard let subscription else {
-            throw APIError.badRequest(
-                "invalid_subscription",
-                "platform webpush takes the subscription object: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
+            throw APIError(.invalidSubscription, "platform webpush takes the subscription object: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
         }
         if pushToken != nil {
-            throw APIError.badRequest("invalid_subscription", "platform webpush takes subscription, not push_token")
+            throw APIError(.invalidSubscription, "platform webpush takes subscription, not push_token")
         }
         let checked: WebPushSubscription.Checked
         do {
             checked = try subscription.checked(allowInsecure: policy.allowInsecureEndpoints)
         } catch {
-            throw APIError.badRequest("invalid_subscription", "subscription.\(error.field): \(error.message)")
+            throw APIError(.invalidSubscription, "subscription.\(error.field): \(error.message)")
         }
         if !policy.allowPrivateEndpoints, let host = checked.endpoint.host {
             let port = checked.endpoint.port ?? (checked.endpoint.scheme == "http" ? 80 : 443)
             do {
                 _ = try await EndpointAddresses.checkedAddress(host: host, port: port)
             } catch {
-                throw APIError.badRequest(error.unresolvable ? "unresolvable_endpoint" : "private_endpoint", "the endpoint's host \(error)")
+                throw APIError(error.unresolvable ? .unresolvableEndpoint : .privateEndpoint, "the endpoint's host \(error)")
             }
         }
         return subscription.storageToken
@@ -208,9 +205,7 @@ enum Edge {
     /// nothing but its challenge (`403 device_unconfirmed`).
     static func requireConfirmed(_ device: Device, settings: ServerSettings, challenges: any DeviceChallengeStore) async throws {
         guard settings.registration == .challenge, try await challenges.isUnconfirmed(deviceID: device.id) else { return }
-        throw APIError(
-            .forbidden, "device_unconfirmed",
-            "the device has not yet proven it receives pushes at its token (registration: challenge); its app confirms by itself once the challenge push arrives")
+        throw APIError(.deviceUnconfirmed, "the device has not yet proven it receives pushes at its token (registration: challenge); its app confirms by itself once the challenge push arrives")
     }
 }
 

@@ -49,19 +49,19 @@ struct NwcRoutes: Sendable {
         // Go's `%v` of a []string: brackets around the items joined by single spaces.
         let message = "\(body.webhookUrl)-\(body.walletServicePubkey)-\(body.appPubkey)-[\(body.relays.joined(separator: " "))]"
         guard LightningMessageSignature.verify(message, signature: body.signature, nodeID: owner) else {
-            throw APIError(.unauthorized, "invalid_signature", "signature is not the path key's over webhookUrl-walletServicePubkey-appPubkey-[relays]")
+            throw APIError(.invalidSignature, "signature is not the path key's over webhookUrl-walletServicePubkey-appPubkey-[relays]")
         }
         try Self.checkNostrKey(body.walletServicePubkey, "walletServicePubkey")
         try Self.checkNostrKey(body.appPubkey, "appPubkey")
         guard (1...Self.maxRelays).contains(body.relays.count) else {
-            throw APIError.badRequest("invalid_relays", "relays must name 1 to \(Self.maxRelays) relays")
+            throw APIError(.invalidRelays, "relays must name 1 to \(Self.maxRelays) relays")
         }
         for relay in Set(body.relays) {
             guard NostrRelayURL.isValid(relay), let host = URL(string: relay)?.host else {
-                throw APIError.badRequest("invalid_relays", "a relay is a wss:// URL with a host, not '\(relay.prefix(80))'")
+                throw APIError(.invalidRelays, "a relay is a wss:// URL with a host, not '\(relay.prefix(80))'")
             }
             if !settings.nwcRelays.allowPrivateRelays, let why = await EndpointAddresses.refusal(host: host, port: URL(string: relay)?.port ?? 443) {
-                throw APIError.badRequest("private_relay", "relay \(relay.prefix(80)) refused: \(why) (nostr.allow_private_relays)")
+                throw APIError(.privateRelay, "relay \(relay.prefix(80)) refused: \(why) (nostr.allow_private_relays)")
             }
         }
         if NwcWatcher.alias(in: body.webhookUrl, publicURL: settings.publicURL) == nil {
@@ -80,9 +80,9 @@ struct NwcRoutes: Sendable {
         switch outcome {
         case .stored: break
         case .limitReached:
-            throw APIError(.tooManyRequests, "too_many_registrations", "this key holds \(settings.nwcRegistrationsPerKey) registrations already")
+            throw APIError(.tooManyRegistrations, "this key holds \(settings.nwcRegistrationsPerKey) registrations already")
         case .ownedByAnother:
-            throw APIError(.forbidden, "registered_by_another_key", "another node key registered this wallet service and app; only it may change it")
+            throw APIError(.registeredByAnotherKey, "another node key registered this wallet service and app; only it may change it")
         }
         watcher.registrationsChanged()
         return Self.text("Pubkey registered successfully")
@@ -94,10 +94,10 @@ struct NwcRoutes: Sendable {
         let body = try await Edge.readJSONBody(UnregisterBody.self, from: &request)
         let message = "\(body.time)-\(body.walletServicePubkey)-\(body.appPubkey)"
         guard LightningMessageSignature.verify(message, signature: body.signature, nodeID: owner) else {
-            throw APIError(.unauthorized, "invalid_signature", "signature is not the path key's over time-walletServicePubkey-appPubkey")
+            throw APIError(.invalidSignature, "signature is not the path key's over time-walletServicePubkey-appPubkey")
         }
         guard abs(Double(body.time) - now().timeIntervalSince1970) <= Self.maxTimeSkew else {
-            throw APIError(.unauthorized, "stale_time", "time must be within \(Int(Self.maxTimeSkew)) s of the server's clock")
+            throw APIError(.staleTime, "time must be within \(Int(Self.maxTimeSkew)) s of the server's clock")
         }
         do {
             _ = try await store.deleteNwcRegistration(walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, owner: owner.hex)
@@ -113,26 +113,26 @@ struct NwcRoutes: Sendable {
     /// https and public addresses unless the operator allows otherwise.
     static func checkForeignWebhook(_ url: String, policy: WebPushPolicy) async throws {
         guard url.utf8.count <= 2048, (try? PushTokenForm.check(url, platform: .webhook)) != nil, let parsed = URL(string: url), let host = parsed.host
-        else { throw APIError.badRequest("invalid_webhook_url", "webhookUrl must be an http(s) URL with a host") }
+        else { throw APIError(.invalidWebhookURL, "webhookUrl must be an http(s) URL with a host") }
         guard policy.allowInsecureEndpoints || parsed.scheme?.lowercased() == "https" else {
-            throw APIError.badRequest("invalid_webhook_url", "webhookUrl must be https (webpush.allow_insecure_endpoints allows http)")
+            throw APIError(.invalidWebhookURL, "webhookUrl must be https (webpush.allow_insecure_endpoints allows http)")
         }
         if !policy.allowPrivateEndpoints,
             let why = await EndpointAddresses.refusal(host: host, port: parsed.port ?? (parsed.scheme?.lowercased() == "https" ? 443 : 80))
         {
-            throw APIError.badRequest("private_webhook_url", "webhookUrl refused: \(why) (webpush.allow_private_endpoints)")
+            throw APIError(.privateWebhookURL, "webhookUrl refused: \(why) (webpush.allow_private_endpoints)")
         }
     }
 
     static func owner(_ context: HeraldRequestContext) throws -> NodeID {
         guard let text = context.parameters.get("pubkey"), text.utf8.count == 66, text.utf8.allSatisfy(\.isLowerHex), let node = NodeID(hex: text)
-        else { throw APIError.badRequest("invalid_pubkey", "the path names a compressed secp256k1 key, 66 lower-case hex digits") }
+        else { throw APIError(.invalidPubkey, "the path names a compressed secp256k1 key, 66 lower-case hex digits") }
         return node
     }
 
     static func checkNostrKey(_ text: String, _ field: String) throws {
         guard text.utf8.count == 64, text.utf8.allSatisfy(\.isLowerHex), NodeID(hex: "02" + text) != nil else {
-            throw APIError.badRequest("invalid_pubkey", "\(field) must be an x-only Nostr key, 64 lower-case hex digits")
+            throw APIError(.invalidPubkey, "\(field) must be an x-only Nostr key, 64 lower-case hex digits")
         }
     }
 

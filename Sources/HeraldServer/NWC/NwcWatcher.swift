@@ -207,6 +207,11 @@ final class NwcWatcher: Service, Sendable {
         metrics.nwcRefused(refusal.rawValue)
     }
 
+    /// Why an event found no one to go to.
+    enum NotForwarded: Error {
+        case unknownRegistration, deviceGone
+    }
+
     /// The registration's webhook is this server's device webhook: the push, with no HTTP hop.
     func forward(_ raw: String, event: NostrEvent, wallet: String) async throws {
         let key = wallet + event.pubkey.lowercased()
@@ -215,13 +220,13 @@ final class NwcWatcher: Service, Sendable {
             // Registered since the last reading: read again.
             found = try await store.nwcRegistrations().first { $0.walletServicePubkey + $0.appPubkey == key }
         }
-        guard let registration = found else { throw APIError(.notFound, "unknown_registration", "no registration for this app") }
+        guard let registration = found else { throw NotForwarded.unknownRegistration }
         guard let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL) else {
             return try await post(raw, event: event, to: registration.webhookURL)
         }
         let resolution = try await devices.resolveWebhookToken(alias, rawPlatform: nil)
         guard let device = resolution.device, !resolution.isDead else {
-            throw APIError(.gone, "token_unregistered", "the wallet's device is gone")
+            throw NotForwarded.deviceGone
         }
         var recipient = PushDelivery.Recipient(
             target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,

@@ -188,7 +188,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `alias_required`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `invalid_notification`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_body_shape`, `unknown_platform`, `missing_platform`, `missing_token`, `alias_required`, `invalid_token`, `invalid_idempotency_key`, `platform_not_configured`, `unknown_app`, `invalid_notification`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -212,8 +212,8 @@ enum OpenAPIDocument {
                             "platform_not_configured",
                             "unknown_app",
                             "invalid_notification",
-                            "stale_timestamp",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -224,7 +224,7 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `invalid_signature`",
+            "description": "Unauthorized: `invalid_signature`, `stale_timestamp`",
             "content": {
               "application/json": {
                 "schema": {
@@ -237,7 +237,8 @@ enum OpenAPIDocument {
                         "error": {
                           "type": "string",
                           "enum": [
-                            "invalid_signature"
+                            "invalid_signature",
+                            "stale_timestamp"
                           ]
                         }
                       }
@@ -255,28 +256,7 @@ enum OpenAPIDocument {
             }
           },
           "403": {
-            "description": "Forbidden: `device_unconfirmed`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "device_unconfirmed"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.device_unconfirmed"
           },
           "404": {
             "description": "Not Found: `unknown_token`",
@@ -303,28 +283,7 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
             "description": "Conflict: `replayed`",
@@ -376,28 +335,7 @@ enum OpenAPIDocument {
             }
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
             "description": "Unprocessable Content: `invalid_data`, `idempotency_key_reused`, `payload_too_large`, `invalid_message`",
@@ -459,40 +397,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "shutting_down",
-                            "store_unavailable",
-                            "overloaded",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           },
           "504": {
             "description": "Gateway Timeout: `reply_timeout`",
@@ -585,132 +494,19 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `invalid_signature`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_signature"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.invalid_signature"
           },
           "404": {
-            "description": "Not Found: `not_configured`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "not_configured"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.not_configured"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
             "description": "Unprocessable Content: `invalid_body`, `unsupported_template`, `payload_too_large`, `invalid_message`",
@@ -740,71 +536,13 @@ enum OpenAPIDocument {
             }
           },
           "429": {
-            "description": "Too Many Requests: `target_rate_limited`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error429.target_rate_limited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "shutting_down",
-                            "store_unavailable",
-                            "overloaded",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
         }
       }
@@ -853,29 +591,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
           },
           "404": {
             "description": "Not Found: `unknown_reply`",
@@ -902,28 +618,7 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
             "description": "Conflict: `already_answered`",
@@ -997,38 +692,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -1064,7 +732,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1090,8 +758,8 @@ enum OpenAPIDocument {
                             "invalid_identities",
                             "invalid_identity",
                             "missing_timestamp",
-                            "stale_timestamp",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -1102,7 +770,7 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `invalid_proof`, `unauthorized`",
+            "description": "Unauthorized: `invalid_proof`, `stale_timestamp`, `unauthorized`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1116,6 +784,7 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "invalid_proof",
+                            "stale_timestamp",
                             "unauthorized"
                           ]
                         }
@@ -1134,165 +803,25 @@ enum OpenAPIDocument {
             }
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
           },
           "429": {
-            "description": "Too Many Requests: `rate_limited`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error429.rate_limited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -1354,60 +883,13 @@ enum OpenAPIDocument {
             }
           },
           "404": {
-            "description": "Not Found: `platform_not_configured`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "platform_not_configured"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.not_configured"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.too_many_connections"
           }
         }
       }
@@ -1464,29 +946,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
           },
           "403": {
             "description": "Forbidden: `invalid_code`",
@@ -1513,109 +973,19 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -1666,7 +1036,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `stale_timestamp`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1691,8 +1061,8 @@ enum OpenAPIDocument {
                             "invalid_identities",
                             "invalid_identity",
                             "missing_timestamp",
-                            "stale_timestamp",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -1703,7 +1073,7 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`, `invalid_proof`",
+            "description": "Unauthorized: `unauthorized`, `invalid_proof`, `stale_timestamp`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1717,7 +1087,8 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "unauthorized",
-                            "invalid_proof"
+                            "invalid_proof",
+                            "stale_timestamp"
                           ]
                         }
                       }
@@ -1735,109 +1106,19 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -1869,68 +1150,13 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -1993,35 +1219,7 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
             "description": "Forbidden: `token_registered_elsewhere`",
@@ -2071,38 +1269,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -2153,7 +1324,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_ttl`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_ttl`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2168,7 +1339,8 @@ enum OpenAPIDocument {
                           "enum": [
                             "invalid_json",
                             "invalid_ttl",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -2179,140 +1351,22 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -2344,68 +1398,13 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -2446,35 +1445,10 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
             "description": "Service Unavailable: `store_unavailable`, `too_many_streams`, `too_many_connections`",
@@ -2599,7 +1573,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_device`, `invalid_kind`, `invalid_payment_hash`, `expired`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_identity`, `invalid_collapse_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_device`, `invalid_kind`, `invalid_payment_hash`, `expired`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_identity`, `invalid_collapse_key`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2621,7 +1595,8 @@ enum OpenAPIDocument {
                             "platform_not_configured",
                             "invalid_identity",
                             "invalid_collapse_key",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -2632,59 +1607,10 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "404": {
             "description": "Not Found: `unknown_device`",
@@ -2711,28 +1637,7 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "410": {
             "description": "Gone: `token_unregistered`",
@@ -2759,7 +1664,7 @@ enum OpenAPIDocument {
             }
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`, `payload_too_large`",
+            "description": "Content Too Large: `body_too_large`, `wake_payload_too_large`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2773,7 +1678,7 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "body_too_large",
-                            "payload_too_large"
+                            "wake_payload_too_large"
                           ]
                         }
                       }
@@ -2812,71 +1717,13 @@ enum OpenAPIDocument {
             }
           },
           "429": {
-            "description": "Too Many Requests: `target_rate_limited`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error429.target_rate_limited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "shutting_down",
-                            "store_unavailable",
-                            "overloaded",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
         }
       }
@@ -2921,189 +1768,28 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "404": {
-            "description": "Not Found: `unknown_wake`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unknown_wake"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.unknown_wake"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -3147,116 +1833,19 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "404": {
-            "description": "Not Found: `unknown_wake`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unknown_wake"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.unknown_wake"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -3305,7 +1894,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `invalid_relays`, `private_relay`, `invalid_webhook_url`, `private_webhook_url`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `invalid_relays`, `private_relay`, `invalid_webhook_url`, `private_webhook_url`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -3324,7 +1913,8 @@ enum OpenAPIDocument {
                             "private_relay",
                             "invalid_webhook_url",
                             "private_webhook_url",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -3335,35 +1925,7 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `invalid_signature`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_signature"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.invalid_signature"
           },
           "403": {
             "description": "Forbidden: `registered_by_another_key`",
@@ -3390,76 +1952,13 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
           },
           "429": {
             "description": "Too Many Requests: `rate_limited`, `too_many_registrations`",
@@ -3494,38 +1993,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -3572,7 +2044,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -3587,7 +2059,8 @@ enum OpenAPIDocument {
                           "enum": [
                             "invalid_json",
                             "invalid_pubkey",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -3630,109 +2103,19 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -3756,37 +2139,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.too_many_connections"
           }
         }
       }
@@ -3810,37 +2167,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.too_many_connections"
           }
         }
       }
@@ -3876,30 +2207,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_request`, `platform_not_configured`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_request",
-                            "platform_not_configured",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_request.platform_not_configured.malformed_request.bad_request"
           },
           "401": {
             "description": "Unauthorized: `stale_timestamp`, `invalid_proof`, `missing_proof`",
@@ -3935,141 +2243,22 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "description": "Conflict: `stale_registration`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "stale_registration"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error409.stale_registration"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "429": {
-            "description": "Too Many Requests: `rate_limited`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error429.rate_limited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -4104,30 +2293,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_request`, `platform_not_configured`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_request",
-                            "platform_not_configured",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_request.platform_not_configured.malformed_request.bad_request"
           },
           "401": {
             "description": "Unauthorized: `stale_timestamp`, `invalid_signature`",
@@ -4162,141 +2328,22 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "description": "Conflict: `stale_registration`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "stale_registration"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error409.stale_registration"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "429": {
-            "description": "Too Many Requests: `rate_limited`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error429.rate_limited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -4335,141 +2382,22 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_request`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_request",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -4491,68 +2419,13 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -4591,141 +2464,22 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_request`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_request",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -4745,68 +2499,13 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -4838,165 +2537,25 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "400": {
-            "description": "Bad Request: `invalid_request`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_request",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "404": {
-            "description": "Not Found: `unknown_wake`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unknown_wake"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.unknown_wake"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -5074,92 +2633,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -5208,7 +2691,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_username`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_username`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -5223,7 +2706,8 @@ enum OpenAPIDocument {
                           "enum": [
                             "invalid_json",
                             "invalid_username",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -5234,83 +2718,13 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `device_unconfirmed`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "device_unconfirmed"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.device_unconfirmed"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
             "description": "Conflict: `username_taken`",
@@ -5337,85 +2751,16 @@ enum OpenAPIDocument {
             }
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -5458,60 +2803,10 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "404": {
             "description": "Not Found: `no_username`",
@@ -5538,109 +2833,19 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -5717,155 +2922,28 @@ enum OpenAPIDocument {
             }
           },
           "404": {
-            "description": "Not Found: unknown Lightning address",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError404"
           },
           "410": {
-            "description": "Gone: the wallet's push token is dead",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError410"
           },
           "422": {
-            "description": "Unprocessable Content: the push would be too large",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "payload_too_large",
-                            "invalid_message"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"
           },
           "429": {
-            "description": "Too Many Requests: the wallet's phone had its share of pushes",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError429.target_rate_limited"
           },
           "502": {
-            "description": "Bad Gateway: the wallet answered with an invalid body",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError502"
           },
           "504": {
-            "description": "Gateway Timeout: the wallet did not answer in time",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError504"
+          },
+          "500": {
+            "$ref": "#/components/responses/LnurlError500.internal"
           },
           "503": {
-            "description": "Service Unavailable: store_unavailable, overloaded, shutting_down, too_many_connections",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "oneOf": [
-                    {
-                      "allOf": [
-                        {
-                          "$ref": "#/components/schemas/LnurlFailure"
-                        },
-                        {
-                          "properties": {
-                            "error": {
-                              "enum": [
-                                "store_unavailable",
-                                "overloaded",
-                                "shutting_down",
-                                "too_many_connections"
-                              ]
-                            }
-                          }
-                        }
-                      ]
-                    },
-                    {
-                      "allOf": [
-                        {
-                          "$ref": "#/components/schemas/Error"
-                        },
-                        {
-                          "properties": {
-                            "error": {
-                              "enum": [
-                                "too_many_connections"
-                              ]
-                            }
-                          }
-                        }
-                      ]
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections"
           }
         }
       }
@@ -5955,179 +3033,31 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: an invalid request (amount, comment, hash, no pay request yet)",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "platform_not_configured"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError400.platform_not_configured"
           },
           "404": {
-            "description": "Not Found: unknown Lightning address",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError404"
           },
           "410": {
-            "description": "Gone: the wallet's push token is dead",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError410"
           },
           "422": {
-            "description": "Unprocessable Content: the push would be too large",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "payload_too_large",
-                            "invalid_message"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"
           },
           "429": {
-            "description": "Too Many Requests: the wallet's phone had its share of pushes",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError429.target_rate_limited"
           },
           "502": {
-            "description": "Bad Gateway: the wallet answered with an invalid body",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError502"
           },
           "504": {
-            "description": "Gateway Timeout: the wallet did not answer in time",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError504"
+          },
+          "500": {
+            "$ref": "#/components/responses/LnurlError500.internal"
           },
           "503": {
-            "description": "Service Unavailable: store_unavailable, overloaded, shutting_down, too_many_connections",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "oneOf": [
-                    {
-                      "allOf": [
-                        {
-                          "$ref": "#/components/schemas/LnurlFailure"
-                        },
-                        {
-                          "properties": {
-                            "error": {
-                              "enum": [
-                                "store_unavailable",
-                                "overloaded",
-                                "shutting_down",
-                                "too_many_connections"
-                              ]
-                            }
-                          }
-                        }
-                      ]
-                    },
-                    {
-                      "allOf": [
-                        {
-                          "$ref": "#/components/schemas/Error"
-                        },
-                        {
-                          "properties": {
-                            "error": {
-                              "enum": [
-                                "too_many_connections"
-                              ]
-                            }
-                          }
-                        }
-                      ]
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections"
           }
         }
       }
@@ -6190,179 +3120,31 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: an invalid request (amount, comment, hash, no pay request yet)",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "platform_not_configured"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError400.platform_not_configured"
           },
           "404": {
-            "description": "Not Found: unknown Lightning address",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError404"
           },
           "410": {
-            "description": "Gone: the wallet's push token is dead",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError410"
           },
           "422": {
-            "description": "Unprocessable Content: the push would be too large",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "payload_too_large",
-                            "invalid_message"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"
           },
           "429": {
-            "description": "Too Many Requests: the wallet's phone had its share of pushes",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError429.target_rate_limited"
           },
           "502": {
-            "description": "Bad Gateway: the wallet answered with an invalid body",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError502"
           },
           "504": {
-            "description": "Gateway Timeout: the wallet did not answer in time",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError504"
+          },
+          "500": {
+            "$ref": "#/components/responses/LnurlError500.internal"
           },
           "503": {
-            "description": "Service Unavailable: store_unavailable, overloaded, shutting_down, too_many_connections",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "oneOf": [
-                    {
-                      "allOf": [
-                        {
-                          "$ref": "#/components/schemas/LnurlFailure"
-                        },
-                        {
-                          "properties": {
-                            "error": {
-                              "enum": [
-                                "store_unavailable",
-                                "overloaded",
-                                "shutting_down",
-                                "too_many_connections"
-                              ]
-                            }
-                          }
-                        }
-                      ]
-                    },
-                    {
-                      "allOf": [
-                        {
-                          "$ref": "#/components/schemas/Error"
-                        },
-                        {
-                          "properties": {
-                            "error": {
-                              "enum": [
-                                "too_many_connections"
-                              ]
-                            }
-                          }
-                        }
-                      ]
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections"
           }
         }
       }
@@ -6421,7 +3203,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_preimage`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_preimage`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -6436,7 +3218,8 @@ enum OpenAPIDocument {
                           "enum": [
                             "invalid_json",
                             "invalid_preimage",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -6472,111 +3255,19 @@ enum OpenAPIDocument {
             }
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "shutting_down",
-                            "store_unavailable",
-                            "overloaded",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
         }
       }
@@ -6645,92 +3336,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -6807,224 +3422,31 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_user_id",
-                            "invalid_session_id",
-                            "unknown_platform",
-                            "invalid_token",
-                            "invalid_subscription",
-                            "private_endpoint",
-                            "unresolvable_endpoint",
-                            "platform_not_configured",
-                            "invalid_seal_key",
-                            "unknown_app",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_json.invalid_user_id.invalid_session_id.unknown_platform.invalid_token.invalid_subscription.private_endpoint.unresolvable_endpoint.platform_not_configured.invalid_seal_key.unknown_app.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "404": {
-            "description": "Not Found: `session_not_found`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "session_not_found"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.session_not_found"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`, `push_token_required`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body",
-                            "push_token_required"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body.push_token_required"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -7089,224 +3511,31 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_user_id",
-                            "invalid_session_id",
-                            "unknown_platform",
-                            "invalid_token",
-                            "invalid_subscription",
-                            "private_endpoint",
-                            "unresolvable_endpoint",
-                            "platform_not_configured",
-                            "invalid_seal_key",
-                            "unknown_app",
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.invalid_json.invalid_user_id.invalid_session_id.unknown_platform.invalid_token.invalid_subscription.private_endpoint.unresolvable_endpoint.platform_not_configured.invalid_seal_key.unknown_app.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "404": {
-            "description": "Not Found: `session_not_found`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "session_not_found"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.session_not_found"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
-            "description": "Unprocessable Content: `invalid_body`, `push_token_required`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body",
-                            "push_token_required"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error422.invalid_body.push_token_required"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -7379,92 +3608,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -7542,7 +3695,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_idempotency_key`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_idempotency_key`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -7558,7 +3711,8 @@ enum OpenAPIDocument {
                             "invalid_json",
                             "invalid_user_id",
                             "invalid_idempotency_key",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -7569,107 +3723,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
             "description": "Unprocessable Content: `invalid_body`, `invalid_data`, `payload_too_large`, `invalid_message`, `idempotency_key_reused`",
@@ -7700,71 +3763,13 @@ enum OpenAPIDocument {
             }
           },
           "429": {
-            "description": "Too Many Requests: `target_rate_limited`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error429.target_rate_limited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "shutting_down",
-                            "store_unavailable",
-                            "overloaded",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
         }
       }
@@ -7819,7 +3824,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `malformed_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_user_id`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -7834,7 +3839,8 @@ enum OpenAPIDocument {
                           "enum": [
                             "invalid_json",
                             "invalid_user_id",
-                            "malformed_request"
+                            "malformed_request",
+                            "bad_request"
                           ]
                         }
                       }
@@ -7845,107 +3851,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
           },
           "422": {
             "description": "Unprocessable Content: `invalid_body`, `invalid_data`, `payload_too_large`, `invalid_message`",
@@ -7975,71 +3890,13 @@ enum OpenAPIDocument {
             }
           },
           "429": {
-            "description": "Too Many Requests: `target_rate_limited`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error429.target_rate_limited"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "shutting_down",
-                            "store_unavailable",
-                            "overloaded",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
         }
       }
@@ -8139,92 +3996,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       },
@@ -8300,92 +4081,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -8476,92 +4181,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -8614,83 +4243,13 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "404": {
-            "description": "Not Found: `dead_letter_not_found`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "dead_letter_not_found"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.dead_letter_not_found"
           },
           "409": {
             "description": "Conflict: `token_dead`",
@@ -8716,38 +4275,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -8783,116 +4315,19 @@ enum OpenAPIDocument {
             "description": "Done; no body."
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
           },
           "404": {
-            "description": "Not Found: `dead_letter_not_found`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "dead_letter_not_found"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.dead_letter_not_found"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -8923,92 +4358,16 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "Unauthorized: `unauthorized`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401.unauthorized"
           },
           "403": {
-            "description": "Forbidden: `forbidden`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "forbidden"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -9033,38 +4392,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -9130,109 +4462,19 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.malformed_request.bad_request"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -9272,129 +4514,25 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "No live session.",
-            "content": {
-              "text/html": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401"
           },
           "403": {
-            "description": "The CSRF token is missing or wrong.",
-            "content": {
-              "text/html": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403"
           },
           "400": {
-            "description": "Bad Request: `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.malformed_request.bad_request"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -9446,129 +4584,25 @@ enum OpenAPIDocument {
             }
           },
           "401": {
-            "description": "No live session.",
-            "content": {
-              "text/html": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error401"
           },
           "403": {
-            "description": "The CSRF token is missing or wrong.",
-            "content": {
-              "text/html": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error403"
           },
           "400": {
-            "description": "Bad Request: `malformed_request`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "malformed_request"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error400.malformed_request.bad_request"
           },
           "408": {
-            "description": "Request Timeout: `request_timeout`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "request_timeout"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error408.request_timeout"
           },
           "413": {
-            "description": "Content Too Large: `body_too_large`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error413.body_too_large"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
           },
           "503": {
-            "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
           }
         }
       }
@@ -9652,37 +4686,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.too_many_connections"
           }
         }
       }
@@ -9706,37 +4714,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.too_many_connections"
           }
         }
       }
@@ -9760,37 +4742,11 @@ enum OpenAPIDocument {
               }
             }
           },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
           "503": {
-            "description": "Service Unavailable: `too_many_connections`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            },
-            "headers": {
-              "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error503.too_many_connections"
           }
         }
       }
@@ -9802,8 +4758,7 @@ enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "error": {
-            "type": "string",
-            "description": "Stable machine-readable code, listed per response."
+            "$ref": "#/components/schemas/ErrorCode"
           },
           "message": {
             "type": "string",
@@ -9816,6 +4771,106 @@ enum OpenAPIDocument {
         ],
         "additionalProperties": false,
         "description": "Every error of Herald's own API: `{\"error\": \"<code>\", \"message\": \"…\"}`."
+      },
+      "ErrorCode": {
+        "type": "string",
+        "enum": [
+          "alias_required",
+          "bad_request",
+          "expired",
+          "invalid_amount",
+          "invalid_collapse_key",
+          "invalid_cursor",
+          "invalid_device",
+          "invalid_idempotency_key",
+          "invalid_identities",
+          "invalid_identity",
+          "invalid_json",
+          "invalid_kind",
+          "invalid_limit",
+          "invalid_lsp_node_id",
+          "invalid_notification",
+          "invalid_payment_hash",
+          "invalid_preimage",
+          "invalid_pubkey",
+          "invalid_reason",
+          "invalid_relays",
+          "invalid_request",
+          "invalid_seal_key",
+          "invalid_session_id",
+          "invalid_subscription",
+          "invalid_token",
+          "invalid_ttl",
+          "invalid_username",
+          "invalid_user_id",
+          "invalid_webhook_url",
+          "malformed_request",
+          "missing_platform",
+          "missing_recipient",
+          "missing_timestamp",
+          "missing_token",
+          "platform_not_configured",
+          "private_endpoint",
+          "private_relay",
+          "private_webhook_url",
+          "unknown_app",
+          "unknown_body_shape",
+          "unknown_platform",
+          "unresolvable_endpoint",
+          "invalid_proof",
+          "invalid_signature",
+          "missing_proof",
+          "stale_time",
+          "stale_timestamp",
+          "unauthorized",
+          "device_unconfirmed",
+          "forbidden",
+          "invalid_code",
+          "registered_by_another_key",
+          "token_registered_elsewhere",
+          "dead_letter_not_found",
+          "no_username",
+          "not_configured",
+          "not_found",
+          "session_not_found",
+          "unknown_device",
+          "unknown_reply",
+          "unknown_token",
+          "unknown_wake",
+          "unknown_zap",
+          "request_timeout",
+          "already_answered",
+          "replayed",
+          "stale_registration",
+          "token_dead",
+          "username_taken",
+          "device_deleted",
+          "reply_expired",
+          "token_unregistered",
+          "body_too_large",
+          "reply_too_large",
+          "wake_payload_too_large",
+          "idempotency_key_reused",
+          "invalid_body",
+          "invalid_data",
+          "invalid_message",
+          "payload_too_large",
+          "push_token_required",
+          "unknown_topic",
+          "unsupported_template",
+          "rate_limited",
+          "target_rate_limited",
+          "too_many_held_requests",
+          "too_many_registrations",
+          "internal",
+          "reply_timeout",
+          "overloaded",
+          "shutting_down",
+          "store_unavailable",
+          "too_many_connections",
+          "too_many_streams"
+        ],
+        "description": "Every machine-readable code, each always with the same status; every response lists the ones it can carry."
       },
       "LnurlFailure": {
         "type": "object",
@@ -11833,6 +6888,882 @@ enum OpenAPIDocument {
         ],
         "additionalProperties": false,
         "description": "The outbox now. Breakdowns (`by_platform`, `by_app`) are maps beside the totals."
+      }
+    },
+    "responses": {
+      "Error400.invalid_json.invalid_user_id.invalid_session_id.unknown_platform.invalid_token.invalid_subscription.private_endpoint.unresolvable_endpoint.platform_not_configured.invalid_seal_key.unknown_app.malformed_request.bad_request": {
+        "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`, `bad_request`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "invalid_json",
+                        "invalid_user_id",
+                        "invalid_session_id",
+                        "unknown_platform",
+                        "invalid_token",
+                        "invalid_subscription",
+                        "private_endpoint",
+                        "unresolvable_endpoint",
+                        "platform_not_configured",
+                        "invalid_seal_key",
+                        "unknown_app",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error400.invalid_json.malformed_request.bad_request": {
+        "description": "Bad Request: `invalid_json`, `malformed_request`, `bad_request`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "invalid_json",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error400.invalid_request.malformed_request.bad_request": {
+        "description": "Bad Request: `invalid_request`, `malformed_request`, `bad_request`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "invalid_request",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error400.invalid_request.platform_not_configured.malformed_request.bad_request": {
+        "description": "Bad Request: `invalid_request`, `platform_not_configured`, `malformed_request`, `bad_request`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "invalid_request",
+                        "platform_not_configured",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error400.malformed_request.bad_request": {
+        "description": "Bad Request: `malformed_request`, `bad_request`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error401": {
+        "description": "No live session.",
+        "content": {
+          "text/html": {
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error401.invalid_signature": {
+        "description": "Unauthorized: `invalid_signature`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "invalid_signature"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "WWW-Authenticate": {
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error401.unauthorized": {
+        "description": "Unauthorized: `unauthorized`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "unauthorized"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "WWW-Authenticate": {
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error403": {
+        "description": "The CSRF token is missing or wrong.",
+        "content": {
+          "text/html": {
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error403.device_unconfirmed": {
+        "description": "Forbidden: `device_unconfirmed`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "device_unconfirmed"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error403.forbidden": {
+        "description": "Forbidden: `forbidden`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "forbidden"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error404.dead_letter_not_found": {
+        "description": "Not Found: `dead_letter_not_found`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "dead_letter_not_found"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error404.not_configured": {
+        "description": "Not Found: `not_configured`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "not_configured"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error404.session_not_found": {
+        "description": "Not Found: `session_not_found`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "session_not_found"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error404.unknown_wake": {
+        "description": "Not Found: `unknown_wake`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "unknown_wake"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error408.request_timeout": {
+        "description": "Request Timeout: `request_timeout`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "request_timeout"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error409.stale_registration": {
+        "description": "Conflict: `stale_registration`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "stale_registration"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error413.body_too_large": {
+        "description": "Content Too Large: `body_too_large`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "body_too_large"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error422.invalid_body": {
+        "description": "Unprocessable Content: `invalid_body`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "invalid_body"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error422.invalid_body.push_token_required": {
+        "description": "Unprocessable Content: `invalid_body`, `push_token_required`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "invalid_body",
+                        "push_token_required"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error429.rate_limited": {
+        "description": "Too Many Requests: `rate_limited`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "rate_limited"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error429.target_rate_limited": {
+        "description": "Too Many Requests: `target_rate_limited`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "target_rate_limited"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error500.internal": {
+        "description": "Internal Server Error: `internal`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "internal"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error503.shutting_down.store_unavailable.overloaded.too_many_connections": {
+        "description": "Service Unavailable: `shutting_down`, `store_unavailable`, `overloaded`, `too_many_connections`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "shutting_down",
+                        "store_unavailable",
+                        "overloaded",
+                        "too_many_connections"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error503.store_unavailable.too_many_connections": {
+        "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "store_unavailable",
+                        "too_many_connections"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "Error503.too_many_connections": {
+        "description": "Service Unavailable: `too_many_connections`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "too_many_connections"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "LnurlError400.platform_not_configured": {
+        "description": "Bad Request: an invalid request (amount, comment, hash, no pay request yet)",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/LnurlFailure"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "platform_not_configured"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "LnurlError404": {
+        "description": "Not Found: unknown Lightning address",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/LnurlFailure"
+            }
+          }
+        }
+      },
+      "LnurlError410": {
+        "description": "Gone: the wallet's push token is dead",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/LnurlFailure"
+            }
+          }
+        }
+      },
+      "LnurlError422.payload_too_large.invalid_message": {
+        "description": "Unprocessable Content: the push would be too large",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/LnurlFailure"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "payload_too_large",
+                        "invalid_message"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "LnurlError429.target_rate_limited": {
+        "description": "Too Many Requests: the wallet's phone had its share of pushes",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/LnurlFailure"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "target_rate_limited"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "LnurlError500.internal": {
+        "description": "Internal Server Error: `internal`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/LnurlFailure"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "internal"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "LnurlError502": {
+        "description": "Bad Gateway: the wallet answered with an invalid body",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/LnurlFailure"
+            }
+          }
+        }
+      },
+      "LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections": {
+        "description": "Service Unavailable: store_unavailable, overloaded, shutting_down, too_many_connections",
+        "content": {
+          "application/json": {
+            "schema": {
+              "oneOf": [
+                {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/LnurlFailure"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "enum": [
+                            "store_unavailable",
+                            "overloaded",
+                            "shutting_down",
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                },
+                {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                      "properties": {
+                        "error": {
+                          "enum": [
+                            "too_many_connections"
+                          ]
+                        }
+                      }
+                    }
+                  ]
+                }
+              ]
+            }
+          }
+        },
+        "headers": {
+          "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "LnurlError504": {
+        "description": "Gateway Timeout: the wallet did not answer in time",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/LnurlFailure"
+            }
+          }
+        }
       }
     },
     "securitySchemes": {

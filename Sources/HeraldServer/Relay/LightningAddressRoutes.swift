@@ -53,13 +53,12 @@ struct LightningAddressRoutes: Sendable {
         let device = try await DeviceRoutes.authenticate(request, deviceID: body.deviceID, in: devices)
         try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
         guard let username = LightningAddressName.valid(body.username) else {
-            throw APIError.badRequest(
-                "invalid_username", "a username is 1 to \(LightningAddressName.maxLength) of a-z, 0-9, '-', '_' and '.' (LUD-16)"
+            throw APIError(.invalidUsername, "a username is 1 to \(LightningAddressName.maxLength) of a-z, 0-9, '-', '_' and '.' (LUD-16)"
             )
         }
         switch try await addresses.claimUsername(username, deviceID: device.id, now: now()) {
         case .taken:
-            throw APIError(.conflict, "username_taken", "another wallet owns '\(username)'")
+            throw APIError(.usernameTaken, "another wallet owns '\(username)'")
         case .unchanged:
             return try claimed(username, previous: nil, status: .ok)
         case .claimed(let previous):
@@ -91,7 +90,7 @@ struct LightningAddressRoutes: Sendable {
         }
         let device = try await DeviceRoutes.authenticate(request, deviceID: deviceID, in: devices)
         guard try await addresses.releaseUsername(deviceID: device.id) != nil else {
-            throw APIError(.notFound, "no_username", "this device has no Lightning address")
+            throw APIError(.noUsername, "this device has no Lightning address")
         }
         try await cache.removeCachedReplies(prefix: LnurlPayRoutes.cachePrefix(deviceID: device.id))
         return Response(status: .noContent)

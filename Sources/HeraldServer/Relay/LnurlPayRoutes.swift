@@ -26,9 +26,9 @@ struct LnurlPayRoutes: Sendable {
         router.get("lnurlp/:username/callback") { request, context in
             await lnurl(context) { try await invoice(request, context) }
         }
-        router.get("lnurlp/:username/verify/:hash") { _, context in await lnurl(context) { try await verify(context) } }
+        router.get("lnurlp/:username/verify/:payment_hash") { _, context in await lnurl(context) { try await verify(context) } }
         // The device, not a payer: Herald's own JSON errors.
-        router.post("lnurlp/:username/zap/:hash") { request, context in try await zapPaid(request, context) }
+        router.post("lnurlp/:username/zap/:payment_hash") { request, context in try await zapPaid(request, context) }
     }
 
     // MARK: The three steps
@@ -132,7 +132,7 @@ struct LnurlPayRoutes: Sendable {
 
     func verify(_ context: HeraldRequestContext) async throws -> Response {
         let address = try await lookUp(context)
-        guard let hash = context.parameters.get("hash")?.lowercased(), hash.utf8.count == 64,
+        guard let hash = context.parameters.get("payment_hash")?.lowercased(), hash.utf8.count == 64,
             hash.utf8.allSatisfy(\.isLowerHex)
         else { throw LnurlFailure(.badRequest, "Invalid payment hash") }
         let key = Self.cachePrefix(deviceID: address.device.id) + address.username + ":verify:" + hash
@@ -165,11 +165,11 @@ struct LnurlPayRoutes: Sendable {
         guard let address = try await address(context) else {
             throw APIError.notFound("no Lightning address \(Self.username(context).prefix(64))")
         }
-        let hash = context.parameters.get("hash")?.lowercased() ?? ""
+        let hash = context.parameters.get("payment_hash")?.lowercased() ?? ""
         var request = request
         let body = try await Edge.readJSONBody(ZapPaymentReport.self, from: &request)
         guard let answer = try await zaps.paid(paymentHash: hash, preimage: body.preimage, deviceID: address.device.id, app: address.device.app) else {
-            throw APIError(.notFound, "unknown_zap", "no zap request was kept for this payment hash")
+            throw APIError(.unknownZap, "no zap request was kept for this payment hash")
         }
         return try JSONResponse.make(answer, status: .accepted)
     }
@@ -287,7 +287,7 @@ struct LnurlFailure: Error, Sendable {
 
     init(_ error: APIError) {
         self.init(error.status, error.message)
-        code = error.code
+        code = error.code.rawValue
         headers = error.headers
     }
 

@@ -19,12 +19,12 @@ struct ReplyRoutes: Sendable {
 
     func reply(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         guard let id = context.parameters.get("id"), !id.isEmpty, id.utf8.count <= 64 else {
-            throw APIError(.notFound, "unknown_reply", "no request is waiting on this reply URL")
+            throw APIError(.unknownReply, "no request is waiting on this reply URL")
         }
         var request = request
         let body = try await Edge.readRequiredBody(
             &request, limit: settings.replyBodyLimit,
-            tooLarge: APIError(.contentTooLarge, "reply_too_large", "the reply is over \(settings.replyBodyLimit) bytes")
+            tooLarge: APIError(.replyTooLarge, "the reply is over \(settings.replyBodyLimit) bytes")
         )
         let data = Data(buffer: body)
         _ = try Edge.parseJSONObject(data)
@@ -33,11 +33,11 @@ struct ReplyRoutes: Sendable {
         case .accepted:
             return try JSONResponse.make(["status": "accepted"])
         case .alreadyAnswered:
-            throw APIError(.conflict, "already_answered", "this request was answered already")
+            throw APIError(.alreadyAnswered, "this request was answered already")
         case .expired:
-            throw APIError(.gone, "reply_expired", "the caller stopped waiting for this answer")
+            throw APIError(.replyExpired, "the caller stopped waiting for this answer")
         case .unknown:
-            throw APIError(.notFound, "unknown_reply", "no request is waiting on this reply URL")
+            throw APIError(.unknownReply, "no request is waiting on this reply URL")
         }
     }
 

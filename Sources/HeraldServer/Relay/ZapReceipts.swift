@@ -70,7 +70,7 @@ struct ZapReceipts: Sendable {
         guard let bytes = [UInt8](hex: preimage), bytes.count == 32,
             Array(SHA256.hash(data: bytes)).lowercaseHex == paymentHash.lowercased()
         else {
-            throw APIError.badRequest("invalid_preimage", "the preimage must be 64 hex digits whose SHA-256 is the payment hash")
+            throw APIError(.invalidPreimage, "the preimage must be 64 hex digits whose SHA-256 is the payment hash")
         }
         // Only the address's own zaps: another device's payment hash is not this one's to report.
         guard let stored = try await zaps.zap(paymentHash: paymentHash.lowercased()), stored.deviceID == deviceID else { return nil }
@@ -79,7 +79,7 @@ struct ZapReceipts: Sendable {
             request = try ZapRequest(json: stored.request, amount: nil, payURL: nil)
         } catch {
             // Checked when it was kept; a row that no longer parses is not worth a receipt.
-            throw APIError(.internalServerError, "invalid_zap", "the kept zap request no longer parses: \(error.description)")
+            throw APIError(.internalError, "the kept zap request no longer parses: \(error.description)")
         }
         let paidAt = now()
         let receipt = ZapReceipt.make(for: request, bolt11: stored.bolt11, preimage: bytes.lowercaseHex, paidAt: paidAt, key: zapSettings.key)

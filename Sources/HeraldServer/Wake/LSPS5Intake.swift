@@ -59,7 +59,7 @@ struct LSPS5Intake: Sendable {
         do {
             checked = try await check(body: body, headers: headers, deviceID: device.id)
         } catch let error as APIError {
-            metrics.lsps5Refused(reason: error.code)
+            metrics.lsps5Refused(reason: error.code.rawValue)
             throw error
         }
         let notification = checked.notification
@@ -72,7 +72,7 @@ struct LSPS5Intake: Sendable {
                 deviceID: device.id, signature: replayKey, expiresAt: expiresAt, now: now())
         else {
             metrics.lsps5Refused(reason: "replayed")
-            throw APIError(.conflict, "replayed", "this notification (its signer, timestamp and body) was taken before; it is not pushed again")
+            throw APIError(.replayed, "this notification (its signer, timestamp and body) was taken before; it is not pushed again")
         }
         metrics.lsps5Accepted(method: notification.method.name, verified: checked.verified)
         guard let kind = Self.wakeKind(for: notification.method) else {
@@ -93,9 +93,7 @@ struct LSPS5Intake: Sendable {
 
     func check(body: [UInt8], headers: HTTPFields, deviceID: String) async throws -> Checked {
         guard let timestamp = headers[Self.timestampHeader], let signature = headers[Self.signatureHeader] else {
-            throw APIError.badRequest(
-                "invalid_notification",
-                "an LSPS5 notification needs both the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
+            throw APIError(.invalidNotification, "an LSPS5 notification needs both the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
             )
         }
         let notification = try Self.parse(body)
@@ -112,7 +110,7 @@ struct LSPS5Intake: Sendable {
         // signature, and the wallet learns the node id from the push to judge for itself.
         let expected = registered ?? LightningMessageSignature.recoverNodeID(message, signature: signature)
         guard let expected else {
-            throw APIError(.unauthorized, "invalid_signature", "\(LSPS5Webhook.signatureHeader) is not a recoverable Lightning message signature")
+            throw APIError(.invalidSignature, "\(LSPS5Webhook.signatureHeader) is not a recoverable Lightning message signature")
         }
         do {
             _ = try verifier.verify(body: body, timestamp: timestamp, signature: signature, nodeID: expected)
@@ -136,11 +134,10 @@ struct LSPS5Intake: Sendable {
         do {
             notification = try LSPS5Notification(parsing: body)
         } catch {
-            throw APIError.badRequest("invalid_notification", "the body is not an LSPS5 notification: \(error.reason)")
+            throw APIError(.invalidNotification, "the body is not an LSPS5 notification: \(error.reason)")
         }
         guard WakeRoutes.isValidKind(notification.method.name) else {
-            throw APIError.badRequest(
-                "invalid_notification", "method must be 1 to \(WakeRoutes.maxKindBytes) letters, digits, '_', '-' or '.'"
+            throw APIError(.invalidNotification, "method must be 1 to \(WakeRoutes.maxKindBytes) letters, digits, '_', '-' or '.'"
             )
         }
         return notification
@@ -148,13 +145,12 @@ struct LSPS5Intake: Sendable {
 
     static func apiError(_ error: LSPS5VerificationError) -> APIError {
         switch error.code {
-        case .staleTimestamp: APIError.badRequest("stale_timestamp", "\(LSPS5Webhook.timestampHeader) is more than 10 minutes from Herald's clock: \(error.message)")
+        case .staleTimestamp: APIError(.staleTimestamp, "\(LSPS5Webhook.timestampHeader) is more than 10 minutes from Herald's clock: \(error.message)")
         case .malformedTimestamp:
-            APIError.badRequest(
-                "invalid_notification", "\(LSPS5Webhook.timestampHeader) must be an RFC 3339 timestamp such as 2023-05-04T10:14:23.853Z"
+            APIError(.invalidNotification, "\(LSPS5Webhook.timestampHeader) must be an RFC 3339 timestamp such as 2023-05-04T10:14:23.853Z"
             )
-        case .malformedBody: APIError.badRequest("invalid_notification", error.message)
-        default: APIError(.unauthorized, "invalid_signature", "the signature is not the LSP's over this timestamp and body: \(error.message)")
+        case .malformedBody: APIError(.invalidNotification, error.message)
+        default: APIError(.invalidSignature, "the signature is not the LSP's over this timestamp and body: \(error.message)")
         }
     }
 

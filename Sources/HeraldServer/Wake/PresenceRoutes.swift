@@ -32,7 +32,7 @@ struct PresenceRoutes: Sendable {
         let body = try await Edge.readOptionalJSONBody(PresenceHeartbeat.self, from: &request)
         let ttl = body?.ttlSeconds ?? PresenceHeartbeat.defaultTTL
         guard (1...PresenceHeartbeat.maximumTTL).contains(ttl) else {
-            throw APIError.badRequest("invalid_ttl", "ttl_seconds must be 1 to \(PresenceHeartbeat.maximumTTL)")
+            throw APIError(.invalidTTL, "ttl_seconds must be 1 to \(PresenceHeartbeat.maximumTTL)")
         }
         presence.heartbeat(deviceID: device.id, ttl: TimeInterval(ttl), now: now())
         return try JSONResponse.make(PresenceAnswer(present: true, ttlSeconds: ttl))
@@ -47,7 +47,7 @@ struct PresenceRoutes: Sendable {
         guard let id = UUID(uuidString: ack.id),
             try await wakes?.acknowledge(wakeID: id.uuidString.lowercased(), deviceID: device.id, outcome: ack.outcome) != nil
         else {
-            throw APIError(.notFound, "unknown_wake", "no wake with this id was pushed to this device")
+            throw APIError(.unknownWake, "no wake with this id was pushed to this device")
         }
         return Response(status: .noContent)
     }
@@ -70,8 +70,7 @@ struct PresenceRoutes: Sendable {
         let clock = self.clock
         // Opened before the answer starts, so a full server says so with a status.
         guard let (id, events) = presence.openStream(deviceID: device.id, now: now()) else {
-            throw APIError(
-                .serviceUnavailable, "too_many_streams", "the server holds its share of presence streams; send heartbeats instead",
+            throw APIError(.tooManyStreams, "the server holds its share of presence streams; send heartbeats instead",
                 headers: [.retryAfter: "60"])
         }
         let opened = now()

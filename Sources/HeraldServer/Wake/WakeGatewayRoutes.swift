@@ -60,15 +60,19 @@ struct WakeGatewayRoutes: Sendable {
         let time = serverTime
         // In floating point: a `ts` near Int64's ends must not overflow the subtraction.
         guard abs(Double(time) - Double(registration.ts)) <= WakeRegistrationRequest.maximumSkew else {
-            throw APIError(
-                .unauthorized, "stale_timestamp",
-                "ts must be within \(Int(WakeRegistrationRequest.maximumSkew)) s of the server's time (\(time))")
+            throw APIError(.staleTimestamp, "ts must be within \(Int(WakeRegistrationRequest.maximumSkew)) s of the server's time (\(time))")
         }
         let proven: [ProvenIdentity]
         do {
             proven = try registration.validate(audience: settings.wakeGatewayAudience)
         } catch {
-            throw APIError(error.code == "invalid_request" ? .badRequest : .unauthorized, error.code, error.message)
+            let code: ErrorCode =
+                switch error.code {
+                case .invalidRequest: .invalidRequest
+                case .missingProof: .missingProof
+                case .invalidProof: .invalidProof
+                }
+            throw APIError(code, error.message)
         }
         let platform: Platform = registration.platform == .apns ? .ios : .android
         let installKey = registration.app + "|" + registration.installID
@@ -91,18 +95,18 @@ struct WakeGatewayRoutes: Sendable {
         var request = request
         let legacy = try await Self.readBody(WakeLegacyRegistration.self, from: &request)
         guard let node = NodeID(hex: legacy.nodeId), legacy.nodeId == node.hex else {
-            throw APIError.badRequest("invalid_request", "nodeId must be 66 lower-case hex digits of a compressed secp256k1 key")
+            throw APIError(.invalidRequest, "nodeId must be 66 lower-case hex digits of a compressed secp256k1 key")
         }
         guard legacy.publicKey.utf8.count == 66, NodeID(hex: legacy.publicKey)?.hex == legacy.publicKey else {
-            throw APIError.badRequest("invalid_request", "publicKey must be 66 lower-case hex digits of a compressed secp256k1 key")
+            throw APIError(.invalidRequest, "publicKey must be 66 lower-case hex digits of a compressed secp256k1 key")
         }
         guard let signedAt = ISOTimestamp.parse(legacy.isoTimestamp),
             abs(signedAt.timeIntervalSince(now())) <= WakeRegistrationRequest.maximumSkew
         else {
-            throw APIError(.unauthorized, "stale_timestamp", "isoTimestamp must be an ISO 8601 time within 600 s of the server's")
+            throw APIError(.staleTimestamp, "isoTimestamp must be an ISO 8601 time within 600 s of the server's")
         }
         guard legacy.verifies() else {
-            throw APIError(.unauthorized, "invalid_signature", "signature is not nodeId's over \"bitkit-notifications\" + deviceToken + isoTimestamp")
+            throw APIError(.invalidSignature, "signature is not nodeId's over \"bitkit-notifications\" + deviceToken + isoTimestamp")
         }
         // The token's form: APNs tokens are hex, FCM's are not.
         let isAPNs = legacy.deviceToken.utf8.count >= 64 && legacy.deviceToken.utf8.allSatisfy(\.isHex)
@@ -111,7 +115,7 @@ struct WakeGatewayRoutes: Sendable {
         do {
             try PushTokenForm.check(token, platform: platform)
         } catch {
-            throw APIError.badRequest("invalid_request", "deviceToken is neither an APNs nor an FCM token")
+            throw APIError(.invalidRequest, "deviceToken is neither an APNs nor an FCM token")
         }
         let (stored, _) = split(Array(Set(legacy.features.filter(WakeTopicName.isName))).sorted())
         let gateway = WakeGatewayDevice(
@@ -136,7 +140,7 @@ struct WakeGatewayRoutes: Sendable {
             if let earlier = try await ledger.wakeGatewayDevice(installKey: gateway.installKey),
                 earlier.gateway.registeredTS > gateway.registeredTS
             {
-                throw APIError(.conflict, "stale_registration", "this install registered later (ts \(earlier.gateway.registeredTS)); a registration never replaces a newer one")
+                throw APIError(.staleRegistration, "this install registered later (ts \(earlier.gateway.registeredTS)); a registration never replaces a newer one")
             }
             return try await devices.registerDevice(
                 platform: platform, token: token, sealKey: nil, app: app,
@@ -182,10 +186,10 @@ struct WakeGatewayRoutes: Sendable {
         var request = request
         let body = try await Self.readBody(WakeTopicsBody.self, from: &request)
         guard body.topics.count <= WakeTopicName.maximumPerDevice else {
-            throw APIError.badRequest("invalid_request", "at most \(WakeTopicName.maximumPerDevice) topics")
+            throw APIError(.invalidRequest, "at most \(WakeTopicName.maximumPerDevice) topics")
         }
         if let bad = body.topics.first(where: { !WakeTopicName.isValid($0) }) {
-            throw APIError.badRequest("invalid_request", "topic \(bad.prefix(80)) is neither a name (namespace.Name) nor a pattern (namespace.*)")
+            throw APIError(.invalidRequest, "topic \(bad.prefix(80)) is neither a name (namespace.Name) nor a pattern (namespace.*)")
         }
         let (stored, unknown) = split(WakeRegistrationRequest.canonical(body.topics))
         do {
@@ -227,9 +231,9 @@ struct WakeGatewayRoutes: Sendable {
         let entry = try await authenticate(request)
         var request = request
         let ack = try await Self.readBody(WakeAck.self, from: &request)
-        guard let id = UUID(uuidString: ack.id) else { throw APIError.badRequest("invalid_request", "id must be the wake's UUID") }
+        guard let id = UUID(uuidString: ack.id) else { throw APIError(.invalidRequest, "id must be the wake's UUID") }
         guard try await wakes.acknowledge(wakeID: id.uuidString.lowercased(), deviceID: entry.device.id, outcome: ack.outcome) != nil else {
-            throw APIError(.notFound, "unknown_wake", "no wake with this id was delivered to this device")
+            throw APIError(.unknownWake, "no wake with this id was delivered to this device")
         }
         return Response(status: .noContent)
     }
@@ -238,8 +242,8 @@ struct WakeGatewayRoutes: Sendable {
     static func readBody<T: Decodable>(_ type: T.Type, from request: inout Request) async throws -> T {
         do {
             return try await Edge.readJSONBody(T.self, from: &request, limit: bodyLimit)
-        } catch let error as APIError where error.code == "invalid_json" || error.code == "invalid_body" {
-            throw APIError.badRequest("invalid_request", error.message)
+        } catch let error as APIError where error.code == .invalidJSON || error.code == .invalidBody {
+            throw APIError(.invalidRequest, error.message)
         }
     }
 }

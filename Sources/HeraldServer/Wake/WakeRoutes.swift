@@ -43,7 +43,7 @@ struct WakeRoutes: Sendable {
         let body = try Edge.decode(WakeRequest.self, parsed: parsed, from: Data(buffer: raw))
         try Self.validate(body, now: now())
         guard let resolution = try await devices.resolveDevice(id: body.device), let device = resolution.device else {
-            throw APIError(.notFound, "unknown_device", "no device is registered under this id")
+            throw APIError(.unknownDevice, "no device is registered under this id")
         }
         if resolution.isDead { throw APIError.tokenUnregistered }
         let idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "wake:\(device.id)")
@@ -56,7 +56,7 @@ struct WakeRoutes: Sendable {
     func status(_ context: HeraldRequestContext) async throws -> Response {
         let id = context.parameters.get("wake_id") ?? ""
         guard let uuid = UUID(uuidString: id), let status = try await wakes.status(wakeID: uuid.uuidString.lowercased()) else {
-            throw APIError(.notFound, "unknown_wake", "no wake has this id")
+            throw APIError(.unknownWake, "no wake has this id")
         }
         return try JSONResponse.make(status)
     }
@@ -69,18 +69,18 @@ struct WakeRoutes: Sendable {
 
     static func validate(_ wake: WakeRequest, now: Date) throws {
         guard BackendIDRules.isValid(wake.device) else {
-            throw APIError.badRequest("invalid_device", "device must be the device_id from registration")
+            throw APIError(.invalidDevice, "device must be the device_id from registration")
         }
         guard isValidKind(wake.kind.rawValue) else {
-            throw APIError.badRequest("invalid_kind", "kind must be 1 to \(maxKindBytes) letters, digits, '_', '-' or '.'")
+            throw APIError(.invalidKind, "kind must be 1 to \(maxKindBytes) letters, digits, '_', '-' or '.'")
         }
         if let hash = wake.paymentHash {
             guard !hash.isEmpty, hash.utf8.count <= maxPaymentHashBytes, hash.utf8.allSatisfy(\.isHex) else {
-                throw APIError.badRequest("invalid_payment_hash", "payment_hash must be hex, at most \(maxPaymentHashBytes) digits")
+                throw APIError(.invalidPaymentHash, "payment_hash must be hex, at most \(maxPaymentHashBytes) digits")
             }
         }
         if let expiresAt = wake.expiresAt, expiresAt <= now {
-            throw APIError.badRequest("expired", "expires_at is in the past: nothing would be delivered")
+            throw APIError(.expired, "expires_at is in the past: nothing would be delivered")
         }
     }
 
@@ -90,17 +90,17 @@ struct WakeRoutes: Sendable {
     func hint(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         guard let recipient = query.get("recipient"), !recipient.isEmpty else {
-            throw APIError.badRequest("missing_recipient", "the query parameter 'recipient' (a device id) is required")
+            throw APIError(.missingRecipient, "the query parameter 'recipient' (a device id) is required")
         }
         if let amount = query.get("amount_msat"), UInt64(amount) == nil {
-            throw APIError.badRequest("invalid_amount", "amount_msat must be a whole number of millisatoshis")
+            throw APIError(.invalidAmount, "amount_msat must be a whole number of millisatoshis")
         }
         let hint = try await forwardingHint(for: recipient)
         metrics.hintGiven(hint.hint)
         return try JSONResponse.make(hint)
     }
 
-    /// The rules, in order (documented in the README):
+    /// The rules, in order (documented in docs/wakes.md):
     /// unknown device, dead token or no provider for its platform → `do_not_retry`;
     /// present → `retry_now`; woken within the waking window → `retry_later` after the expected
     /// remaining wake time; otherwise → `retry_later` after a whole expected wake time

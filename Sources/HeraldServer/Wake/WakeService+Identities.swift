@@ -34,12 +34,12 @@ extension WakeService {
     static let fallbackChannel = "wake"
 
     func wake(_ request: IdentityWakeRequest) async throws -> IdentityWakeAnswer {
-        guard let ledger else { throw APIError(.notFound, "not_found", "wakes by identity are not served here") }
+        guard let ledger else { throw APIError(.notFound, "wakes by identity are not served here") }
         guard ProvenIdentity(request.identity) != nil else {
-            throw APIError.badRequest("invalid_identity", "identity must be ln:<66 lower-case hex> or pk:<52 z-base-32>")
+            throw APIError(.invalidIdentity, "identity must be ln:<66 lower-case hex> or pk:<52 z-base-32>")
         }
         guard let topic = settings.wakeGateway.topic(request.topic) else {
-            throw APIError(.unprocessableContent, "unknown_topic", "no topic '\(request.topic.prefix(64))' is configured (wake_gateway.topics)")
+            throw APIError(.unknownTopic, "no topic '\(request.topic.prefix(64))' is configured (wake_gateway.topics)")
         }
         var payloadBytes = 0
         if let payload = request.payload {
@@ -48,10 +48,10 @@ extension WakeService {
             payloadBytes = writer.bytes.count
         }
         guard payloadBytes <= Self.maximumPayloadBytes else {
-            throw APIError(.contentTooLarge, "payload_too_large", "payload is \(payloadBytes) bytes written compactly; at most \(Self.maximumPayloadBytes)")
+            throw APIError(.wakePayloadTooLarge, "payload is \(payloadBytes) bytes written compactly; at most \(Self.maximumPayloadBytes)")
         }
         if let key = request.collapseKey, key.isEmpty || key.utf8.count > Self.maximumCollapseKeyBytes {
-            throw APIError.badRequest("invalid_collapse_key", "collapse_key must be 1 to \(Self.maximumCollapseKeyBytes) bytes")
+            throw APIError(.invalidCollapseKey, "collapse_key must be 1 to \(Self.maximumCollapseKeyBytes) bytes")
         }
         let moment = now()
         let entries: [WakeGatewayEntry]
@@ -132,7 +132,7 @@ extension WakeService {
         now: Date
     ) throws -> PushMessage {
         guard let recipient = NodeID(hex: entry.gateway.encryptionKey) else {
-            throw APIError(.internalServerError, "invalid_device_key", "a device's encryption key no longer parses")
+            throw APIError(.internalError, "a device's encryption key no longer parses")
         }
         let ttl = max(0, deadline - Int64(now.timeIntervalSince1970.rounded(.down)))
         let expiresAt = Date(timeIntervalSince1970: TimeInterval(deadline))

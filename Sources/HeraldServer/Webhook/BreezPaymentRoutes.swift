@@ -25,14 +25,12 @@ struct BreezPaymentRoutes: Sendable {
 
     func receive(_ request: Request) async throws -> Response {
         guard let secret = settings.breezWebhookSecret else {
-            throw APIError(.notFound, "not_configured", "Breez payment webhooks are off: set breez.webhook_secret_file")
+            throw APIError(.notConfigured, "Breez payment webhooks are off: set breez.webhook_secret_file")
         }
         var request = request
         let body = Array(buffer: try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes))
         guard Self.signatureMatches(request.headers[Self.signature], body: body, secret: secret) else {
-            throw APIError(
-                .unauthorized, "invalid_signature",
-                "\(BreezPaymentWebhook.signatureHeader) must be the hex HMAC-SHA256 of the raw body under the webhook secret")
+            throw APIError(.invalidSignature, "\(BreezPaymentWebhook.signatureHeader) must be the hex HMAC-SHA256 of the raw body under the webhook secret")
         }
         let webhook: BreezPaymentWebhook
         do {
@@ -41,7 +39,7 @@ struct BreezPaymentRoutes: Sendable {
             throw APIError.invalidBody("expected {\"template\": \"\(BreezPaymentWebhook.sparkPaymentReceived)\", \"data\": {payment_hash, user_pubkey, …}}: \(error)")
         }
         guard webhook.template == BreezPaymentWebhook.sparkPaymentReceived else {
-            throw APIError(.unprocessableContent, "unsupported_template", "template '\(webhook.template.prefix(64))' is not one Herald knows")
+            throw APIError(.unsupportedTemplate, "template '\(webhook.template.prefix(64))' is not one Herald knows")
         }
         let payment = webhook.data
         guard payment.paymentHash.utf8.count == 64, payment.paymentHash.utf8.allSatisfy(\.isHex) else {

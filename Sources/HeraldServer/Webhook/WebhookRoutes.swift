@@ -65,13 +65,13 @@ struct WebhookRoutes: Sendable {
     /// device (its LSP node id, its presence) and not just a push token.
     func notifyLSPS5(_ request: inout Request, query: Parameters) async throws -> Response {
         guard let token = query.get("token"), !token.isEmpty else {
-            throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
+            throw APIError(.missingToken, "the query parameter 'token' is required")
         }
         try Edge.checkPushToken(token, field: "token")
         let resolution = try await devices.resolveWebhookToken(token, rawPlatform: nil)
         if resolution.isDeletedAlias { throw APIError.deviceDeleted }
         guard let device = resolution.device else {
-            throw APIError(.notFound, "unknown_token", "LSPS5 notifications are taken only on a registered device's webhook URL")
+            throw APIError(.unknownToken, "LSPS5 notifications are taken only on a registered device's webhook URL")
         }
         if resolution.isDead { throw APIError.tokenUnregistered }
         try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
@@ -84,7 +84,7 @@ struct WebhookRoutes: Sendable {
     /// device's seal key comes with it, read in the same lookup.
     func resolveTarget(_ query: Parameters) async throws -> PushDelivery.Recipient {
         guard let given = query.get("token"), !given.isEmpty else {
-            throw APIError.badRequest("missing_token", "the query parameter 'token' is required")
+            throw APIError(.missingToken, "the query parameter 'token' is required")
         }
         try Edge.checkPushToken(given, field: "token")
         let platform = try query.get("platform").map(Edge.parsePlatform)
@@ -99,20 +99,19 @@ struct WebhookRoutes: Sendable {
             target = PushTarget(platform: device.platform, token: device.token, app: device.app)
         } else if settings.acceptRawTokens, !DeviceAlias.hasAliasForm(token) {
             guard let platform else {
-                throw APIError.badRequest("missing_platform", "the query parameter 'platform' is required")
+                throw APIError(.missingPlatform, "the query parameter 'platform' is required")
             }
             // A subscription carries its keys and a URL Herald would be told to POST to: only
             // registration, which checks both, may name one.
             guard platform != .webpush else {
-                throw APIError.badRequest(
-                    "alias_required", "a Web Push device is reached only through its registered alias (POST /api/v1/devices)")
+                throw APIError(.aliasRequired, "a Web Push device is reached only through its registered alias (POST /api/v1/devices)")
             }
             try Edge.checkPushToken(token, platform: platform, field: "token")
             // A raw token names its app in the query; a registered device's is its own.
             let app = try Edge.checkApp(query.get("app"), providers: providers)
             target = PushTarget(platform: platform, token: token, app: app)
         } else {
-            throw APIError(.notFound, "unknown_token", "no device is registered under this token")
+            throw APIError(.unknownToken, "no device is registered under this token")
         }
         if resolution.isDead { throw APIError.tokenUnregistered }
         var recipient = PushDelivery.Recipient(target: target, sealKey: resolution.device?.sealKey)
@@ -145,14 +144,10 @@ struct WebhookRoutes: Sendable {
             throw APIError.invalidJSON("the body is not a JSON object")
         case .failure(.unknownShape(let reason)):
             if (try? JSONParser.parse(Array(buffer: body)))?.objectValue?["jsonrpc"] != nil {
-                throw APIError.badRequest(
-                    "invalid_notification",
-                    "an LSPS5 notification needs the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
+                throw APIError(.invalidNotification, "an LSPS5 notification needs the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
                 )
             }
-            throw APIError.badRequest(
-                "unknown_body_shape",
-                "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}: \(reason)"
+            throw APIError(.unknownBodyShape, "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}: \(reason)"
             )
         }
     }
