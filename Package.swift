@@ -40,10 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
-        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: [.defaults, "YAML"]),
-        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
-        // Already in the graph through swift-configuration's YAML trait; read directly for the
-        // configuration file's `apps` map, whose keys (app names) no fixed setting list can name.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        // The configuration file is parsed once, with it (`ConfigurationFile`): its values go to
+        // swift-configuration's reader, its tree names the apps and topics no fixed list can name.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
@@ -191,7 +190,6 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,7 +1,6 @@
 import Configuration
 import Foundation
 import HeraldPush
-import Yams
 
 /// The configuration file's `apps` section: several apps in one deployment, each a named set of
 /// credentials. The name is what devices register with (`"app": "com.example.wallet"`).
@@ -19,15 +18,9 @@ import Yams
 /// reader, under `apps.<name>.`, and checked as the default app's are.
 enum AppsFile {
     /// The names under `apps` (none without a file or the section).
-    static func names(in file: String?) throws -> [String] {
-        guard let file, let contents = FileManager.default.contents(atPath: file) else { return [] }
-        let document: Any?
-        do {
-            document = try Yams.load(yaml: String(decoding: contents, as: UTF8.self))
-        } catch {
-            throw HeraldConfiguration.Invalid("the configuration file \(file) is not valid YAML: \(error)")
-        }
-        guard let section = (document as? [String: Any])?["apps"] else { return [] }
+    static func names(in parsed: ConfigurationFile?) throws -> [String] {
+        guard let parsed, let section = parsed.document["apps"] else { return [] }
+        let file = parsed.path
         guard let apps = section as? [String: Any] else {
             throw HeraldConfiguration.Invalid("\(file): the apps section is not valid: a map of app names is expected")
         }

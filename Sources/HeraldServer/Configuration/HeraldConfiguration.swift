@@ -3,7 +3,6 @@ import Foundation
 import HeraldNostr
 import HeraldPush
 import Logging
-import SystemPackage
 
 /// One setting of `herald serve`: its key in the configuration file, its `HERALD_*` variable,
 /// whether it is also a flag, its default and what it does. ``HeraldConfiguration/settings`` is
@@ -149,11 +148,12 @@ public struct HeraldConfiguration: Sendable {
     public static func load(flags: [String: String], environment: [String: String], file: String?) async throws
         -> HeraldConfiguration
     {
-        if let file {
-            let unknown = try SettingNames.unknownKeys(in: file)
-            if !unknown.isEmpty { throw Invalid("\(file): " + unknown.joined(separator: "; ")) }
+        let parsed = try file.map(ConfigurationFile.init(path:))
+        if let parsed {
+            let unknown = SettingNames.unknownKeys(in: parsed.document)
+            if !unknown.isEmpty { throw Invalid("\(parsed.path): " + unknown.joined(separator: "; ")) }
         }
-        let reader = try await reader(flags: flags, environment: environment, file: file)
+        let reader = reader(flags: flags, environment: environment, file: parsed)
         var values = values(from: reader)
         var source = source(flags: flags, environment: environment, file: file, resolved: values)
         // Variables other software reads for the same thing, used when Herald's own setting is
@@ -171,13 +171,13 @@ public struct HeraldConfiguration: Sendable {
         configuration.file = file
         // The apps' credentials go through the same reader, under `apps.<name>.`; only their
         // names come from the file directly, as no fixed list of keys can name them.
-        for name in try AppsFile.names(in: file) {
+        for name in try AppsFile.names(in: parsed) {
             guard configuration.providers.apps[name] == nil else {
                 throw Invalid("app '\(name)' is configured twice: by HERALD_APNS_* / HERALD_FCM_* (or apns:/fcm:) and in apps")
             }
             configuration.providers.apps[name] = try AppsFile.app(name, file: file ?? "", reader: reader)
         }
-        for name in try WakeGatewayFile.topicNames(in: file) {
+        for name in try WakeGatewayFile.topicNames(in: parsed) {
             configuration.server.settings.wakeGateway.topics[name] = try WakeGatewayFile.topic(name, file: file ?? "", reader: reader)
         }
         configuration.server.settings.localProvider = configuration.providers.usesLocal
@@ -204,7 +204,7 @@ public struct HeraldConfiguration: Sendable {
     ]
 
     /// The one reader of every layer: flags, then `HERALD_*` variables, then the file.
-    static func reader(flags: [String: String], environment: [String: String], file: String?) async throws -> ConfigReader {
+    static func reader(flags: [String: String], environment: [String: String], file: ConfigurationFile?) -> ConfigReader {
         func provider(_ name: String, _ values: (SettingDescription) -> String?) -> InMemoryProvider {
             var entries: [AbsoluteConfigKey: ConfigValue] = [:]
             for setting in settings {
@@ -217,24 +217,7 @@ public struct HeraldConfiguration: Sendable {
             provider("flags") { flags[$0.key] },
             provider("environment") { environment[$0.environment] },
         ]
-        if let file {
-            guard FileManager.default.isReadableFile(atPath: file), let contents = FileManager.default.contents(atPath: file) else {
-                throw Invalid("cannot read the configuration file \(file)")
-            }
-            // A file of only comments (a template with everything commented out) sets nothing;
-            // the YAML reader would call it "not a mapping".
-            let meaningful = String(decoding: contents, as: UTF8.self).split(separator: "\n").contains { line in
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                return !trimmed.isEmpty && !trimmed.hasPrefix("#") && trimmed != "---"
-            }
-            if meaningful {
-                do {
-                    providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(file)))
-                } catch {
-                    throw Invalid("the configuration file \(file) is not valid YAML: \(error)")
-                }
-            }
-        }
+        if let file { providers.append(file.provider) }
         return ConfigReader(providers: providers)
     }
 

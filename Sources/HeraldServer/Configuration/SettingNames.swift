@@ -1,16 +1,11 @@
 import Foundation
-import Yams
 
 /// Which names the configuration knows, so a typo is an error instead of a setting that
 /// silently keeps its default: `jobttl: 5` once passed `config check`.
 enum SettingNames {
     /// Every key of `file` that names no setting (dotted: `apns.key_idd`), with the nearest
     /// known name when one is close. `apps.<name>.…` take an app's keys.
-    static func unknownKeys(in file: String) throws -> [String] {
-        guard let contents = FileManager.default.contents(atPath: file) else { return [] }
-        guard let document = try? Yams.load(yaml: String(decoding: contents, as: UTF8.self)) as? [String: Any] else {
-            return []
-        }
+    static func unknownKeys(in document: [String: Any]) -> [String] {
         let known = Set(HeraldConfiguration.settings.map(\.key))
         var problems: [String] = []
         var settings = document

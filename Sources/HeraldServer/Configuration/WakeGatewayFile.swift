@@ -2,7 +2,6 @@ import Configuration
 import Foundation
 import HeraldWake
 import HeraldWire
-import Yams
 
 /// One topic producers may wake devices on through the wake gateway.
 public struct WakeGatewayTopic: Sendable, Hashable {
@@ -69,11 +68,10 @@ enum WakeGatewayFile {
     /// The keys one topic takes.
     static let topicKeys = ["urgency", "deadline_secs", "fallback_after_secs", "alertable", "title", "body", "description"]
 
-    static func topicNames(in file: String?) throws -> [String] {
-        guard let file, let contents = FileManager.default.contents(atPath: file) else { return [] }
-        guard let document = try? Yams.load(yaml: String(decoding: contents, as: UTF8.self)) as? [String: Any],
-            let gateway = document["wake_gateway"] as? [String: Any], let section = gateway["topics"]
+    static func topicNames(in parsed: ConfigurationFile?) throws -> [String] {
+        guard let parsed, let gateway = parsed.document["wake_gateway"] as? [String: Any], let section = gateway["topics"]
         else { return [] }
+        let file = parsed.path
         guard let topics = section as? [String: Any] else {
             throw HeraldConfiguration.Invalid("\(file): wake_gateway.topics must be a map of topic names")
         }

@@ -89,7 +89,7 @@ public final class OutboxIntake: Service, Sendable {
     public init(
         store: some OutboxStore,
         dispatcher: OutboxDispatcher,
-        lease: Duration = DispatcherConfiguration().lease,
+        lease: Duration,
         configuration: IntakeConfiguration = .init(),
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger
