@@ -270,6 +270,8 @@ let package = Package(
             path: "Benchmarks/Instructions",
             swiftSettings: swiftSettings
         ),
+        // The sender's retry policy lives beside the simulated LSP that uses it.
+        .testTarget(name: "HeraldBenchTests", dependencies: ["herald-bench", "HeraldWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldWireTests",
             dependencies: ["HeraldWire", .product(name: "Crypto", package: "swift-crypto")],

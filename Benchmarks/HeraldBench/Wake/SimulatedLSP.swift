@@ -2,7 +2,7 @@ import Foundation
 import HeraldWire
 
 /// The sender side of one payment: the LSP holding an HTLC for the phone. It asks Herald to wake
-/// the phone, then attempts the payment on HeraldWire's `SenderRetryRunner` (seed 004 §1.7): at
+/// the phone, then attempts the payment on the `SenderRetryRunner` beside it (seed 004 §1.7): at
 /// once, then after each failure the policy's wait (1 s, 3 s, 7 s + jitter by default) or, with
 /// hints, the wait `GET /forwarding_hint` recommends; never after the hard stop.
 struct SimulatedLSP: Sendable {

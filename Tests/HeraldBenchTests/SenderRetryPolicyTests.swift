@@ -1,5 +1,6 @@
 import Foundation
 import HeraldWire
+@testable import herald_bench
 import Testing
 
 /// A clock that never waits: sleeping moves it forward by exactly the time asked for.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldWire
 
 /// Whether a failed payment is worth trying again (seed 004 §1.7.1).
 public enum Retryability: String, Sendable, Hashable {
