@@ -20,7 +20,11 @@ Prints, in order:
      (the sink's clock has millisecond resolution), Herald's CPU µs per webhook;
   6. one `herald serve` on a throwaway PostgreSQL 15 (its binaries from apt) under the same wrk:
      delivered/s, CPU µs per webhook of Herald and of PostgreSQL;
-and then the issue's targets against this run's figures, one table.
+and then issue 38's targets against this run's figures, one table. Before all of them, phase 0:
+the machine's own price of a hop, a pipe ping-pong between two processes across two cores and on
+one, so a reader can tell a slow machine from a slow Herald. Context switches (voluntary and
+involuntary, every thread of Herald, from /proc/PID/task/*/status) are counted beside CPU: they
+are what another machine reproduces.
 """
 import argparse
 import os
@@ -53,6 +57,49 @@ def cpu_seconds(pid):
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except OSError:
         return 0.0
+
+
+def context_switches(pid):
+    """Voluntary and involuntary context switches of every thread of a process, from /proc: a count
+    another machine reproduces, where times depend on what a thread wake-up costs there."""
+    total = 0
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, task)) as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        total += int(line.split()[1])
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def ping_pong(cores, rounds=20000):
+    """µs per round trip of one byte between two processes over pipes, each pinned to one of
+    `cores`: across two cores it is two thread wake-ups on the other core, the price every hop
+    between Herald's threads pays on this machine."""
+    a_read, b_write = os.pipe()
+    b_read, a_write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.sched_setaffinity(0, {cores[1]})
+        for _ in range(rounds):
+            os.read(a_read, 1)
+            os.write(a_write, b"x")
+        os._exit(0)
+    os.sched_setaffinity(0, {cores[0]})
+    os.write(b_write, b"x")
+    os.read(b_read, 1)  # the child is running
+    started = time.perf_counter()
+    for _ in range(rounds - 1):
+        os.write(b_write, b"x")
+        os.read(b_read, 1)
+    took = time.perf_counter() - started
+    os.waitpid(child, 0)
+    os.sched_setaffinity(0, set(range(os.cpu_count())))
+    for fd in (a_read, b_write, b_read, a_write):
+        os.close(fd)
+    return took / (rounds - 1) * 1e6
 
 
 def status_kb(pid, key):
@@ -168,9 +215,9 @@ def raw_phase(args, shared, work, sink_port, env):
 
 def paced_run(pid, port, log, rate, here, seconds=10):
     """`rate` webhooks/s for `seconds` by pacer.py, each with a fresh token carrying its send
-    time; returns (Herald CPU s per webhook, p50 ms, p99 ms, max ms, delivered, sent, pacer's line)."""
+    time; returns (Herald CPU s per webhook, p50 ms, p99 ms, max ms, delivered, sent, pacer's line, context switches per webhook)."""
     before_lines = len(sink_lines(log))
-    h0 = cpu_seconds(pid)
+    h0, c0 = cpu_seconds(pid), context_switches(pid)
     count = rate * seconds
     pacer = subprocess.run([sys.executable, os.path.join(here, "pacer.py"), "127.0.0.1", str(port),
                             "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
@@ -181,13 +228,13 @@ def paced_run(pid, port, log, rate, here, seconds=10):
         if len(rows) >= count or time.monotonic() > deadline:
             break
         time.sleep(1)
-    h1 = cpu_seconds(pid)
+    h1, c1 = cpu_seconds(pid), context_switches(pid)
     latencies = sorted((arrived - int(uri[16:32], 16) / 1e9) * 1000 for arrived, uri in rows)
 
     def pct(p):
         return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
     return ((h1 - h0) / max(len(rows), 1), pct(0.5), pct(0.99), latencies[-1] if latencies else float("nan"),
-            len(rows), count, pacer.stdout.strip())
+            len(rows), count, pacer.stdout.strip(), (c1 - c0) / max(len(rows), 1))
 
 
 def postgres_run(args, env, work, log):
@@ -256,6 +303,9 @@ def main():
     sink = nginx_pids(master)
     sink_port = int(env["HERALD_APNS_URL"].rsplit(":", 1)[1])
     server = None
+    across, pinned = ping_pong((0, 1)), ping_pong((0, 0))
+    print("0. this machine: one-byte pipe round trip between two processes %.1f µs across cores, %.1f µs on one core "
+          "(a thread wake-up on the other core costs about half the first)" % (across, pinned))
     try:
         # 1. Raw sends: the peer, then Herald's provider, same sink.
         if not args.quick:
@@ -277,7 +327,7 @@ def main():
         with open(script, "w") as f:
             f.write(WRK_SCRIPT)
         before_lines = len(sink_lines(log))
-        h0, s0, w0 = cpu_seconds(server.pid), sink_cpu(sink), children_cpu()
+        h0, s0, w0, c0 = cpu_seconds(server.pid), sink_cpu(sink), children_cpu(), context_switches(server.pid)
         started = time.monotonic()
         out = subprocess.run(["wrk", "-t1", "-c%d" % args.connections, "-d%ds" % args.seconds, "-s", script,
                               "http://127.0.0.1:%d/" % port], capture_output=True, text=True).stdout
@@ -294,7 +344,8 @@ def main():
             time.sleep(1)
         times = [t for t, uri in rows if uri.endswith("%048x" % 0xaa)]
         span = (max(times) - min(times)) if len(times) > 1 else float("nan")
-        h1, s1 = cpu_seconds(server.pid), sink_cpu(sink)
+        h1, s1, c1 = cpu_seconds(server.pid), sink_cpu(sink), context_switches(server.pid)
+        full_switches = (c1 - c0) / max(acked, 1)
         drain_seconds = time.monotonic() - started
         print("3. herald serve, wrk -c%d %d s, fresh token per request:" % (args.connections, args.seconds))
         print("   acknowledged %d (%d refused) = %.0f webhooks/s; %.0f%% of the bare route" % (
@@ -303,6 +354,7 @@ def main():
             len(tokens), len(rows), span, len(times) / span, drain_seconds, "yes" if len(tokens) >= acked else "NO"))
         print("   CPU per webhook: Herald %.0f µs, sink %.0f µs, wrk %.0f µs" % (
             (h1 - h0) / max(acked, 1) * 1e6, (s1 - s0) / max(acked, 1) * 1e6, (w1 - w0) / max(acked, 1) * 1e6))
+        print("   context switches per webhook (all of Herald's threads): %.2f" % full_switches)
         print("   RSS: idle %.1f MB, peak %.1f MB" % (rss_idle / 1024, rss_peak / 1024))
 
         # 4. After the load: what RSS goes back to, and what Herald costs doing nothing.
@@ -318,10 +370,10 @@ def main():
         for rate in args.rates:
             time.sleep(1)
             paced[rate] = paced_run(server.pid, port, log, rate, HERE)
-            cpu, p50, p99, worst, got, count, sent = paced[rate]
+            cpu, p50, p99, worst, got, count, sent, switches = paced[rate]
             print("5. paced %d webhooks/s for 10 s (%s): webhook -> sink p50 %.1f ms, p99 %.1f ms, max %.1f ms "
-                  "(%d of %d; sink clock 1 ms); CPU per webhook: Herald %.0f µs" % (
-                      rate, sent, p50, p99, worst, got, count, cpu * 1e6))
+                  "(%d of %d; sink clock 1 ms); per webhook: Herald CPU %.0f µs, %.1f context switches" % (
+                      rate, sent, p50, p99, worst, got, count, cpu * 1e6, switches))
         rss_final = status_kb(server.pid, "VmHWM")
         stop_herald(server)
         server = None
@@ -335,25 +387,31 @@ def main():
                       args.connections, args.seconds, pg["acked"], pg["delivered"], "yes" if pg["all"] else "NO",
                       pg["herald"] * 1e6, pg["postgres"] * 1e6))
 
-        # The issue's targets against this run's figures.
+        # Issue 38's targets against this run's figures.
         full_cpu = (h1 - h0) / max(acked, 1)
-        rows = []
+        rows = [("pipe round trip across cores / on one core", "%.1f / %.1f µs" % (across, pinned), "(the machine)", None)]
+        if 100 in paced:
+            rows.append(("context switches per webhook at 100/s", "%.1f" % paced[100][7], "<= 6", paced[100][7] <= 6))
+        rows.append(("context switches per webhook, wrk -c%d" % args.connections, "%.2f" % full_switches, "<= 1",
+                     full_switches <= 1))
+        cpu_targets = {100: 300, 1000: 150}
         for rate in args.rates:
-            rows.append(("CPU per webhook at %d/s" % rate, "%.0f µs" % (paced[rate][0] * 1e6), "<= 100 µs",
-                         paced[rate][0] <= 100e-6))
+            limit = cpu_targets.get(rate)
+            rows.append(("CPU per webhook at %d/s" % rate, "%.0f µs" % (paced[rate][0] * 1e6),
+                         "<= %d µs" % limit if limit else "", paced[rate][0] <= limit * 1e-6 if limit else None))
         rows.append(("CPU per webhook at full load", "%.0f µs" % (full_cpu * 1e6), "<= 100 µs", full_cpu <= 100e-6))
         rows.append(("acknowledged and delivered, wrk -c%d" % args.connections,
                      "%.0f/s, all delivered: %s" % (acked / seconds, "yes" if len(tokens) >= acked else "NO"),
-                     ">= 12,000/s, all", acked / seconds >= 12000 and len(tokens) >= acked))
+                     ">= 15,000/s, all", acked / seconds >= 15000 and len(tokens) >= acked))
         rows.append(("intake vs bare Hummingbird route", "%.0f%%" % (100 * acked / seconds / floor_rate), ">= 40%",
                      acked / seconds / floor_rate >= 0.4))
         if 1000 in paced:
             _, p50, p99 = paced[1000][:3]
-            rows.append(("webhook -> sink at 1,000/s", "p50 %.1f ms, p99 %.1f ms" % (p50, p99), "p50 <= 1, p99 <= 5 ms",
-                         p50 <= 1 and p99 <= 5))
+            rows.append(("webhook -> sink at 1,000/s", "p50 %.1f ms, p99 %.1f ms" % (p50, p99), "keep (0.6 / 1.9 ms)",
+                         None))
         rows.append(("RSS idle / peak / after load", "%.1f / %.1f / %.1f MB" % (
-            rss_idle / 1024, max(rss_peak, rss_final) / 1024, rss_after / 1024), "<= 28 / <= 64 MB",
-            rss_idle <= 28 * 1024 and max(rss_peak, rss_final) <= 64 * 1024))
+            rss_idle / 1024, max(rss_peak, rss_final) / 1024, rss_after / 1024), "<= 32 / <= 64 MB",
+            rss_idle <= 32 * 1024 and max(rss_peak, rss_final) <= 64 * 1024))
         if pg:
             rows.append(("PostgreSQL 1 instance: delivered; CPU/webhook", "%.0f/s; %.0f µs" % (
                 pg["delivered"], (pg["herald"] + pg["postgres"]) * 1e6), ">= 5,000/s; <= 300 µs",
@@ -362,7 +420,7 @@ def main():
         print("| figure | this run | target | met |")
         print("|---|---|---|---|")
         for name, figure, target, met in rows:
-            print("| %s | %s | %s | %s |" % (name, figure, target, "yes" if met else "**no**"))
+            print("| %s | %s | %s | %s |" % (name, figure, target, "" if met is None else "yes" if met else "**no**"))
     finally:
         if server:
             stop_herald(server)
