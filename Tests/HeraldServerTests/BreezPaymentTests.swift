@@ -90,7 +90,8 @@ struct BreezPaymentTests {
                     #expect(alert?["body"] as? String == "Received 50,000 sats")
                 }
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // Two jobs, both delivered, and the retry made none: nothing is left that could push again.
+            #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 2, dead: 0) })
             #expect(try await nds.store.localPushes(platform: .ios, token: phone, after: 0, limit: 10).count == 1)
 
             let nobody = Self.body(hash: String(repeating: "7b", count: 32), userPubkey: Self.bob.nodeID.hex)
@@ -151,7 +152,8 @@ struct BreezPaymentTests {
                 #expect(response.status == .unauthorized, "\(response.text)")
                 #expect(response.json["error"] as? String == "invalid_signature")
             }
-            try await Task.sleep(for: .milliseconds(200))
+            // No job was made, so nothing can push later: no wait proves that.
+            #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 0, dead: 0))
             #expect(try await nds.store.localPushes(platform: .android, token: "fcm-alice", after: 0, limit: 10).isEmpty)
         }
     }
