@@ -131,27 +131,33 @@ struct LnurlPayTests {
         nds.settings.replyTimeout = .seconds(2)
         let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
         defer { Task { try? await http.shutdown() } }
-        try await Self.withAddress("alice", token: "alice-flood", nds: nds) { (_: TestNDS, _: TestPhone, client: any TestClientProtocol, port: Int) async throws in
+        try await Self.withAddress("alice", token: "alice-flood", nds: nds) { (nds: TestNDS, _: TestPhone, client: any TestClientProtocol, port: Int) async throws in
             let flood = #"{"template":"lnurlpay_info","data":{"callback_url":"https://x"}}"#
+            let answered = NIOLockedValueBox<[HTTPResponse.Status]>([])
             // Each on a connection of its own, as an attacker's would be.
-            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<12 {
                     group.addTask {
                         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/notify?platform=ios&token=\(String(format: "%064x", 0xF100D + index))")
                         request.method = .POST
                         request.headers.add(name: "Content-Type", value: "application/json")
                         request.body = .bytes(ByteBuffer(string: flood))
-                        return HTTPResponse.Status(code: Int(try await http.execute(request, timeout: .seconds(10)).status.code))
+                        let status = HTTPResponse.Status(code: Int(try await http.execute(request, timeout: .seconds(10)).status.code))
+                        answered.withLockedValue { $0.append(status) }
                     }
                 }
-                // While the flood is held: a real payer of alice@ is answered by her phone.
-                try await Task.sleep(for: .milliseconds(300))
+                // The flood is held: ten answered at once, the other two waiting on replies of their own.
+                #expect(
+                    try await eventually {
+                        let held = try await nds.store.replyCounts().pending
+                        return held == 2 && answered.withLockedValue { $0.count } == 10
+                    })
+                // While it is: a real payer of alice@ is answered by her phone.
                 let payer = try await client.execute(uri: "/.well-known/lnurlp/alice", method: .get)
                 #expect(payer.status == .ok, "\(payer.text)")
-                var statuses: [HTTPResponse.Status] = []
-                for try await status in group { statuses.append(status) }
-                return statuses
+                try await group.waitForAll()
             }
+            let statuses = answered.withLockedValue { $0 }
             // Two held (and timed out: nobody answers a made-up token), the rest refused at once.
             #expect(statuses.filter { $0 == .gatewayTimeout }.count == 2, "\(statuses)")
             #expect(statuses.filter { $0 == .tooManyRequests }.count == 10, "\(statuses)")
