@@ -402,6 +402,8 @@ struct WakeTests {
                 let pushed = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
                 #expect(pushed.status == .accepted)
                 _ = try await servers.apns.requests.waitFor(count: 2)
+                // One job (the pushed wake's two pushes), delivered: the present one made none.
+                #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 1, dead: 0) })
                 #expect(await servers.apns.requests.count == 2)
             }
         }

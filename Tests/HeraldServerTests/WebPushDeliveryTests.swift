@@ -155,6 +155,8 @@ struct WebPushDeliveryTests {
                 let second = try await client.post("/api/v1/notify?platform=webpush&token=\(device.alias)", json: Self.swap)
                 #expect(second.status == .gone)
                 #expect(second.json["error"] as? String == "token_unregistered")
+                // The one job is dead and the second made none: nothing can reach the service later.
+                #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 0, dead: 1))
                 #expect(await webPush.messages.count == 1)
             }
         }
@@ -227,6 +229,7 @@ struct WebPushDeliveryTests {
                     json: Self.swap)
                 #expect(raw.status == .badRequest)
                 #expect(raw.json["error"] as? String == "alias_required")
+                #expect(try await nds.store.counts() == QueueCounts(pending: 0, delivered: 0, dead: 0))
                 #expect(await webPush.messages.count == 0)
             }
         }
