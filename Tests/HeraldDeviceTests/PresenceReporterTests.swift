@@ -1,5 +1,7 @@
 import Foundation
+import HeraldTestSupport
 import HeraldWire
+import Synchronization
 import Testing
 
 @testable import HeraldDevice
@@ -47,11 +49,33 @@ struct PresenceReporterTests {
         #expect(pushed?.jobIDs?.count == 1)
     }
 
-    @Test("heartbeats repeat at half the TTL, so the app stays present past one TTL")
+    @Test("heartbeats repeat at half the TTL on the reporter's clock, each one accepted, so the app stays present past one TTL")
     func heartbeatsRepeat() async throws {
-        let (server, device, reporter, _) = try await Self.start(mode: .heartbeat(ttlSeconds: 2))
-        // Past the first heartbeat's 2 s: only the ones after it keep the app present.
-        try await Task.sleep(for: .milliseconds(3500))
+        let server = try await HeraldServe.start()
+        let device = try await server.registerDevice()
+        let clock = ManualClock()
+        let transport = CountingPresenceTransport()
+        let reporter = PresenceReporter(
+            configuration: .init(
+                serverURL: server.baseURL, deviceID: device.deviceID, deviceSecret: device.deviceSecret ?? "",
+                mode: .heartbeat(ttlSeconds: 30), initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(400),
+                requestTimeout: .seconds(5)),
+            transport: transport, clock: DeviceClock(clock))
+        let events = EventRecorder(reporter)
+        await reporter.start()
+        try #require(await events.next { $0.isPresent } != nil)
+        // Time moves only on the reporter's clock: 45 s of it, past the 30 s TTL. The server renews
+        // presence for the TTL from each beat it accepts (PresenceRegistryTests), so each beat
+        // must come within half of it.
+        for beat in 2...4 {
+            // Asleep after the last beat, which the server accepted.
+            #expect(await eventually { clock.sleepers == 1 && transport.beats == (sent: beat - 1, accepted: beat - 1) })
+            clock.advance(by: .milliseconds(14_999))
+            // Not due yet: a wake would have taken the sleeper off the clock at once.
+            #expect(clock.sleepers == 1 && transport.beats.sent == beat - 1)
+            clock.advance(by: .milliseconds(1))
+            #expect(await eventually { transport.beats == (sent: beat, accepted: beat) })
+        }
         let (status, answer) = try await server.wake(device.deviceID, paymentHash: "dd01")
         #expect(status == 200)
         #expect(answer?.reason == .present)
@@ -117,5 +141,25 @@ struct PresenceReporterTests {
         #expect(error.code == .rejected)
         #expect(error.serverError == "invalid_ttl")
         withExtendedLifetime(server) {}
+    }
+}
+
+/// The real transport, counting the heartbeats sent and those the server accepted (2xx).
+final class CountingPresenceTransport: PresenceTransport {
+    private let inner = URLSessionPresenceTransport()
+    private let counts = Mutex((sent: 0, accepted: 0))
+
+    var beats: (sent: Int, accepted: Int) { counts.withLock { $0 } }
+
+    func send(_ request: PresenceHTTPRequest, timeout: Duration) async throws -> PresenceHTTPResponse {
+        let beat = request.method == "POST"
+        if beat { counts.withLock { $0.sent += 1 } }
+        let response = try await inner.send(request, timeout: timeout)
+        if beat, (200..<300).contains(response.status) { counts.withLock { $0.accepted += 1 } }
+        return response
+    }
+
+    func stream(_ request: PresenceHTTPRequest, idleTimeout: Duration) -> AsyncThrowingStream<PresenceStreamPart, any Error> {
+        inner.stream(request, idleTimeout: idleTimeout)
     }
 }

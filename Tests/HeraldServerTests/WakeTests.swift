@@ -644,6 +644,20 @@ struct PresenceRegistryTests {
         #expect(registry.standing(deviceID: "late", now: start.addingTimeInterval(31)) == .away(expected: 2))
     }
 
+    @Test("each heartbeat renews presence for its TTL from its arrival: beats at half the TTL keep a device present past one TTL")
+    func heartbeatsRenew() {
+        let registry = PresenceRegistry()
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        for beat in 0...3 { registry.heartbeat(deviceID: "beating", ttl: 2, now: start.addingTimeInterval(TimeInterval(beat))) }
+        registry.heartbeat(deviceID: "once", ttl: 2, now: start)
+        #expect(registry.isPresent(deviceID: "beating", now: start.addingTimeInterval(3.5)))
+        #expect(registry.isPresent(deviceID: "beating", now: start.addingTimeInterval(4.9)))
+        #expect(!registry.isPresent(deviceID: "beating", now: start.addingTimeInterval(5.1)))
+        // One beat alone is gone after its TTL.
+        #expect(registry.isPresent(deviceID: "once", now: start.addingTimeInterval(1.9)))
+        #expect(!registry.isPresent(deviceID: "once", now: start.addingTimeInterval(2.1)))
+    }
+
     @Test("the maps stay bounded however many devices callers invent")
     func bounded() {
         var configuration = PresenceRegistry.Configuration()
