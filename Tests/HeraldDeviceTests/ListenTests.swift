@@ -35,7 +35,12 @@ struct ListenTests {
         let webhook = try #require(registered["webhook_url"] as? String)
         let stuck = try await ZapEndToEndTests.http("POST", webhook, json: #"{"event":"swap.update","data":{"id":"unknown-swap","status":"transaction.mempool"}}"#)
         #expect(stuck.status == 200)
-        try await Task.sleep(for: .milliseconds(500))
+        // Its push is in the phone's feed (the long poll answers once it is): the phone takes it
+        // up ahead of anything sent after it.
+        let deviceID = try #require(registered["device_id"] as? String)
+        let secret = try #require(kept["device_secret"] as? String)
+        let feed = try await ZapEndToEndTests.http("GET", "\(server.baseURL)/api/v1/devices/\(deviceID)/pushes?after=0&wait=20", bearer: secret)
+        #expect(feed.status == 200 && feed.body.contains("swap_updated"), "\(feed.body)")
         let started = ContinuousClock.now
         let invoice = try await ZapEndToEndTests.http(
             "POST", webhook, json: #"{"event":"invoice.request","data":{"offer":"lno1example","invoiceRequest":"lnr1example"}}"#)
