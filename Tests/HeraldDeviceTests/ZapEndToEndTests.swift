@@ -118,8 +118,22 @@ struct ZapEndToEndTests {
         let bolt11 = try #require(receipt.tags(named: "bolt11").first?.first)
         #expect(bolt11 == pr)
         #expect(try Bolt11Invoice.decode(bolt11).invoice.descriptionHash == Array(SHA256.hash(data: Data(description.utf8))))
-        // Reported by the verify answer and by the phone: published once.
-        try await Task.sleep(for: .milliseconds(500))
+        // Reported by the verify answer and by the phone: published once. The phone has reported
+        // once it has handled the verify push; then the server has written the one delivery and
+        // holds nothing more to send.
+        var phoneReported = false
+        while !phoneReported, let line = await phone.nextLine(within: .seconds(30)) {
+            let handled = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            phoneReported = (handled?["replies"] as? [[String: Any]] ?? []).contains {
+                ($0["url"] as? String)?.contains("/zap/") == true && $0["outcome"] as? String == "accepted"
+            }
+        }
+        #expect(phoneReported, "the phone did not report the zap")
+        #expect(try await eventually {
+            let metrics = try await Self.http("GET", "\(base)/metrics").body
+            return Self.metric(#"herald_pushes_sent_total{provider="nostr",outcome="delivered""#, in: metrics) == 1
+                && Self.metric("herald_outbox_in_memory ", in: metrics) == 0
+        })
         #expect(await relay.events.count == 1)
 
         // A LUD-12 comment reaches the wallet as the payer wrote it, spaces and plus alike.
@@ -130,6 +144,11 @@ struct ZapEndToEndTests {
             try HeraldServeProcess.binary("herald-device"), ["wallet", "invoices", "--wallet", phoneFolder.path])
         let listed = try #require(try JSONSerialization.jsonObject(with: Data(invoices.output.utf8)) as? [[String: Any]], "\(invoices.output)")
         #expect(listed.contains { $0["payerNote"] as? String == comment || $0["payer_note"] as? String == comment }, "\(invoices.output)")
+    }
+
+    /// The value of the first Prometheus sample whose line starts with `prefix`.
+    static func metric(_ prefix: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(prefix) }?.split(separator: " ").last.flatMap { Double($0) }
     }
 
     static func http(_ method: String, _ url: String, json: String? = nil, bearer: String? = nil) async throws -> (status: Int, body: String) {
