@@ -1,0 +1,206 @@
+import Foundation
+import GRDB
+import HeraldStore
+import HeraldWire
+
+extension SQLiteStore: DeviceStore {
+    public func registerDevice(
+        platform: Platform, token: String, sealKey: SealPublicKey?, app: String, extras: DeviceExtras, now: Date
+    ) async throws -> DeviceRegistration {
+        let registration = DeviceRegistration.make(platform: platform, token: token, sealKey: sealKey, app: app)
+        let (device, secret) = (registration.device, registration.secret)
+        let nowValue = now.timeIntervalSince1970
+        try await database.write { db in
+            // The install's earlier registration goes first, so nothing of it is left beside the new one.
+            if let gateway = extras.wakeGateway {
+                try db.execute(
+                    sql: "DELETE FROM device WHERE id IN (SELECT device_id FROM wake_gateway_device WHERE install_key = ?)",
+                    arguments: [gateway.installKey])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    device.id, platform.rawValue, token, device.alias, Secrets.hash(secret), sealKey?.base64, nowValue,
+                    nowValue, app,
+                ]
+            )
+            if let node = extras.lspNodeID {
+                try db.execute(
+                    sql: "INSERT INTO lsps5_lsp (device_id, node_id, updated_at) VALUES (?, ?, ?)", arguments: [device.id, node, nowValue])
+            }
+            for identity in Set(extras.identities) {
+                try db.execute(
+                    sql: "INSERT INTO device_identity (identity, device_id, created_at) VALUES (?, ?, ?)",
+                    arguments: [identity, device.id, nowValue])
+            }
+            if let hash = extras.challengeHash {
+                try db.execute(
+                    sql: "INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at) VALUES (?, ?, ?, NULL)",
+                    arguments: [device.id, hash, nowValue])
+            }
+            if let gateway = extras.wakeGateway { try Self.insertWakeGatewayDevice(gateway, deviceID: device.id, in: db) }
+        }
+        return registration
+    }
+
+    public func device(alias: String) async throws -> Device? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?", arguments: [alias])
+                .flatMap(Self.device(from:))
+        }
+    }
+
+    public func device(id: String, secret: String) async throws -> Device? {
+        // Decoded inside the read: a `Row` is not `Sendable`, and a closure returning one once
+        // made the compiler pick GRDB's blocking overload here (the hang under load).
+        let found: (device: Device, secretHash: Data)? = try await database.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT id, platform, token, alias, seal_key, app, secret_hash FROM device WHERE id = ?",
+                    arguments: [id]
+                ), let device = Self.device(from: row)
+            else { return nil }
+            return (device, row["secret_hash"])
+        }
+        guard let found, Secrets.constantTimeEqual(found.secretHash, Secrets.hash(secret)) else { return nil }
+        return found.device
+    }
+
+    static func device(from row: Row) -> Device? {
+        guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+        // A key that no longer parses (never stored by this code) is treated as none rather than
+        // losing the device.
+        let sealKey = (row["seal_key"] as String?).flatMap { try? SealPublicKey(base64: $0) }
+        return Device(
+            id: row["id"], platform: platform, token: row["token"], alias: row["alias"], sealKey: sealKey, app: row["app"])
+    }
+
+    public func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE device SET platform = ?, token = ?, updated_at = ? WHERE id = ?",
+                arguments: [platform.rawValue, token, now.timeIntervalSince1970, deviceID]
+            )
+        }
+    }
+
+    public func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE device SET seal_key = ?, updated_at = ? WHERE id = ?",
+                arguments: [sealKey?.base64, now.timeIntervalSince1970, deviceID]
+            )
+        }
+    }
+
+    public func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution {
+        let key = TokenResolutionCache.Key(token: token, rawPlatform: rawPlatform)
+        let (cached, generation) = tokenCache.lookup(key)
+        if let cached { return cached }
+        // `unsafeRead`: no transaction around two indexed lookups (they showed up as a third of
+        // the lookup's cost); an answer one commit old is what the cache would give anyway.
+        let resolution = try await database.unsafeRead { db in
+            try Self.readWebhookToken(token, rawPlatform: rawPlatform, in: db)
+        }
+        tokenCache.store(resolution, for: key, generation: generation)
+        return resolution
+    }
+
+    private static func readWebhookToken(
+        _ token: String, rawPlatform: Platform?, in db: Database
+    ) throws -> WebhookTokenResolution {
+        // Cached statements: this runs for every webhook, and parsing SQL each time shows up.
+        // A token no alias can have (a raw APNs or FCM token) skips both alias lookups.
+        var device: Device?
+        if DeviceAlias.couldBeAlias(token) {
+            let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
+            device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
+            // The alias of a device deleted since, of either form. (Whether an unknown token is an
+            // alias or a raw token is the webhook's to decide, by its form.)
+            if device == nil {
+                let deleted = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deleted_alias WHERE alias = ?)")
+                if try Bool.fetchOne(deleted, arguments: [token]) ?? false {
+                    return WebhookTokenResolution(device: nil, isDead: false, isDeletedAlias: true)
+                }
+            }
+        }
+        let platform = device?.platform ?? rawPlatform
+        guard let platform else { return WebhookTokenResolution(device: device, isDead: false) }
+        let deadStatement = try db.cachedStatement(
+            sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)"
+        )
+        let dead = try Bool.fetchOne(deadStatement, arguments: [platform.rawValue, device?.token ?? token]) ?? false
+        return WebhookTokenResolution(device: device, isDead: dead)
+    }
+
+    public func deleteDevice(id: String, now: Date) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO deleted_alias (alias, deleted_at) SELECT alias, ? FROM device WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, id])
+            try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+        }
+    }
+}
+
+extension SQLiteStore: DeviceLookupStore {
+    public func resolveDevice(id: String) async throws -> WebhookTokenResolution? {
+        try await database.unsafeRead { db in
+            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE id = ?")
+            guard let device = try Row.fetchOne(statement, arguments: [id]).flatMap(Self.device(from:)) else { return nil }
+            let dead = try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)"),
+                arguments: [device.platform.rawValue, device.token]
+            ) ?? false
+            return WebhookTokenResolution(device: device, isDead: dead)
+        }
+    }
+}
+
+// MARK: - Local development pushes
+
+extension SQLiteStore: LocalPushStore {
+    public func feedOwner(platform: Platform, token: String) async throws -> String? {
+        try await database.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT id FROM device WHERE platform = ? AND token = ? ORDER BY created_at, id LIMIT 1",
+                arguments: [platform.rawValue, token])
+        }
+    }
+
+    public func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws {
+        // The local provider's "send": committed without an fsync of its own, as outcomes are
+        // (the next webhook commit's fsync covers it). One fsync per push queued every outcome
+        // behind it on the writer, and each moment an outcome waits is one in which `kill -9`
+        // makes its push go out twice.
+        try await Self.withoutSync(database) { db in
+            try db.cachedStatement(sql: "INSERT INTO local_push (platform, token, payload, created_at) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [platform.rawValue, token, payload, now.timeIntervalSince1970])
+        }
+    }
+
+    public func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT seq, platform, payload, created_at FROM local_push
+                    WHERE platform = ? AND token = ? AND seq > ? ORDER BY seq LIMIT ?
+                    """,
+                arguments: [platform.rawValue, token, after, limit]
+            ).compactMap { row in
+                guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+                return LocalPush(
+                    seq: row["seq"],
+                    platform: platform,
+                    payload: row["payload"],
+                    createdAt: Date(timeIntervalSince1970: row["created_at"])
+                )
+            }
+        }
+    }
+}
