@@ -106,6 +106,13 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// Text values bound as `$1`, `$2`, … of a statement kept as a string constant.
+    static func binds(_ values: String...) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { binds.append(value) }
+        return binds
+    }
+
     /// Runs `body` in one transaction on one connection: committed when it returns, rolled back
     /// when it throws.
     func transaction<Result: Sendable>(
