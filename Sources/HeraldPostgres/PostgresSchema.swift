@@ -8,6 +8,12 @@ import PostgresNIO
 ///
 /// Migrations are append-only, numbered, and applied in order inside an advisory lock, so
 /// instances starting together migrate once.
+///
+/// The migrations mirror SQLite's `Schema` file for file (`PostgresSchema+X.swift` beside
+/// `Schema+X.swift`), with one difference of history, which stays: `seal_key` is on `device` and
+/// `backend_session` from versions 1 and 2 here, where SQLite added it in `v4-seal-keys`; so
+/// there is no `PostgresSchema+SealKeys.swift`, and from SQLite's v5 on the versions here are
+/// one lower.
 enum PostgresSchema {
     struct Migration {
         var version: Int
@@ -79,79 +85,8 @@ enum PostgresSchema {
                 "CREATE INDEX local_push_token ON local_push (platform, token, seq)",
             ]
         ),
-        Migration(
-            version: 2,
-            name: "backend",
-            statements: [
-                """
-                CREATE TABLE api_key (
-                    id text PRIMARY KEY,
-                    name text NOT NULL,
-                    secret_hash bytea NOT NULL UNIQUE,
-                    scopes text NOT NULL,
-                    created_at double precision NOT NULL,
-                    revoked_at double precision
-                )
-                """,
-                """
-                CREATE TABLE backend_session (
-                    user_id text NOT NULL,
-                    session_id text NOT NULL,
-                    platform text NOT NULL,
-                    allow_notifications boolean NOT NULL,
-                    push_token text,
-                    token_dropped_at double precision,
-                    seal_key text,
-                    created_at double precision NOT NULL,
-                    updated_at double precision NOT NULL,
-                    PRIMARY KEY (user_id, session_id)
-                )
-                """,
-                """
-                CREATE TABLE backend_user (
-                    user_id text PRIMARY KEY,
-                    dropped_dead_tokens integer NOT NULL DEFAULT 0,
-                    welcome_sent_at double precision
-                )
-                """,
-            ]
-        ),
-        Migration(
-            version: 3,
-            name: "replies",
-            statements: [
-                """
-                CREATE TABLE pending_reply (
-                    id text PRIMARY KEY,
-                    kind text NOT NULL,
-                    state text NOT NULL CHECK (state IN ('pending', 'answered', 'expired')),
-                    body bytea,
-                    cache_max_age integer,
-                    created_at double precision NOT NULL,
-                    expires_at double precision NOT NULL,
-                    answered_at double precision
-                )
-                """,
-                "CREATE INDEX pending_reply_expires ON pending_reply (expires_at)",
-                """
-                CREATE TABLE reply_cache (
-                    key text PRIMARY KEY,
-                    body bytea NOT NULL,
-                    max_age integer NOT NULL,
-                    expires_at double precision NOT NULL
-                )
-                """,
-                """
-                CREATE TABLE lightning_address (
-                    username text PRIMARY KEY,
-                    device_id text NOT NULL UNIQUE REFERENCES device (id) ON DELETE CASCADE,
-                    pay_info bytea,
-                    created_at double precision NOT NULL,
-                    updated_at double precision NOT NULL
-                )
-                """,
-            ]
-        ),
+        backend,
+        replies,
         lsps5,
         deadLetters,
         apps,
