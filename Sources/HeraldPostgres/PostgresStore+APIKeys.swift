@@ -23,13 +23,13 @@ extension PostgresStore: APIKeyStore {
         guard CreatedAPIKey.isPlausible(secret: secret) else { return nil }
         // Looked up by hash: the index compares digests, never the secret itself.
         return try await rows(
-            "SELECT id, name, scopes, created_at, revoked_at FROM api_key WHERE secret_hash = \(Secrets.hash(secret))"
+            "SELECT \(unescaped: Self.apiKeyColumns) FROM api_key WHERE secret_hash = \(Secrets.hash(secret))"
         ).first.map(Self.apiKey(from:))
     }
 
     public func apiKeys() async throws -> [APIKey] {
         try await rows(
-            "SELECT id, name, scopes, created_at, revoked_at FROM api_key ORDER BY created_at, id"
+            "SELECT \(unescaped: Self.apiKeyColumns) FROM api_key ORDER BY created_at, id"
         )
         .map(Self.apiKey(from:))
     }
@@ -39,6 +39,9 @@ extension PostgresStore: APIKeyStore {
             "UPDATE api_key SET revoked_at = coalesce(revoked_at, \(now.timeIntervalSince1970)) WHERE id = \(id) RETURNING 1"
         ).isEmpty
     }
+
+    /// The columns ``apiKey(from:)`` reads, in its order.
+    static let apiKeyColumns = "id, name, scopes, created_at, revoked_at"
 
     static func apiKey(from row: PostgresRow) throws -> APIKey {
         let (id, name, scopes, createdAt, revokedAt) = try row.decode(

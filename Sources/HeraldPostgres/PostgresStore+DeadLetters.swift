@@ -49,11 +49,7 @@ extension PostgresStore: DeadLetterStore {
             // FOR UPDATE: concurrent replays of one letter queue here, and each one after the
             // first reads the mark the first left.
             let rows = try await connection.query(
-                """
-                SELECT id, platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
-                       EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token)
-                FROM job WHERE id = \(id) AND state = 'dead' FOR UPDATE
-                """,
+                "SELECT \(unescaped: Self.replayColumns) FROM job WHERE id = \(id) AND state = 'dead' FOR UPDATE",
                 logger: logger
             ).collect()
             guard let row = rows.first else { return .notFound }
@@ -70,6 +66,11 @@ extension PostgresStore: DeadLetterStore {
     /// A letter's columns as the replays read them: id, platform, token, type, payload,
     /// created_at, expires_at, app, replayed_as, whether its token is dead.
     typealias LetterColumns = (String, String, String, String, Data, Double, Double, String, String?, Bool)
+    /// The columns of ``LetterColumns``, in its order.
+    static let replayColumns = """
+        id, platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
+        EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token)
+        """
 
     /// Inserts the new job and marks the letter, in the caller's transaction.
     private static func replay(
@@ -104,8 +105,7 @@ extension PostgresStore: DeadLetterStore {
             // it committed as replayed no longer matches `replayed_as IS NULL` when re-read here.
             let rows = try await connection.query(
                 """
-                SELECT id, platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
-                       EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token)
+                SELECT \(unescaped: Self.replayColumns)
                 FROM job
                 WHERE state = 'dead' AND replayed_as IS NULL
                   AND (\(reason)::text IS NULL OR last_error = \(reason) OR starts_with(last_error, \(reason) || ':'))

@@ -50,15 +50,21 @@ extension PostgresStore: DeviceStore {
         return registration
     }
 
+    /// The one column list of a ``Device``, of `device` named `d`: every query that makes one
+    /// selects these first, and ``device(from:)`` reads them by position.
+    static let deviceColumns = "d.id, d.platform, d.token, d.alias, d.seal_key, d.app"
+    /// Whether the push token of the device `d` is marked dead, as a column.
+    static let deviceTokenIsDead = "EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)"
+
     public func device(alias: String) async throws -> Device? {
-        try await rows("SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = \(alias)")
+        try await rows("SELECT \(unescaped: Self.deviceColumns) FROM device d WHERE d.alias = \(alias)")
             .first.flatMap(Self.device(from:))
     }
 
     public func device(id: String, secret: String) async throws -> Device? {
         guard
             let row = try await rows(
-                "SELECT id, platform, token, alias, seal_key, app, secret_hash FROM device WHERE id = \(id)"
+                "SELECT \(unescaped: Self.deviceColumns), d.secret_hash FROM device d WHERE d.id = \(id)"
             ).first,
             let device = try Self.device(from: row)
         else { return nil }
@@ -66,7 +72,7 @@ extension PostgresStore: DeviceStore {
         return Secrets.constantTimeEqual(hash, Secrets.hash(secret)) ? device : nil
     }
 
-    /// A device from a row whose first six columns are id, platform, token, alias, seal_key, app.
+    /// A device from a row whose first columns are ``deviceColumns``.
     static func device(from row: PostgresRow) throws -> Device? {
         let columns = row.makeRandomAccess()
         let platform = try columns[1].decode(String.self)
@@ -140,7 +146,7 @@ extension PostgresStore: DeviceStore {
     /// alias runs it.
     struct ResolveAliasStatement: PostgresPreparedStatement {
         static let sql = """
-            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
+            SELECT \(PostgresStore.deviceColumns),
                    EXISTS (SELECT 1 FROM dead_token t
                            WHERE t.platform = coalesce(d.platform, $2) AND t.token = coalesce(d.token, $1)),
                    d.id IS NULL AND EXISTS (SELECT 1 FROM deleted_alias a WHERE a.alias = $1)
@@ -182,9 +188,7 @@ extension PostgresStore: DeviceLookupStore {
     public func resolveDevice(id: String) async throws -> WebhookTokenResolution? {
         let rows = try await rows(
             """
-            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
-                   EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)
-            FROM device d WHERE d.id = \(id)
+            SELECT \(unescaped: Self.deviceColumns), \(unescaped: Self.deviceTokenIsDead) FROM device d WHERE d.id = \(id)
             """
         )
         guard let row = rows.first, let device = try Self.device(from: row) else { return nil }

@@ -27,8 +27,7 @@ extension PostgresStore: IdentityStore {
     public func devices(identity: String) async throws -> [WebhookTokenResolution] {
         try await rows(
             """
-            SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
-                   EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)
+            SELECT \(unescaped: Self.deviceColumns), \(unescaped: Self.deviceTokenIsDead)
             FROM device_identity i JOIN device d ON d.id = i.device_id
             WHERE i.identity = \(identity) ORDER BY d.id
             """

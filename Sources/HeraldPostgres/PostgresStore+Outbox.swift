@@ -68,10 +68,7 @@ extension PostgresStore: OutboxStore {
             let duplicateKeys = jobs.filter { !inserted.contains($0.id) }.compactMap(\.idempotencyKey)
             var existing: [String: (id: String, fingerprint: String?)] = [:]
             if !duplicateKeys.isEmpty {
-                let rows = try await connection.query(
-                    "SELECT idempotency_key, id, idempotency_fingerprint FROM job WHERE idempotency_key = ANY(\(duplicateKeys))",
-                    logger: logger
-                )
+                let rows = try await connection.query(Self.earlierJobs(duplicateKeys), logger: logger)
                 for try await (key, id, fingerprint) in rows.decode((String, String, String?).self) { existing[key] = (id, fingerprint) }
             }
             return jobs.map { job in
@@ -84,10 +81,15 @@ extension PostgresStore: OutboxStore {
         }
     }
 
+    /// The jobs made under these idempotency keys: key, id and fingerprint, as ``EarlierJob`` has them.
+    static func earlierJobs(_ keys: [String]) -> PostgresQuery {
+        "SELECT idempotency_key, id, idempotency_fingerprint FROM job WHERE idempotency_key = ANY(\(keys))"
+    }
+
     public func jobs(idempotencyKeys keys: [String]) async throws -> [String: EarlierJob] {
         guard !keys.isEmpty else { return [:] }
         var found: [String: EarlierJob] = [:]
-        for row in try await rows("SELECT idempotency_key, id, idempotency_fingerprint FROM job WHERE idempotency_key = ANY(\(keys))") {
+        for row in try await rows(Self.earlierJobs(keys)) {
             let (key, id, fingerprint) = try row.decode((String, String, String?).self)
             found[key] = EarlierJob(id: id, fingerprint: fingerprint)
         }

@@ -228,7 +228,7 @@ extension PostgresStore: LightningAddressStore {
 
     /// The device's columns first, as ``device(from:)`` reads them.
     static let addressSelect = """
-        SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app, a.username, a.pay_info
+        SELECT \(deviceColumns), a.username, a.pay_info
         FROM lightning_address a JOIN device d ON d.id = a.device_id
         """
 

@@ -7,9 +7,9 @@ extension PostgresStore: WakeLedgerStore {
     /// The one column list of a gateway entry: the device's six, the gateway row's seven, and
     /// whether the token is dead.
     static let wakeGatewayColumns = """
-        SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
+        SELECT \(deviceColumns),
                g.install_key, g.secret_sha256, g.encryption_key, g.envelope, g.environment, g.topics, g.registered_ts,
-               EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)
+               \(deviceTokenIsDead)
         FROM wake_gateway_device g JOIN device d ON d.id = g.device_id
         """
 
@@ -26,12 +26,12 @@ extension PostgresStore: WakeLedgerStore {
     }
 
     public func wakeGatewayDevice(secretSHA256: String) async throws -> WakeGatewayEntry? {
-        try await rows(PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.secret_sha256 = $1 ORDER BY d.id LIMIT 1", binds: binds(secretSHA256)))
+        try await rows(PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.secret_sha256 = $1 ORDER BY d.id LIMIT 1", binds: Self.binds(secretSHA256)))
             .first.flatMap(Self.wakeGatewayEntry(from:))
     }
 
     public func wakeGatewayDevice(installKey: String) async throws -> WakeGatewayEntry? {
-        try await rows(PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.install_key = $1 ORDER BY d.id LIMIT 1", binds: binds(installKey)))
+        try await rows(PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.install_key = $1 ORDER BY d.id LIMIT 1", binds: Self.binds(installKey)))
             .first.flatMap(Self.wakeGatewayEntry(from:))
     }
 
@@ -39,15 +39,10 @@ extension PostgresStore: WakeLedgerStore {
         try await rows(
             PostgresQuery(
                 unsafeSQL: Self.wakeGatewayColumns + " JOIN device_identity i ON i.device_id = d.id WHERE i.identity = $1 ORDER BY d.id",
-                binds: binds(identity))
+                binds: Self.binds(identity))
         ).compactMap(Self.wakeGatewayEntry(from:))
     }
 
-    private func binds(_ value: String) -> PostgresBindings {
-        var binds = PostgresBindings()
-        binds.append(value)
-        return binds
-    }
 
     public func setWakeGatewayTopics(deviceID: String, topics: [String], now: Date) async throws {
         try await rows(
@@ -90,7 +85,7 @@ extension PostgresStore: WakeLedgerStore {
         guard let row = try await rows("SELECT id, identity, topic, deadline, created_at FROM wake WHERE id = \(id)").first else { return nil }
         let (wakeID, identity, topic, deadline, createdAt) = try row.decode((String, String, String, Double, Double).self)
         let deliveries = try await rows(
-            PostgresQuery(unsafeSQL: Self.wakeDeliveryColumns + " WHERE wake_id = $1 ORDER BY device_id", binds: binds(id))
+            PostgresQuery(unsafeSQL: Self.wakeDeliveryColumns + " WHERE wake_id = $1 ORDER BY device_id", binds: Self.binds(id))
         ).map(Self.wakeDelivery(from:))
         return (
             WakeRecord(

@@ -27,7 +27,7 @@ extension SQLiteStore: APIKeyStore {
         return try await database.read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT id, name, scopes, created_at, revoked_at FROM api_key WHERE secret_hash = ?",
+                sql: "SELECT \(Self.apiKeyColumns) FROM api_key WHERE secret_hash = ?",
                 arguments: [hash]
             ).map(Self.apiKey(from:))
         }
@@ -37,7 +37,7 @@ extension SQLiteStore: APIKeyStore {
         try await database.read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT id, name, scopes, created_at, revoked_at FROM api_key ORDER BY created_at, id"
+                sql: "SELECT \(Self.apiKeyColumns) FROM api_key ORDER BY created_at, id"
             ).map(Self.apiKey(from:))
         }
     }
@@ -51,6 +51,9 @@ extension SQLiteStore: APIKeyStore {
             return db.changesCount > 0
         }
     }
+
+    /// The columns ``apiKey(from:)`` reads.
+    static let apiKeyColumns = "id, name, scopes, created_at, revoked_at"
 
     static func apiKey(from row: Row) -> APIKey {
         let revokedAt: Double? = row["revoked_at"]

@@ -62,11 +62,7 @@ extension SQLiteStore: DeadLetterStore {
             guard
                 let row = try Row.fetchOne(
                     db,
-                    sql: """
-                        SELECT platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
-                               EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token) AS token_dead
-                        FROM job WHERE id = ? AND state = 'dead'
-                        """,
+                    sql: "SELECT \(Self.replayColumns) FROM job WHERE id = ? AND state = 'dead'",
                     arguments: [id]
                 )
             else { return .notFound }
@@ -76,6 +72,13 @@ extension SQLiteStore: DeadLetterStore {
             return .replayed(jobID: replayed)
         }
     }
+
+    /// The columns a replay reads: what ``replay(id:row:plan:in:)`` copies, the mark of an earlier
+    /// replay, and whether the token is marked dead.
+    private static let replayColumns = """
+        id, platform, token, notification_type, payload, created_at, expires_at, app, replayed_as,
+        EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token) AS token_dead
+        """
 
     /// Inserts the new job and marks the letter; the caller's write transaction makes the two one.
     private static func replay(id: String, row: Row, plan: ReplayPlan, in db: Database) throws -> String? {
@@ -109,9 +112,7 @@ extension SQLiteStore: DeadLetterStore {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, platform, token, notification_type, payload, created_at, expires_at, app,
-                           EXISTS (SELECT 1 FROM dead_token d WHERE d.platform = job.platform AND d.token = job.token) AS token_dead
-                    FROM job WHERE state = 'dead' AND replayed_as IS NULL\(terms)
+                    SELECT \(Self.replayColumns) FROM job WHERE state = 'dead' AND replayed_as IS NULL\(terms)
                     ORDER BY finished_at, id LIMIT ?
                     """,
                 arguments: arguments + [limit]

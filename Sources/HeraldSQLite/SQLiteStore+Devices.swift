@@ -46,10 +46,17 @@ extension SQLiteStore: DeviceStore {
         return registration
     }
 
+    /// The one column list of a ``Device``, of `device` named `d`: every query that makes one
+    /// selects these, and ``device(from:)`` reads them by name.
+    static let deviceColumns = "d.id, d.platform, d.token, d.alias, d.seal_key, d.app"
+    /// Whether the push token of the device `d` is marked dead, as a column.
+    static let deviceTokenIsDead = "EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token)"
+    /// The device of an alias (every webhook to an alias runs it: kept whole, not rebuilt per call).
+    static let deviceByAlias = "SELECT \(deviceColumns) FROM device d WHERE d.alias = ?"
+
     public func device(alias: String) async throws -> Device? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?", arguments: [alias])
-                .flatMap(Self.device(from:))
+            try Row.fetchOne(db, sql: Self.deviceByAlias, arguments: [alias]).flatMap(Self.device(from:))
         }
     }
 
@@ -60,7 +67,7 @@ extension SQLiteStore: DeviceStore {
             guard
                 let row = try Row.fetchOne(
                     db,
-                    sql: "SELECT id, platform, token, alias, seal_key, app, secret_hash FROM device WHERE id = ?",
+                    sql: "SELECT \(Self.deviceColumns), d.secret_hash FROM device d WHERE d.id = ?",
                     arguments: [id]
                 ), let device = Self.device(from: row)
             else { return nil }
@@ -117,7 +124,7 @@ extension SQLiteStore: DeviceStore {
         // A token no alias can have (a raw APNs or FCM token) skips both alias lookups.
         var device: Device?
         if DeviceAlias.couldBeAlias(token) {
-            let deviceStatement = try db.cachedStatement(sql: "SELECT id, platform, token, alias, seal_key, app FROM device WHERE alias = ?")
+            let deviceStatement = try db.cachedStatement(sql: deviceByAlias)
             device = try Row.fetchOne(deviceStatement, arguments: [token]).flatMap(Self.device(from:))
             // The alias of a device deleted since, of either form. (Whether an unknown token is an
             // alias or a raw token is the webhook's to decide, by its form.)
@@ -148,9 +155,11 @@ extension SQLiteStore: DeviceStore {
 }
 
 extension SQLiteStore: DeviceLookupStore {
+    static let deviceByID = "SELECT \(deviceColumns) FROM device d WHERE d.id = ?"
+
     public func resolveDevice(id: String) async throws -> WebhookTokenResolution? {
         try await database.unsafeRead { db in
-            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE id = ?")
+            let statement = try db.cachedStatement(sql: Self.deviceByID)
             guard let device = try Row.fetchOne(statement, arguments: [id]).flatMap(Self.device(from:)) else { return nil }
             let dead = try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = ? AND token = ?)"),

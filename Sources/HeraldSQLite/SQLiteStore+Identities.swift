@@ -25,8 +25,7 @@ extension SQLiteStore: IdentityStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
-                           EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token) AS dead
+                    SELECT \(Self.deviceColumns), \(Self.deviceTokenIsDead) AS dead
                     FROM device_identity i JOIN device d ON d.id = i.device_id
                     WHERE i.identity = ? ORDER BY d.id
                     """,

@@ -34,7 +34,7 @@ extension SQLiteStore: OutboxStore {
                 if db.changesCount == 0, let key = job.idempotencyKey {
                     let existing = try Row.fetchOne(
                         db,
-                        sql: "SELECT id, idempotency_fingerprint FROM job WHERE idempotency_key = ?",
+                        sql: Self.earlierJob,
                         arguments: [key]
                     )
                     let earlier: String? = existing?["idempotency_fingerprint"]
@@ -50,11 +50,14 @@ extension SQLiteStore: OutboxStore {
         }
     }
 
+    /// The job made under an idempotency key, as ``EarlierJob`` has it.
+    static let earlierJob = "SELECT id, idempotency_fingerprint FROM job WHERE idempotency_key = ?"
+
     public func jobs(idempotencyKeys keys: [String]) async throws -> [String: EarlierJob] {
         guard !keys.isEmpty else { return [:] }
         return try await database.read { db in
             var found: [String: EarlierJob] = [:]
-            let statement = try db.cachedStatement(sql: "SELECT id, idempotency_fingerprint FROM job WHERE idempotency_key = ?")
+            let statement = try db.cachedStatement(sql: Self.earlierJob)
             for key in keys {
                 if let row = try Row.fetchOne(statement, arguments: [key]) {
                     found[key] = EarlierJob(id: row["id"], fingerprint: row["idempotency_fingerprint"])

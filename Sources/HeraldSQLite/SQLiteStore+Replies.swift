@@ -212,7 +212,7 @@ extension SQLiteStore: LightningAddressStore {
     }
 
     static let addressSelect = """
-        SELECT a.username, a.pay_info, d.id, d.platform, d.token, d.alias, d.seal_key, d.app
+        SELECT a.username, a.pay_info, \(deviceColumns)
         FROM lightning_address a JOIN device d ON d.id = a.device_id
         """
 

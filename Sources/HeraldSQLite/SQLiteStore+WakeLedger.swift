@@ -7,9 +7,9 @@ extension SQLiteStore: WakeLedgerStore {
     /// The one column list of a gateway entry: the device's six, the gateway row's, and
     /// whether the token is dead.
     static let wakeGatewayColumns = """
-        SELECT d.id, d.platform, d.token, d.alias, d.seal_key, d.app,
+        SELECT \(deviceColumns),
                g.install_key, g.secret_sha256, g.encryption_key, g.envelope, g.environment, g.topics, g.registered_ts,
-               EXISTS (SELECT 1 FROM dead_token t WHERE t.platform = d.platform AND t.token = d.token) AS dead
+               \(deviceTokenIsDead) AS dead
         FROM wake_gateway_device g JOIN device d ON d.id = g.device_id
         """
 
