@@ -320,6 +320,10 @@ let package = Package(
             dependencies: [
                 "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldTestSupport", "HeraldWire",
                 .product(name: "Logging", package: "swift-log"),
+                // A second connection to a store's database: to make one of its writes fail (a
+                // trigger) and to read the rows as they are.
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: testSwiftSettings
         ),

@@ -124,12 +124,12 @@ extension PostgresStore: WakeLedgerStore {
         }
     }
 
-    public func sharedSecret(name: String, make: @Sendable () -> Data) async throws -> Data {
+    public func sharedSecret(name: String, now: Date, make: @Sendable () -> Data) async throws -> Data {
         let candidate = make()
         let rows = try await rows(
             """
             WITH made AS (
-                INSERT INTO shared_secret (name, value, created_at) VALUES (\(name), \(candidate), \(Date().timeIntervalSince1970))
+                INSERT INTO shared_secret (name, value, created_at) VALUES (\(name), \(candidate), \(now.timeIntervalSince1970))
                 ON CONFLICT (name) DO NOTHING RETURNING value
             )
             SELECT value FROM made UNION ALL SELECT value FROM shared_secret WHERE name = \(name)

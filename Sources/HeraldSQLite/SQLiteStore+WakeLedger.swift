@@ -134,12 +134,12 @@ extension SQLiteStore: WakeLedgerStore {
         }
     }
 
-    public func sharedSecret(name: String, make: @Sendable () -> Data) async throws -> Data {
+    public func sharedSecret(name: String, now: Date, make: @Sendable () -> Data) async throws -> Data {
         let candidate = make()
         return try await database.write { db -> Data in
             try db.execute(
                 sql: "INSERT INTO shared_secret (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
-                arguments: [name, candidate, Date().timeIntervalSince1970])
+                arguments: [name, candidate, now.timeIntervalSince1970])
             return try Data.fetchOne(db, sql: "SELECT value FROM shared_secret WHERE name = ?", arguments: [name]) ?? candidate
         }
     }

@@ -83,11 +83,6 @@ public protocol DeviceStore: Sendable {
     func resolveWebhookToken(_ token: String, rawPlatform: Platform?) async throws -> WebhookTokenResolution
 }
 
-extension DeviceStore {
-    /// Deletes the device now (tools and tests; routes pass their clock's time).
-    public func deleteDevice(id: String) async throws { try await deleteDevice(id: id, now: Date()) }
-}
-
 /// What a registration may carry beside the device itself, written with it.
 public struct DeviceExtras: Sendable, Hashable {
     /// The LSP whose LSPS5 notifications wake the device (66 hex digits).

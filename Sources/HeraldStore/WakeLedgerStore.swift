@@ -113,6 +113,6 @@ public protocol WakeLedgerStore: Sendable {
     func acknowledgeWake(id: String, deviceID: String, outcome: WakeAckOutcome, now: Date) async throws -> WakeDeliveryRecord?
 
     /// The value stored under `name`, made by `make` the first time any instance asks (a
-    /// deployment's secrets: the key of its collapse ids).
-    func sharedSecret(name: String, make: @Sendable () -> Data) async throws -> Data
+    /// deployment's secrets: the key of its collapse ids), stamped `now` when made.
+    func sharedSecret(name: String, now: Date, make: @Sendable () -> Data) async throws -> Data
 }

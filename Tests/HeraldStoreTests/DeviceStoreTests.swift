@@ -14,7 +14,7 @@ struct DeviceStoreTests {
             #expect(DeviceAlias.hasAliasForm(alias))
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: .ios).device?.id == registration.device.id)
 
-            try await store.deleteDevice(id: registration.device.id)
+            try await store.deleteDevice(id: registration.device.id, now: t0)
             let gone = try await store.resolveWebhookToken(alias, rawPlatform: .ios)
             #expect(gone.device == nil && gone.isDeletedAlias && !gone.isDead)
             let never = try await store.resolveWebhookToken("a." + String(repeating: "Z", count: 24), rawPlatform: .ios)
@@ -25,6 +25,18 @@ struct DeviceStoreTests {
             #expect(legacyLooking.device == nil && !legacyLooking.isDeletedAlias)
             let raw = try await store.resolveWebhookToken(String(repeating: "ef", count: 32), rawPlatform: .ios)
             #expect(raw.device == nil && !raw.isDeletedAlias)
+        }
+    }
+
+    @Test("a deleted alias is stamped with the caller's time, not the database's or the machine's", arguments: Backend.allCases)
+    func deletedAt(_ backend: Backend) async throws {
+        try await withStoreAndDatabase(backend) { store, database in
+            let registration = try await store.registerDevice(platform: .android, token: "fcm-deleted-at", now: t0)
+            try await store.deleteDevice(id: registration.device.id, now: t0.addingTimeInterval(42))
+            #expect(try await database.count("device") == 0)
+            #expect(
+                try await database.number("SELECT deleted_at FROM deleted_alias WHERE alias = '\(registration.device.alias)'")
+                    == t0.timeIntervalSince1970 + 42)
         }
     }
 

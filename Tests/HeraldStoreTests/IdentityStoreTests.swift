@@ -52,7 +52,7 @@ struct IdentityStoreTests {
             try await store.setIdentities(deviceID: phone.id, identities: [], now: t0.addingTimeInterval(2))
             #expect(try await store.devices(identity: pubky).isEmpty)
 
-            try await store.deleteDevice(id: tablet.id)
+            try await store.deleteDevice(id: tablet.id, now: t0)
             #expect(try await store.devices(identity: alice).isEmpty)
         }
     }

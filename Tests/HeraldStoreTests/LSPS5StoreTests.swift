@@ -22,7 +22,7 @@ struct LSPS5StoreTests {
             #expect(try await store.lspNodeID(deviceID: device.id) == nil)
 
             try await store.setLSPNodeID(deviceID: device.id, nodeID: nodeA, now: t0)
-            try await store.deleteDevice(id: device.id)
+            try await store.deleteDevice(id: device.id, now: t0)
             #expect(try await store.lspNodeID(deviceID: device.id) == nil)
         }
     }

@@ -232,7 +232,7 @@ struct OutboxStoreTests {
             #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-2")
             try await store.markDead(platform: .android, token: "fcm-2", reason: "UNREGISTERED", now: t0)
             #expect(try await store.resolveDevice(id: registration.device.id)?.isDead == true)
-            try await store.deleteDevice(id: registration.device.id)
+            try await store.deleteDevice(id: registration.device.id, now: t0)
             #expect(try await store.device(alias: registration.device.alias) == nil)
         }
     }
@@ -272,7 +272,7 @@ struct OutboxStoreTests {
             #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: .ios).isDead == false)
             #expect(try await store.resolveWebhookToken("raw-1", rawPlatform: nil).isDead == false)
 
-            try await store.deleteDevice(id: registration.device.id)
+            try await store.deleteDevice(id: registration.device.id, now: t0)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device == nil)
             let again = try await store.registerDevice(platform: .android, token: "fcm-9", now: t0)
             #expect(

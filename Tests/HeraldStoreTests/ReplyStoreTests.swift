@@ -114,7 +114,7 @@ struct ReplyStoreTests {
             #expect(try await store.releaseUsername(deviceID: alice.id) == nil)
             #expect(
                 try await store.claimUsername("bob", deviceID: bob.id, now: t0) == .claimed(previous: nil))
-            try await store.deleteDevice(id: bob.id)
+            try await store.deleteDevice(id: bob.id, now: t0)
             #expect(try await store.lightningAddress(username: "bob") == nil)
         }
     }

@@ -99,13 +99,14 @@ struct WakeLedgerStoreTests {
         }
     }
 
-    @Test("a shared secret is made once, whoever asks first", arguments: Backend.allCases)
+    @Test("a shared secret is made once, whoever asks first, stamped with the caller's time", arguments: Backend.allCases)
     func sharedSecret(_ backend: Backend) async throws {
-        try await withStore(backend) { store in
-            let first = try await store.sharedSecret(name: "wake_collapse", make: { Data([1, 2, 3]) })
-            let second = try await store.sharedSecret(name: "wake_collapse", make: { Data([9]) })
+        try await withStoreAndDatabase(backend) { store, database in
+            let first = try await store.sharedSecret(name: "wake_collapse", now: t0, make: { Data([1, 2, 3]) })
+            let second = try await store.sharedSecret(name: "wake_collapse", now: t0.addingTimeInterval(5), make: { Data([9]) })
             #expect(first == Data([1, 2, 3]))
             #expect(second == first)
+            #expect(try await database.number("SELECT created_at FROM shared_secret WHERE name = 'wake_collapse'") == t0.timeIntervalSince1970)
         }
     }
 }

@@ -13,9 +13,9 @@ final class CollapseSecret: Sendable {
     private let value = NIOLockedValueBox<[UInt8]?>(nil)
     static let name = "wake_collapse_hmac"
 
-    func get(from ledger: any WakeLedgerStore) async throws -> [UInt8] {
+    func get(from ledger: any WakeLedgerStore, now: Date) async throws -> [UInt8] {
         if let known = value.withLockedValue({ $0 }) { return known }
-        let stored = Array(try await ledger.sharedSecret(name: Self.name) { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) } })
+        let stored = Array(try await ledger.sharedSecret(name: Self.name, now: now) { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) } })
         value.withLockedValue { $0 = stored }
         return stored
     }
@@ -60,7 +60,7 @@ extension WakeService {
             entries = try await ledger.wakeGatewayDevices(identity: request.identity).filter { entry in
                 !entry.isDead && entry.gateway.topics.contains { WakeTopicName.subscription($0, matches: topic.name) }
             }
-            secret = try await collapseSecret.get(from: ledger)
+            secret = try await collapseSecret.get(from: ledger, now: moment)
         } catch {
             throw APIError.storeUnavailable()
         }
