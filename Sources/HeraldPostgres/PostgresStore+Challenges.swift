@@ -3,15 +3,15 @@ import HeraldStore
 import PostgresNIO
 
 extension PostgresStore: DeviceChallengeStore {
-    public func setChallenge(deviceID: String, codeHash: Data, now: Date) async throws {
-        try await rows(
-            """
-            INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at)
-            VALUES (\(deviceID), \(codeHash), \(now.timeIntervalSince1970), NULL)
-            ON CONFLICT (device_id) DO UPDATE SET code_hash = excluded.code_hash, created_at = excluded.created_at,
-                confirmed_at = NULL
-            """
-        )
+    /// Restarts the device's challenge after a token change, in an update's transaction:
+    /// unconfirmed until the code whose SHA-256 is `codeHash` comes back.
+    static func setChallenge(deviceID: String, codeHash: Data, now: Double) throws -> PostgresQuery {
+        try """
+        INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at)
+        VALUES (\(deviceID), \(codeHash), \(now), NULL)
+        ON CONFLICT (device_id) DO UPDATE SET code_hash = excluded.code_hash, created_at = excluded.created_at,
+            confirmed_at = NULL
+        """
     }
 
     public func confirmChallenge(deviceID: String, codeHash: Data, now: Date) async throws -> Bool {

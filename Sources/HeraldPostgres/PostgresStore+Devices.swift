@@ -88,26 +88,33 @@ extension PostgresStore: DeviceStore {
         )
     }
 
-    public func updateToken(
-        deviceID: String, platform: Platform, token: String, now: Date
-    )
-        async throws
-    {
-        try await rows(
-            """
-            UPDATE device SET platform = \(platform.rawValue), token = \(token), updated_at = \(now.timeIntervalSince1970)
-            WHERE id = \(deviceID)
-            """
-        )
-    }
-
-    public func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws {
-        try await rows(
-            """
-            UPDATE device SET seal_key = \(sealKey?.base64), updated_at = \(now.timeIntervalSince1970)
-            WHERE id = \(deviceID)
-            """
-        )
+    /// One transaction of as many statements as there are changes, then the two reads.
+    public func updateDevice(id: String, changes: DeviceChanges, now date: Date) async throws -> UpdatedDevice {
+        let now = date.timeIntervalSince1970
+        return try await transaction { connection, logger in
+            if case .set(let push) = changes.pushToken {
+                try await connection.query(
+                    "UPDATE device SET platform = \(push.platform.rawValue), token = \(push.token), updated_at = \(now) WHERE id = \(id)",
+                    logger: logger)
+            }
+            if case .set(let hash) = changes.challengeHash {
+                try await connection.query(try Self.setChallenge(deviceID: id, codeHash: hash, now: now), logger: logger)
+            }
+            if case .set(let sealKey) = changes.sealKey {
+                try await connection.query(
+                    "UPDATE device SET seal_key = \(sealKey?.base64), updated_at = \(now) WHERE id = \(id)", logger: logger)
+            }
+            if case .set(let node) = changes.lspNodeID {
+                try await connection.query(Self.setLSPNodeID(deviceID: id, nodeID: node, now: now), logger: logger)
+            }
+            if case .set(let identities) = changes.identities {
+                try await connection.query(Self.setIdentities(deviceID: id, identities: identities, now: now), logger: logger)
+            }
+            let node = try await connection.query(Self.lspNodeID(deviceID: id), logger: logger).collect().first?.decode(String.self)
+            let identities = try await connection.query(Self.identities(deviceID: id), logger: logger).collect()
+                .map { try $0.decode(String.self) }
+            return UpdatedDevice(lspNodeID: node, identities: identities)
+        }
     }
 
     public func deleteDevice(id: String, now date: Date) async throws {

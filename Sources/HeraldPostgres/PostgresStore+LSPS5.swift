@@ -4,21 +4,21 @@ import PostgresNIO
 
 extension PostgresStore: LSPS5Store {
     public func lspNodeID(deviceID: String) async throws -> String? {
-        let rows = try await rows("SELECT node_id FROM lsps5_lsp WHERE device_id = \(deviceID)")
-        return try rows.first?.decode(String.self)
+        try await rows(Self.lspNodeID(deviceID: deviceID)).first?.decode(String.self)
     }
 
-    public func setLSPNodeID(deviceID: String, nodeID: String?, now: Date) async throws {
-        if let nodeID {
-            try await rows(
-                """
-                INSERT INTO lsps5_lsp (device_id, node_id, updated_at) VALUES (\(deviceID), \(nodeID), \(now.timeIntervalSince1970))
-                ON CONFLICT (device_id) DO UPDATE SET node_id = excluded.node_id, updated_at = excluded.updated_at
-                """
-            )
-        } else {
-            try await rows("DELETE FROM lsps5_lsp WHERE device_id = \(deviceID)")
-        }
+    static func lspNodeID(deviceID: String) -> PostgresQuery {
+        "SELECT node_id FROM lsps5_lsp WHERE device_id = \(deviceID)"
+    }
+
+    /// Sets the device's LSP node id (nil forgets it), in an update's transaction. The caller
+    /// checked the key first.
+    static func setLSPNodeID(deviceID: String, nodeID: String?, now: Double) -> PostgresQuery {
+        guard let nodeID else { return "DELETE FROM lsps5_lsp WHERE device_id = \(deviceID)" }
+        return """
+            INSERT INTO lsps5_lsp (device_id, node_id, updated_at) VALUES (\(deviceID), \(nodeID), \(now))
+            ON CONFLICT (device_id) DO UPDATE SET node_id = excluded.node_id, updated_at = excluded.updated_at
+            """
     }
 
     /// One statement: a bounded prune of expired signatures, skipping rows another instance is

@@ -3,16 +3,17 @@ import GRDB
 import HeraldStore
 
 extension SQLiteStore: DeviceChallengeStore {
-    public func setChallenge(deviceID: String, codeHash: Data, now: Date) async throws {
-        try await database.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at) VALUES (?, ?, ?, NULL)
-                    ON CONFLICT (device_id) DO UPDATE SET code_hash = excluded.code_hash, created_at = excluded.created_at,
-                        confirmed_at = NULL
-                    """,
-                arguments: [deviceID, codeHash, now.timeIntervalSince1970])
-        }
+    /// Starts (or restarts, after a token change) the device's challenge, inside a
+    /// registration's or an update's transaction: unconfirmed until the code whose SHA-256 is
+    /// `codeHash` comes back.
+    static func setChallenge(deviceID: String, codeHash: Data, now: Double, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at) VALUES (?, ?, ?, NULL)
+                ON CONFLICT (device_id) DO UPDATE SET code_hash = excluded.code_hash, created_at = excluded.created_at,
+                    confirmed_at = NULL
+                """,
+            arguments: [deviceID, codeHash, now])
     }
 
     public func confirmChallenge(deviceID: String, codeHash: Data, now: Date) async throws -> Bool {

@@ -27,20 +27,11 @@ extension SQLiteStore: DeviceStore {
                     nowValue, app,
                 ]
             )
-            if let node = extras.lspNodeID {
-                try db.execute(
-                    sql: "INSERT INTO lsps5_lsp (device_id, node_id, updated_at) VALUES (?, ?, ?)", arguments: [device.id, node, nowValue])
+            if let node = extras.lspNodeID { try Self.setLSPNodeID(deviceID: device.id, nodeID: node, now: nowValue, in: db) }
+            if !extras.identities.isEmpty {
+                try Self.setIdentities(deviceID: device.id, identities: extras.identities, now: nowValue, in: db)
             }
-            for identity in Set(extras.identities) {
-                try db.execute(
-                    sql: "INSERT INTO device_identity (identity, device_id, created_at) VALUES (?, ?, ?)",
-                    arguments: [identity, device.id, nowValue])
-            }
-            if let hash = extras.challengeHash {
-                try db.execute(
-                    sql: "INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at) VALUES (?, ?, ?, NULL)",
-                    arguments: [device.id, hash, nowValue])
-            }
+            if let hash = extras.challengeHash { try Self.setChallenge(deviceID: device.id, codeHash: hash, now: nowValue, in: db) }
             if let gateway = extras.wakeGateway { try Self.insertWakeGatewayDevice(gateway, deviceID: device.id, in: db) }
         }
         return registration
@@ -86,21 +77,27 @@ extension SQLiteStore: DeviceStore {
             id: row["id"], platform: platform, token: row["token"], alias: row["alias"], sealKey: sealKey, app: row["app"])
     }
 
-    public func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws {
-        try await database.write { db in
-            try db.execute(
-                sql: "UPDATE device SET platform = ?, token = ?, updated_at = ? WHERE id = ?",
-                arguments: [platform.rawValue, token, now.timeIntervalSince1970, deviceID]
-            )
-        }
-    }
-
-    public func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws {
-        try await database.write { db in
-            try db.execute(
-                sql: "UPDATE device SET seal_key = ?, updated_at = ? WHERE id = ?",
-                arguments: [sealKey?.base64, now.timeIntervalSince1970, deviceID]
-            )
+    public func updateDevice(id: String, changes: DeviceChanges, now: Date) async throws -> UpdatedDevice {
+        let nowValue = now.timeIntervalSince1970
+        return try await database.write { db in
+            if case .set(let push) = changes.pushToken {
+                try db.execute(
+                    sql: "UPDATE device SET platform = ?, token = ?, updated_at = ? WHERE id = ?",
+                    arguments: [push.platform.rawValue, push.token, nowValue, id])
+            }
+            if case .set(let hash) = changes.challengeHash {
+                try Self.setChallenge(deviceID: id, codeHash: hash, now: nowValue, in: db)
+            }
+            if case .set(let sealKey) = changes.sealKey {
+                try db.execute(
+                    sql: "UPDATE device SET seal_key = ?, updated_at = ? WHERE id = ?", arguments: [sealKey?.base64, nowValue, id])
+            }
+            if case .set(let node) = changes.lspNodeID { try Self.setLSPNodeID(deviceID: id, nodeID: node, now: nowValue, in: db) }
+            if case .set(let identities) = changes.identities {
+                try Self.setIdentities(deviceID: id, identities: identities, now: nowValue, in: db)
+            }
+            return UpdatedDevice(
+                lspNodeID: try Self.lspNodeID(deviceID: id, in: db), identities: try Self.identities(deviceID: id, in: db))
         }
     }
 

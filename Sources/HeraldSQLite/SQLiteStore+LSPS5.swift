@@ -4,26 +4,26 @@ import GRDB
 
 extension SQLiteStore: LSPS5Store {
     public func lspNodeID(deviceID: String) async throws -> String? {
-        try await database.unsafeRead { db in
-            try String.fetchOne(
-                db.cachedStatement(sql: "SELECT node_id FROM lsps5_lsp WHERE device_id = ?"), arguments: [deviceID]
-            )
-        }
+        try await database.unsafeRead { db in try Self.lspNodeID(deviceID: deviceID, in: db) }
     }
 
-    public func setLSPNodeID(deviceID: String, nodeID: String?, now: Date) async throws {
-        try await database.write { db in
-            if let nodeID {
-                try db.execute(
-                    sql: """
-                        INSERT INTO lsps5_lsp (device_id, node_id, updated_at) VALUES (?, ?, ?)
-                        ON CONFLICT (device_id) DO UPDATE SET node_id = excluded.node_id, updated_at = excluded.updated_at
-                        """,
-                    arguments: [deviceID, nodeID, now.timeIntervalSince1970]
-                )
-            } else {
-                try db.execute(sql: "DELETE FROM lsps5_lsp WHERE device_id = ?", arguments: [deviceID])
-            }
+    static func lspNodeID(deviceID: String, in db: Database) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT node_id FROM lsps5_lsp WHERE device_id = ?"), arguments: [deviceID])
+    }
+
+    /// Sets the device's LSP node id (nil forgets it), inside a registration's or an update's
+    /// transaction. The caller checked the key first.
+    static func setLSPNodeID(deviceID: String, nodeID: String?, now: Double, in db: Database) throws {
+        if let nodeID {
+            try db.execute(
+                sql: """
+                    INSERT INTO lsps5_lsp (device_id, node_id, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (device_id) DO UPDATE SET node_id = excluded.node_id, updated_at = excluded.updated_at
+                    """,
+                arguments: [deviceID, nodeID, now]
+            )
+        } else {
+            try db.execute(sql: "DELETE FROM lsps5_lsp WHERE device_id = ?", arguments: [deviceID])
         }
     }
 

@@ -127,8 +127,6 @@ public func buildApplication(
     DeviceRoutes(
         devices: store,
         localPushes: store,
-        lsps5: store,
-        identities: store,
         keys: store,
         challenges: store,
         delivery: delivery,

@@ -3,10 +3,9 @@ import Foundation
 /// What LSPS5 (bLIP-55) webhooks need kept: the LSP a device trusts to wake it, and the
 /// signatures already taken, so a notification replayed within its validity is refused.
 public protocol LSPS5Store: Sendable {
-    /// The LSP node id (66 hex digits) the device registered; nil when it registered none.
+    /// The LSP node id (66 hex digits) the device registered; nil when it registered none. (It
+    /// is written with the device, by ``DeviceStore``'s registration and update.)
     func lspNodeID(deviceID: String) async throws -> String?
-    /// Sets the device's LSP node id; nil forgets it. The caller checks the key first.
-    func setLSPNodeID(deviceID: String, nodeID: String?, now: Date) async throws
     /// Remembers a notification's signature for the device until `expiresAt` and answers true;
     /// answers false, remembering nothing, when it is already remembered (a replay). Signatures
     /// past their `expiresAt` are forgotten on the way, so the memory stays bounded by what

@@ -72,9 +72,10 @@ public protocol DeviceStore: Sendable {
     func device(alias: String) async throws -> Device?
     /// The device, if the secret opens it.
     func device(id: String, secret: String) async throws -> Device?
-    func updateToken(deviceID: String, platform: Platform, token: String, now: Date) async throws
-    /// Sets the key pushes to the device are sealed to; nil stops sealing.
-    func updateSealKey(deviceID: String, sealKey: SealPublicKey?, now: Date) async throws
+    /// Makes the changes `changes` names to the device, and no other, in one transaction: a
+    /// failure leaves the device as it was. Answers the LSP node id and identities the device
+    /// holds afterwards, read in that transaction.
+    func updateDevice(id: String, changes: DeviceChanges, now: Date) async throws -> UpdatedDevice
     /// Deletes the device and remembers its alias as deleted: its webhook URL answers `410` from
     /// then on, and is never taken for a raw push token.
     func deleteDevice(id: String, now: Date) async throws
@@ -101,6 +102,64 @@ public struct DeviceExtras: Sendable, Hashable {
         self.identities = identities
         self.challengeHash = challengeHash
         self.wakeGateway = wakeGateway
+    }
+}
+
+/// One part of a device an update may change: kept as it is, or set (for an optional part, to
+/// nil to remove it).
+public enum DeviceChange<Value: Sendable & Hashable>: Sendable, Hashable {
+    case keep
+    case set(Value)
+}
+
+/// What an update of a device (`PUT /api/v1/devices/{id}`) changes, written in one transaction.
+public struct DeviceChanges: Sendable, Hashable {
+    /// Where pushes to the device go.
+    public struct PushToken: Sendable, Hashable {
+        public var platform: Platform
+        public var token: String
+
+        public init(platform: Platform, token: String) {
+            self.platform = platform
+            self.token = token
+        }
+    }
+
+    public var pushToken: DeviceChange<PushToken>
+    /// The key pushes are sealed to; nil stops sealing.
+    public var sealKey: DeviceChange<SealPublicKey?>
+    /// The LSP whose LSPS5 notifications wake the device (66 hex digits); nil forgets it.
+    public var lspNodeID: DeviceChange<String?>
+    /// The identities the device proved, replacing those it held; empty forgets them. The
+    /// caller checked the proofs first.
+    public var identities: DeviceChange<[String]>
+    /// SHA-256 of the one-time code of a new challenge (``DeviceChallengeStore``): the device is
+    /// unconfirmed until the code comes back.
+    public var challengeHash: DeviceChange<Data>
+
+    public init(
+        pushToken: DeviceChange<PushToken> = .keep, sealKey: DeviceChange<SealPublicKey?> = .keep,
+        lspNodeID: DeviceChange<String?> = .keep, identities: DeviceChange<[String]> = .keep,
+        challengeHash: DeviceChange<Data> = .keep
+    ) {
+        self.pushToken = pushToken
+        self.sealKey = sealKey
+        self.lspNodeID = lspNodeID
+        self.identities = identities
+        self.challengeHash = challengeHash
+    }
+}
+
+/// What a device holds beside its token after an update, read in the update's transaction.
+public struct UpdatedDevice: Sendable, Hashable {
+    /// Its LSP node id; nil when it has none.
+    public var lspNodeID: String?
+    /// Its identities, sorted; empty when it holds none.
+    public var identities: [String]
+
+    public init(lspNodeID: String?, identities: [String]) {
+        self.lspNodeID = lspNodeID
+        self.identities = identities
     }
 }
 

@@ -178,8 +178,9 @@ struct LSPS5IntakeTests {
     @Test("on Android lsps5.expiry_soon is one high-priority data message carrying the notification, shown by the plugin")
     func android() async throws {
         let nds = try TestNDS()
-        let registration = try await nds.store.registerDevice(platform: .android, token: "fcm-lsps5-token", now: Date())
-        try await nds.store.setLSPNodeID(deviceID: registration.device.id, nodeID: Self.lspKey.nodeID.hex, now: Date())
+        let registration = try await nds.store.registerDevice(
+            platform: .android, token: "fcm-lsps5-token", sealKey: nil, app: Device.defaultApp,
+            extras: DeviceExtras(lspNodeID: Self.lspKey.nodeID.hex), now: Date())
         let signed = Self.lsp.sign(.expirySoon(timeout: 900_000), at: Date())
         try await nds.withMockPush { servers, providers in
             try await nds.app(providers: providers).test(.live) { client in
@@ -232,8 +233,9 @@ struct LSPS5IntakeTests {
     @Test("a replayed notification gets 409 replayed and no push, also after a restart on the same SQLite file")
     func replay() async throws {
         let first = try TestNDS()
-        let registration = try await first.store.registerDevice(platform: .ios, token: String(repeating: "c3", count: 32), now: Date())
-        try await first.store.setLSPNodeID(deviceID: registration.device.id, nodeID: Self.lspKey.nodeID.hex, now: Date())
+        let registration = try await first.store.registerDevice(
+            platform: .ios, token: String(repeating: "c3", count: 32), sealKey: nil, app: Device.defaultApp,
+            extras: DeviceExtras(lspNodeID: Self.lspKey.nodeID.hex), now: Date())
         let path = "/api/v1/notify?platform=ios&token=\(registration.device.alias)"
         let signed = Self.lsp.sign(LSPS5Notification(method: .paymentIncoming), at: Date())
         try await first.withMockPush { servers, providers in

@@ -35,8 +35,8 @@ struct IdentityStoreTests {
             let phone = try await store.registerDevice(platform: .ios, token: "70686f6e65", now: t0).device
             let tablet = try await store.registerDevice(platform: .android, token: "fcm-tablet", now: t0).device
             #expect(try await store.identities(deviceID: phone.id).isEmpty)
-            try await store.setIdentities(deviceID: phone.id, identities: [alice, pubky, alice], now: t0)
-            try await store.setIdentities(deviceID: tablet.id, identities: [alice], now: t0)
+            _ = try await store.updateDevice(id: phone.id, changes: DeviceChanges(identities: .set([alice, pubky, alice])), now: t0)
+            _ = try await store.updateDevice(id: tablet.id, changes: DeviceChanges(identities: .set([alice])), now: t0)
             #expect(try await store.identities(deviceID: phone.id) == [alice, pubky])
             let found = try await store.devices(identity: alice)
             #expect(Set(found.compactMap(\.device?.id)) == [phone.id, tablet.id])
@@ -46,10 +46,10 @@ struct IdentityStoreTests {
             #expect(try await store.devices(identity: alice).first { $0.device?.id == tablet.id }?.isDead == true)
 
             // Replaced: pk: kept, ln: dropped.
-            try await store.setIdentities(deviceID: phone.id, identities: [pubky], now: t0.addingTimeInterval(1))
+            _ = try await store.updateDevice(id: phone.id, changes: DeviceChanges(identities: .set([pubky])), now: t0.addingTimeInterval(1))
             #expect(try await store.identities(deviceID: phone.id) == [pubky])
             #expect(try await store.devices(identity: alice).compactMap(\.device?.id) == [tablet.id])
-            try await store.setIdentities(deviceID: phone.id, identities: [], now: t0.addingTimeInterval(2))
+            _ = try await store.updateDevice(id: phone.id, changes: DeviceChanges(identities: .set([])), now: t0.addingTimeInterval(2))
             #expect(try await store.devices(identity: pubky).isEmpty)
 
             try await store.deleteDevice(id: tablet.id, now: t0)

@@ -14,14 +14,14 @@ struct LSPS5StoreTests {
         try await withStore(backend) { store in
             let device = try await store.registerDevice(platform: .ios, token: "61706e732d6c7370", now: t0).device
             #expect(try await store.lspNodeID(deviceID: device.id) == nil)
-            try await store.setLSPNodeID(deviceID: device.id, nodeID: nodeA, now: t0)
+            _ = try await store.updateDevice(id: device.id, changes: DeviceChanges(lspNodeID: .set(nodeA)), now: t0)
             #expect(try await store.lspNodeID(deviceID: device.id) == nodeA)
-            try await store.setLSPNodeID(deviceID: device.id, nodeID: nodeB, now: t0.addingTimeInterval(1))
+            _ = try await store.updateDevice(id: device.id, changes: DeviceChanges(lspNodeID: .set(nodeB)), now: t0.addingTimeInterval(1))
             #expect(try await store.lspNodeID(deviceID: device.id) == nodeB)
-            try await store.setLSPNodeID(deviceID: device.id, nodeID: nil, now: t0.addingTimeInterval(2))
+            _ = try await store.updateDevice(id: device.id, changes: DeviceChanges(lspNodeID: .set(nil)), now: t0.addingTimeInterval(2))
             #expect(try await store.lspNodeID(deviceID: device.id) == nil)
 
-            try await store.setLSPNodeID(deviceID: device.id, nodeID: nodeA, now: t0)
+            _ = try await store.updateDevice(id: device.id, changes: DeviceChanges(lspNodeID: .set(nodeA)), now: t0)
             try await store.deleteDevice(id: device.id, now: t0)
             #expect(try await store.lspNodeID(deviceID: device.id) == nil)
         }

@@ -227,8 +227,8 @@ struct OutboxStoreTests {
                 try await store.resolveDevice(id: registration.device.id)
                     == WebhookTokenResolution(device: registration.device, isDead: false))
             #expect(try await store.resolveDevice(id: "nobody") == nil)
-            try await store.updateToken(
-                deviceID: registration.device.id, platform: .android, token: "fcm-2", now: t0)
+            _ = try await store.updateDevice(
+                id: registration.device.id, changes: DeviceChanges(pushToken: .set(.init(platform: .android, token: "fcm-2"))), now: t0)
             #expect(try await store.device(alias: registration.device.alias)?.token == "fcm-2")
             try await store.markDead(platform: .android, token: "fcm-2", reason: "UNREGISTERED", now: t0)
             #expect(try await store.resolveDevice(id: registration.device.id)?.isDead == true)
@@ -246,8 +246,8 @@ struct OutboxStoreTests {
             let alias = registration.device.alias
             #expect(
                 try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "61706e732d31")
-            try await store.updateToken(
-                deviceID: registration.device.id, platform: .ios, token: "61706e732d32", now: t0)
+            _ = try await store.updateDevice(
+                id: registration.device.id, changes: DeviceChanges(pushToken: .set(.init(platform: .ios, token: "61706e732d32"))), now: t0)
             #expect(
                 try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.token == "61706e732d32")
 

@@ -24,12 +24,12 @@ struct SealKeyStoreTests {
                     == keyA)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyA)
 
-            try await store.updateSealKey(deviceID: registration.device.id, sealKey: keyB, now: t0)
+            _ = try await store.updateDevice(id: registration.device.id, changes: DeviceChanges(sealKey: .set(keyB)), now: t0)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
-            try await store.updateToken(
-                deviceID: registration.device.id, platform: .ios, token: "61706e732d32", now: t0)
+            _ = try await store.updateDevice(
+                id: registration.device.id, changes: DeviceChanges(pushToken: .set(.init(platform: .ios, token: "61706e732d32"))), now: t0)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == keyB)
-            try await store.updateSealKey(deviceID: registration.device.id, sealKey: nil, now: t0)
+            _ = try await store.updateDevice(id: registration.device.id, changes: DeviceChanges(sealKey: .set(nil)), now: t0)
             #expect(try await store.resolveWebhookToken(alias, rawPlatform: nil).device?.sealKey == nil)
 
             let plain = try await store.registerDevice(platform: .android, token: "fcm-1", now: t0)

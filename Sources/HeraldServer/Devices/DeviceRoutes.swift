@@ -13,10 +13,6 @@ import Hummingbird
 struct DeviceRoutes: Sendable {
     let devices: any DeviceStore
     let localPushes: any LocalPushStore
-    /// The LSP node ids LSPS5 notifications are checked against.
-    let lsps5: any LSPS5Store
-    /// The identities devices proved (``IdentityClaims``).
-    let identities: any IdentityStore
     /// `registration: key`: the keys allowed to register.
     let keys: any APIKeyStore
     /// `registration: challenge`: the codes devices post back.
@@ -107,48 +103,36 @@ struct DeviceRoutes: Sendable {
         let lspNodeID = try body.lspNodeID.map { $0.isEmpty ? Optional<NodeID>.none : try Self.parseNodeID($0) }
         let proven = try IdentityClaims.proven(
             platform: platform, pushToken: signedToken, identities: body.identities, proofs: body.proofs, ts: body.ts, now: now())
-        if namesToken { try await devices.updateToken(deviceID: device.id, platform: platform, token: token, now: now()) }
-        if settings.registration == .challenge, token != device.token || platform != device.platform {
-            // A new token is proven anew: until its code comes back the alias pushes nothing else.
-            var moved = device
-            moved.platform = platform
-            moved.token = token
-            try await challenge(moved)
-        }
-        if let sealKey {
-            try await devices.updateSealKey(deviceID: device.id, sealKey: sealKey, now: now())
-        }
-        let nodeID: String?
-        if let lspNodeID {
-            try await lsps5.setLSPNodeID(deviceID: device.id, nodeID: lspNodeID?.hex, now: now())
-            nodeID = lspNodeID?.hex
-        } else {
-            nodeID = try await lsps5.lspNodeID(deviceID: device.id)
-        }
-        let held: [String]
-        if let proven {
-            try await identities.setIdentities(deviceID: device.id, identities: proven, now: now())
-            held = proven
-        } else {
-            held = try await identities.identities(deviceID: device.id)
-        }
+        // `registration: challenge`: a new token is proven anew, by a one-time code pushed to it.
+        // Until the code comes back the alias pushes nothing else.
+        let moved = token != device.token || platform != device.platform
+        let code = settings.registration == .challenge && moved ? Secrets.random(bytes: 16) : nil
+        // One write: the token, its challenge, the seal key, the LSP and the identities, or none of them.
+        let stored = try await devices.updateDevice(
+            id: device.id,
+            changes: DeviceChanges(
+                pushToken: namesToken ? .set(DeviceChanges.PushToken(platform: platform, token: token)) : .keep,
+                sealKey: sealKey.map { .set($0) } ?? .keep,
+                lspNodeID: lspNodeID.map { .set($0?.hex) } ?? .keep,
+                identities: proven.map { .set($0) } ?? .keep,
+                challengeHash: code.map { .set(Secrets.hash($0)) } ?? .keep),
+            now: now())
         var updated = device
         updated.platform = platform
+        if let code {
+            // Sealed to the key the device had before this update, as it always was.
+            updated.token = token
+            try await pushChallenge(code, to: updated)
+        }
+        // The identities as proven (sorted by their bytes), else as the store holds them.
+        let held = proven ?? stored.identities
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
                 deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
-                sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: nodeID,
+                sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: stored.lspNodeID,
                 identities: held.isEmpty ? nil : held
             )
         )
-    }
-
-    /// `registration: challenge`: a one-time code pushed to the device's token. Only what
-    /// receives pushes there can post it back; until then its alias pushes nothing else.
-    func challenge(_ device: Device) async throws {
-        let code = Secrets.random(bytes: 16)
-        try await challenges.setChallenge(deviceID: device.id, codeHash: Secrets.hash(code), now: now())
-        try await pushChallenge(code, to: device)
     }
 
     /// The challenge push: the code, and where to post it back.
