@@ -40,6 +40,99 @@ struct DeviceStoreTests {
         }
     }
 
+    // MARK: One use case, one transaction
+
+    let alice = "ln:02" + String(repeating: "a1", count: 32)
+    let nodeA = "02" + String(repeating: "a1", count: 32)
+    let nodeB = "03" + String(repeating: "b2", count: 32)
+    let keyB = try! SealPublicKey(base64: Data(repeating: 0x0b, count: 32).base64EncodedString())
+
+    @Test("a registration whose identity write fails leaves no device, LSP or challenge behind", arguments: Backend.allCases)
+    func registrationIsOneTransaction(_ backend: Backend) async throws {
+        try await withStoreAndDatabase(backend) { store, database in
+            try await database.refuseInserts(into: "device_identity", backend: backend)
+            let extras = DeviceExtras(lspNodeID: nodeA, identities: [alice], challengeHash: Secrets.hash("code"))
+            await #expect(throws: (any Error).self) {
+                try await store.registerDevice(
+                    platform: .android, token: "fcm-refused", sealKey: nil, app: Device.defaultApp, extras: extras, now: t0)
+            }
+            // No device whose secret nobody received, and nothing of it.
+            #expect(try await database.count("device") == 0)
+            #expect(try await database.count("lsps5_lsp") == 0)
+            #expect(try await database.count("device_challenge") == 0)
+
+            // The same registration without identities is taken whole: the refusal was theirs alone.
+            var without = extras
+            without.identities = []
+            _ = try await store.registerDevice(
+                platform: .android, token: "fcm-refused", sealKey: nil, app: Device.defaultApp, extras: without, now: t0)
+            #expect(try await database.count("device") == 1)
+            #expect(try await database.count("lsps5_lsp") == 1)
+            #expect(try await database.count("device_challenge") == 1)
+        }
+    }
+
+    @Test("a gateway registration that fails keeps the install's earlier device", arguments: Backend.allCases)
+    func gatewayRegistrationIsOneTransaction(_ backend: Backend) async throws {
+        try await withStoreAndDatabase(backend) { store, database in
+            func gateway(ts: Int64) -> WakeGatewayDevice {
+                WakeGatewayDevice(
+                    installKey: "bitkit|install-atomic", secretSHA256: "s\(ts)", encryptionKey: "02" + String(repeating: "ee", count: 32),
+                    envelope: 1, environment: "production", topics: ["blocktank.*"], registeredTS: ts)
+            }
+            let first = try await store.registerDevice(
+                platform: .ios, token: String(repeating: "ab", count: 32), sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(identities: [alice], wakeGateway: gateway(ts: 100)), now: t0)
+            try await database.refuseInserts(into: "wake_gateway_device", backend: backend)
+            await #expect(throws: (any Error).self) {
+                try await store.registerDevice(
+                    platform: .ios, token: String(repeating: "cd", count: 32), sealKey: nil, app: Device.defaultApp,
+                    extras: DeviceExtras(identities: [alice], wakeGateway: gateway(ts: 200)), now: t0)
+            }
+            // The earlier registration's delete went back with the rest.
+            #expect(try await database.text("SELECT id FROM device") == first.device.id)
+            #expect(try await database.count("device") == 1)
+            #expect(try await database.count("device_identity") == 1)
+            #expect(try await database.text("SELECT secret_sha256 FROM wake_gateway_device") == "s100")
+        }
+    }
+
+    @Test("an update whose identity write fails changes nothing: token, seal key, LSP and challenge stay as they were", arguments: Backend.allCases)
+    func updateIsOneTransaction(_ backend: Backend) async throws {
+        try await withStoreAndDatabase(backend) { store, database in
+            let made = try await store.registerDevice(
+                platform: .android, token: "fcm-before", sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(lspNodeID: nodeA), now: t0)
+            let id = made.device.id
+            try await database.refuseInserts(into: "device_identity", backend: backend)
+            var changes = DeviceChanges(
+                pushToken: .set(.init(platform: .android, token: "fcm-after")), sealKey: .set(keyB), lspNodeID: .set(nodeB),
+                identities: .set([alice]), challengeHash: .set(Secrets.hash("code")))
+            await #expect(throws: (any Error).self) {
+                try await store.updateDevice(id: id, changes: changes, now: t0.addingTimeInterval(60))
+            }
+            #expect(try await database.text("SELECT token FROM device WHERE id = '\(id)'") == "fcm-before")
+            #expect(try await database.text("SELECT seal_key FROM device WHERE id = '\(id)'") == nil)
+            #expect(try await database.number("SELECT updated_at FROM device WHERE id = '\(id)'") == t0.timeIntervalSince1970)
+            #expect(try await database.text("SELECT node_id FROM lsps5_lsp WHERE device_id = '\(id)'") == nodeA)
+            #expect(try await database.count("device_challenge") == 0)
+            #expect(try await database.count("device_identity") == 0)
+
+            // Without identities it is taken whole, and answers what the device holds after it.
+            changes.identities = .keep
+            let updated = try await store.updateDevice(id: id, changes: changes, now: t0.addingTimeInterval(60))
+            #expect(updated == UpdatedDevice(lspNodeID: nodeB, identities: []))
+            #expect(try await database.text("SELECT token FROM device WHERE id = '\(id)'") == "fcm-after")
+            #expect(try await database.text("SELECT seal_key FROM device WHERE id = '\(id)'") == keyB.base64)
+            #expect(try await database.number("SELECT updated_at FROM device WHERE id = '\(id)'") == t0.timeIntervalSince1970 + 60)
+            #expect(try await database.count("device_challenge WHERE confirmed_at IS NULL") == 1)
+            // What it does not name it keeps.
+            let kept = try await store.updateDevice(id: id, changes: DeviceChanges(), now: t0.addingTimeInterval(120))
+            #expect(kept == UpdatedDevice(lspNodeID: nodeB, identities: []))
+            #expect(try await database.number("SELECT updated_at FROM device WHERE id = '\(id)'") == t0.timeIntervalSince1970 + 60)
+        }
+    }
+
     @Test("only a token of an alias's forms, current or from before the prefix, is looked up as an alias")
     func aliasForms() {
         #expect(DeviceAlias.couldBeAlias(DeviceAlias.make()))
