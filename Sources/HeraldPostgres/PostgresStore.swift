@@ -12,6 +12,10 @@ import ServiceLifecycle
 ///
 /// The connection pool, ``client``, is a `Service`: it must run (in the application's service
 /// group, before the services that use the store) for any query to get a connection.
+///
+/// The use cases are in `PostgresStore+X.swift`, one file per `SQLiteStore+X.swift` with the
+/// same use cases, and three of their own: `+Notifications`, `+TargetRates` and `+WakeClaims`,
+/// what several processes share (``SharedStoreCapabilities``).
 public final class PostgresStore: Sendable {
     /// The connection pool. Run it for as long as the store is used.
     public let client: PostgresClient

@@ -20,6 +20,12 @@ import ServiceLifecycle
 /// finally restarted it truncated hundreds of megabytes (one 240 ms `ftruncate`, measured after
 /// a 115,000-event burst). Past ``walRestartPages`` the writer therefore finishes the checkpoint
 /// itself, and the WAL never grows much past that size.
+///
+/// The use cases are in `SQLiteStore+X.swift`, one file per `PostgresStore+X.swift` with the
+/// same use cases. PostgreSQL's `+Notifications`, `+TargetRates` and `+WakeClaims` have none
+/// here: they are what several processes share (``SharedStoreCapabilities``), and this store
+/// has one process. Only this one has a WAL checkpointer (``StoreCheckpointer``) and a token
+/// cache (``TokenResolutionCache``), which its single writer makes safe.
 public final class SQLiteStore: Sendable {
     let database: AsyncDatabase
     /// Only for checkpoints, so they never wait behind (or hold up) the writer.
