@@ -66,8 +66,9 @@ struct BackendDeliveryTests {
                         == #"{"action":"DEPOSIT_RECEIVED","amount":"100.00","aps":{"alert":{"body":"100.00 USDC is on its way","title":"Deposit received"},"badge":1,"mutable-content":1,"sound":"default"},"asset":"USDC","campaign_id":"","campaign_name":"","network":"base","transaction_id":"txn_8f2c"}"#
                 )
 
-                // Nothing for the muted tablet, even after the dispatcher is done.
-                #expect(try await eventually { try await nds.store.counts().delivered == 2 })
+                // Nothing for the muted tablet, even after the dispatcher is done: two jobs, both
+                // delivered, none pending or dead, so no other push can still come.
+                #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 2, dead: 0) })
                 #expect(await mocks.fcm.messages.count == 1)
                 #expect(await mocks.apns.requests.count == 1)
             }
