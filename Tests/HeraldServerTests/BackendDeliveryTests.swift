@@ -96,8 +96,10 @@ struct BackendDeliveryTests {
                 let after = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: Seed002.none)
                 #expect(after.json["targeted"] as? Int == 1)
                 _ = try await mocks.apns.requests.waitFor(count: 2)
-                #expect(try await eventually { try await nds.store.counts().delivered == 3 })
+                // Three jobs, all delivered and none left: the logged-out pixel gets nothing later either.
+                #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 3, dead: 0) })
                 #expect(await mocks.fcm.messages.count == 1)
+                #expect(await mocks.apns.requests.count == 2)
             }
         }
     }
