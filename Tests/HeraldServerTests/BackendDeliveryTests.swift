@@ -132,7 +132,11 @@ struct BackendDeliveryTests {
                 #expect(Self.session("iphone", in: after)?["token_status"] as? String == "active")
 
                 _ = try await mocks.apns.requests.waitFor(count: 2)
+                // Both iPhone pushes delivered, the one to the dead token dead, nothing pending:
+                // no push to the dead token can still come.
+                #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 2, dead: 1) })
                 #expect(await mocks.fcm.messages.count == 1)
+                #expect(await mocks.apns.requests.count == 2)
 
                 // The app sends a fresh token: the session is live again.
                 let refreshed = try await client.call(
