@@ -113,7 +113,12 @@ struct WakeGatewayTests {
                 // 2. Woken again, no ack: its fallback, due after the first's would have been, arrives alone.
                 let second = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(phone))
                 let secondID = try #require(second.json["wake_id"] as? String)
-                let requests = try await servers.apns.requests.waitFor(count: 3)
+                _ = try await servers.apns.requests.waitFor(count: 3)
+                // Both wakes pushed, the second's fallback sent, the first's deleted by the ack: 3 jobs
+                // delivered and none pending, so no other fallback can still come.
+                #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 3, dead: 0) })
+                let requests = await servers.apns.requests.all
+                #expect(requests.count == 3)
                 let fallback = requests[2]
                 let marker = try #require(fallback.json?["wake_fallback"] as? [String: Any])
                 #expect(marker["v"] as? Int == 1 && marker["id"] as? String == secondID && marker["topic"] as? String == "blocktank.incomingHtlc")
