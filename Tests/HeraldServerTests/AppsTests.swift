@@ -1,6 +1,7 @@
 import Foundation
 import HeraldPush
 import HeraldServer
+import HeraldStore
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
@@ -117,7 +118,11 @@ struct AppsTests {
                         "/api/v1/notify?platform=ios&token=\(brandToken)&app=\(Self.brand)", json: Self.swap
                     ).status == .ok)
 
-                let requests = try await mock.requests.waitFor(count: 3)
+                _ = try await mock.requests.waitFor(count: 3)
+                // One job per push, all delivered and none pending: no other push can still come.
+                #expect(try await eventually { try await nds.store.counts() == QueueCounts(pending: 0, delivered: 3, dead: 0) })
+                let requests = await mock.requests.all
+                #expect(requests.count == 3)
                 for request in requests {
                     let app = request.deviceToken == walletToken ? Self.wallet : Self.brand
                     #expect(request.accepted, "\(request.answer)")
