@@ -2,8 +2,8 @@
 /// `--its-key VALUE` (or `--its-key=VALUE`), its help and default those of the table, none
 /// written twice.
 public enum SettingFlags {
-    /// The flags given, by setting key; a flag that names no setting, or has no value, is refused
-    /// with the nearest name.
+    /// The flags given, by setting key (a repeated flag: the last); a flag that names no setting,
+    /// or has no value, is refused with the nearest name.
     public static func parse(_ arguments: [String]) throws -> [String: String] {
         let byFlag = Dictionary(uniqueKeysWithValues: HeraldConfiguration.settings.compactMap { setting in
             setting.flag.map { ($0, setting) }
@@ -29,8 +29,7 @@ public enum SettingFlags {
                 rest = rest.dropFirst()
             }
             guard let value else { throw HeraldConfiguration.Invalid("\(name) needs a value") }
-            guard given[setting.key] == nil else { throw HeraldConfiguration.Invalid("\(name) is given twice") }
-            given[setting.key] = value
+            given[setting.key] = value  // the last one wins, as with any command line
         }
         return given
     }
