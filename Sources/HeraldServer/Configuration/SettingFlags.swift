@@ -19,15 +19,23 @@ public enum SettingFlags {
             } else {
                 name = argument
             }
+            // A true-or-false setting may stand alone (`--flag` is true) or be negated (`--no-flag`).
+            if value == nil, name.hasPrefix("--no-"), let setting = byFlag["--" + name.dropFirst(5)], setting.isBoolean {
+                given[setting.key] = "false"
+                continue
+            }
             guard name.hasPrefix("--"), let setting = byFlag[name] else {
                 throw HeraldConfiguration.Invalid(
                     SettingNames.describe(argument, nearest: SettingNames.nearest(name, in: Array(byFlag.keys)))
                         .replacingOccurrences(of: "no such setting", with: "no such option"))
             }
-            if value == nil, let next = rest.first, !next.hasPrefix("--") {
+            if value == nil, let next = rest.first, !next.hasPrefix("--"),
+                !setting.isBoolean || HeraldConfiguration.parseBool(next) != nil
+            {
                 value = next
                 rest = rest.dropFirst()
             }
+            if value == nil, setting.isBoolean { value = "true" }
             guard let value else { throw HeraldConfiguration.Invalid("\(name) needs a value") }
             given[setting.key] = value  // the last one wins, as with any command line
         }
@@ -42,4 +50,9 @@ public enum SettingFlags {
             }
         }.joined(separator: "\n")
     }
+}
+
+extension SettingDescription {
+    /// A true-or-false setting: its default is one.
+    var isBoolean: Bool { defaultValue == "true" || defaultValue == "false" }
 }
