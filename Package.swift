@@ -301,7 +301,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldBolt11Tests",
-            dependencies: ["HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

@@ -15,8 +15,8 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldPush
-import HeraldServer
 import HeraldSQLite
+import HeraldServer
 import HeraldStore
 import HeraldTestSupport
 import HeraldWire
@@ -84,7 +84,9 @@ struct BenchOptions {
             case "--rate": rate = value
             case "--seconds": seconds = value
             default:
-                print("usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--raw-only] [--instant-provider] [--apns-in-process] [--http-floor] [--micro]")
+                print(
+                    "usage: herald-bench [--raw-sends N] [--raw-concurrency N] [--webhooks N] [--webhook-concurrency N] [--rate N] [--seconds N] [--wrk] [--raw-only] [--instant-provider] [--apns-in-process] [--http-floor] [--micro]"
+                )
                 exit(2)
             }
         }
@@ -194,8 +196,9 @@ if CommandLine.arguments.contains("--micro") {
         let batches = 200
         for _ in 0..<batches {
             let jobs = (0..<100).map { _ in
-                NewJob(platform: .ios, token: deviceToken, notificationType: "swap_updated", payload: payload,
-                       idempotencyKey: nil, expiresAt: Date().addingTimeInterval(3600), app: Device.defaultApp)
+                NewJob(
+                    platform: .ios, token: deviceToken, notificationType: "swap_updated", payload: payload,
+                    idempotencyKey: nil, expiresAt: Date().addingTimeInterval(3600), app: Device.defaultApp)
             }
             var start = ContinuousClock.now
             _ = try await store.enqueue(jobs, now: Date(), leaseUntil: Date().addingTimeInterval(300))
@@ -223,12 +226,14 @@ if options.httpFloor {
     let router = Router()
     router.post("notify") { request, _ -> Response in
         let body = try await request.body.collect(upTo: 65536)
-        return Response(status: .ok, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(string: #"{"id":"\#(body.readableBytes)"}"#)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: #"{"id":"\#(body.readableBytes)"}"#)))
     }
     let (floorPorts, floorPort) = AsyncStream.makeStream(of: Int.self)
-    let floorApp = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                               onServerRunning: { floorPort.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    let floorApp = Application(
+        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { floorPort.yield($0.localAddress?.port ?? 0) }, logger: logger)
     let floorGroup = ServiceGroup(configuration: .init(services: [floorApp], logger: logger))
     let floorTask = Task { try await floorGroup.run() }
     let floorURL = "http://127.0.0.1:\(await floorPorts.first(where: { _ in true }) ?? 0)/notify"
@@ -281,8 +286,9 @@ if options.serveAPNs {
     _ = FileHandle.standardInput.readDataToEndOfFile()
     let connections = await server.connections.connectionCount
     let streams = await server.connections.maxConcurrentRequestsPerConnection
-    FileHandle.standardError.write(Data(
-        "APNs connections used: \(connections); most concurrent streams on one connection: \(streams)\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "APNs connections used: \(connections); most concurrent streams on one connection: \(streams)\n".utf8))
     try? FileManager.default.removeItem(at: keyFile)
     exit(0)
 }
@@ -401,9 +407,14 @@ do {
     }
     let elapsed = ContinuousClock.now - started
     let rate = Double(options.rawSends) / (ms(elapsed) / 1000)
-    print(String(format: "1. raw APNs sends: %d in %.2f s = %.0f sends/s (concurrency %d, failures %d)",
-                 options.rawSends, ms(elapsed) / 1000, rate, options.rawConcurrency, failures.withLockedValue { $0 }))
-    print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: options.rawSends).replacingOccurrences(of: "webhook", with: "send"))
+    print(
+        String(
+            format: "1. raw APNs sends: %d in %.2f s = %.0f sends/s (concurrency %d, failures %d)",
+            options.rawSends, ms(elapsed) / 1000, rate, options.rawConcurrency, failures.withLockedValue { $0 }))
+    print(
+        "   "
+            + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: options.rawSends).replacingOccurrences(
+                of: "webhook", with: "send"))
 }
 
 if options.rawOnly {
@@ -467,14 +478,14 @@ func waitForSends(_ count: Int, timeout: Duration) async {
 func runWrk(seconds: Int, connections: Int) throws -> (Int, Double) {
     let script = folder.appendingPathComponent("webhook.lua")
     try """
-        wrk.method = "POST"
-        wrk.headers["Content-Type"] = "application/json"
-        counter = 0
-        request = function()
-          counter = counter + 1
-          return wrk.format(nil, nil, nil, '{"event":"swap.update","data":{"id":"wrk-' .. counter .. '","status":"transaction.mempool"}}')
-        end
-        """.write(to: script, atomically: true, encoding: .utf8)
+    wrk.method = "POST"
+    wrk.headers["Content-Type"] = "application/json"
+    counter = 0
+    request = function()
+      counter = counter + 1
+      return wrk.format(nil, nil, nil, '{"event":"swap.update","data":{"id":"wrk-' .. counter .. '","status":"transaction.mempool"}}')
+    end
+    """.write(to: script, atomically: true, encoding: .utf8)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
     process.arguments = ["-t1", "-c\(connections)", "-d\(seconds)s", "-s", script.path, base]
@@ -523,10 +534,14 @@ do {
     }
     await waitForSends(total, timeout: .seconds(120))
     let sentSeconds = ms(ContinuousClock.now - started) / 1000
-    print(String(format: "2. end to end (%@%@): %d webhooks acknowledged in %.2f s = %.0f webhooks/s; %d reached APNs after %.2f s = %.0f/s (%d client connections)",
-                 options.wrk ? "wrk" : "in-process client", options.instantProvider ? ", instant provider" : "", total, ackSeconds, Double(total) / ackSeconds,
-                 timing.sendTimes.withLockedValue { $0.count }, sentSeconds,
-                 Double(total) / sentSeconds, options.webhookConcurrency))
+    print(
+        String(
+            format:
+                "2. end to end (%@%@): %d webhooks acknowledged in %.2f s = %.0f webhooks/s; %d reached APNs after %.2f s = %.0f/s (%d client connections)",
+            options.wrk ? "wrk" : "in-process client", options.instantProvider ? ", instant provider" : "", total, ackSeconds,
+            Double(total) / ackSeconds,
+            timing.sendTimes.withLockedValue { $0.count }, sentSeconds,
+            Double(total) / sentSeconds, options.webhookConcurrency))
     print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: total))
     timing.sendTimes.withLockedValue { $0.removeAll() }
 }
@@ -537,7 +552,8 @@ do {
 /// the load client does not share this process's CPU with the NDS; otherwise from in here.
 let pacerScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("pacer.py")
-let usePacer = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+let usePacer =
+    FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
     && FileManager.default.fileExists(atPath: pacerScript.path) && env["HERALD_BENCH_IN_PROCESS_PACER"] == nil
 
 do {
@@ -592,11 +608,14 @@ do {
         print(slow.map { String(format: "%d:%.0f", $0.0 * 1000 / options.rate, $0.1) }.joined(separator: " "))
     }
     latencies.sort()
-    print(String(format: "3. webhook → APNs request at %d/s for %d s (%@): p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%d of %d measured)",
-                 options.rate, options.seconds, usePacer ? "pacer process" : "in-process client", percentile(latencies, 0.5),
-                 percentile(latencies, 0.9), percentile(latencies, 0.99), latencies.last ?? .nan, latencies.count, count))
-    print("   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: count)
-          + (usePacer ? " (load generator: the pacer process)" : " (this process includes the load client)"))
+    print(
+        String(
+            format: "3. webhook → APNs request at %d/s for %d s (%@): p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%d of %d measured)",
+            options.rate, options.seconds, usePacer ? "pacer process" : "in-process client", percentile(latencies, 0.5),
+            percentile(latencies, 0.9), percentile(latencies, 0.99), latencies.last ?? .nan, latencies.count, count))
+    print(
+        "   " + CPUSample(apnsPID: apnsChild?.processIdentifier).report(since: cpuStart, per: count)
+            + (usePacer ? " (load generator: the pacer process)" : " (this process includes the load client)"))
 }
 
 if let mockServer {

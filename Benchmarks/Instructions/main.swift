@@ -7,10 +7,10 @@
 // the application runs as it does in `herald serve`.
 import Dispatch
 import Foundation
-import Hummingbird
 import HeraldPush
 import HeraldSQLite
 import HeraldServer
+import Hummingbird
 import Logging
 
 let arguments = CommandLine.arguments

@@ -66,8 +66,9 @@ public struct Bolt11Invoice: Sendable, Hashable {
         guard hrp.hasPrefix("ln") else { throw .unknownPrefix }
         let afterLn = hrp.dropFirst(2)
         // Longest prefix first: `bcrt` before `bc`, `tbs` before `tb`.
-        guard let network = Bolt11Network.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count })
-            .first(where: { afterLn.hasPrefix($0.rawValue) })
+        guard
+            let network = Bolt11Network.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count })
+                .first(where: { afterLn.hasPrefix($0.rawValue) })
         else { throw .unknownPrefix }
         let amountText = afterLn.dropFirst(network.rawValue.count)
         var amountMsat: UInt64?

@@ -30,7 +30,7 @@ public enum NodeKeyFile {
         defer { try? FileManager.default.removeItem(at: temporary) }
         do {
             try FileManager.default.linkItem(at: temporary, to: url)
-        } catch where FileManager.default.fileExists(atPath: url.path) {
+        } catch  where FileManager.default.fileExists(atPath: url.path) {
             // Another process created it meanwhile: use theirs.
         }
         guard let key = try load(url) else { throw Unreadable(path: url.path) }

@@ -122,36 +122,62 @@ public struct ContentCatalogue: Sendable, Hashable {
         // Seed 000 (the Breez plugin's defaults).
         .paymentReceived: .init(title: "Payment Received", body: "Received {sats} sats", threadIdentifier: Thread.wallet, relevanceScore: 1),
         .paymentSent: .init(title: "Payment Sent", body: "Sent {sats} sats", threadIdentifier: Thread.wallet, relevanceScore: 0.8),
-        .paymentWaitingFeeAcceptance: .init(title: "Payment requires fee acceptance", body: "Tap to review updated fees", threadIdentifier: Thread.swapUpdated, interruptionLevel: .timeSensitive, relevanceScore: 0.9),
+        .paymentWaitingFeeAcceptance: .init(
+            title: "Payment requires fee acceptance", body: "Tap to review updated fees", threadIdentifier: Thread.swapUpdated,
+            interruptionLevel: .timeSensitive, relevanceScore: 0.9),
         .swapPending: .init(title: "Payment Pending", body: "Tap to complete payment", threadIdentifier: Thread.swapUpdated, relevanceScore: 0.7),
-        .invoiceRequest: .init(title: "Fetching Invoice", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
-        .invoiceRequestFailure: .init(title: "Invoice Request Failed", body: "Open {app} to receive", threadIdentifier: Thread.lnurlPay, relevanceScore: 0.6),
-        .lnurlPayInfo: .init(title: "Retrieving Payment Information", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
-        .lnurlPayInvoice: .init(title: "Fetching Invoice", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
-        .lnurlPayFailure: .init(title: "Receive Payment Failed", body: "Open {app} to receive", threadIdentifier: Thread.lnurlPay, relevanceScore: 0.6),
-        .lnurlPayVerify: .init(title: "Verifying Payment", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
-        .lnurlPayVerifyFailure: .init(title: "Payment Verification Failed", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.3),
+        .invoiceRequest: .init(
+            title: "Fetching Invoice", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
+        .invoiceRequestFailure: .init(
+            title: "Invoice Request Failed", body: "Open {app} to receive", threadIdentifier: Thread.lnurlPay, relevanceScore: 0.6),
+        .lnurlPayInfo: .init(
+            title: "Retrieving Payment Information", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
+        .lnurlPayInvoice: .init(
+            title: "Fetching Invoice", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
+        .lnurlPayFailure: .init(
+            title: "Receive Payment Failed", body: "Open {app} to receive", threadIdentifier: Thread.lnurlPay, relevanceScore: 0.6),
+        .lnurlPayVerify: .init(
+            title: "Verifying Payment", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.2),
+        .lnurlPayVerifyFailure: .init(
+            title: "Payment Verification Failed", body: "", threadIdentifier: Thread.lnurlPay, interruptionLevel: .passive, relevanceScore: 0.3),
         // breez/notify's other templates.
         .paymentIncoming: .init(title: "Incoming Payment", body: "Open {app} to see it", threadIdentifier: Thread.wallet, relevanceScore: 0.8),
         .txConfirmed: .init(title: "Transaction Confirmed", body: "Open {app} for details", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
-        .nwcEvent: .init(title: "Nostr Wallet Connect", body: "Request handled", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.3),
-        .nwcEventFailure: .init(title: "Nostr Wallet Connect", body: "Open {app} to answer an app's request", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
-        .deviceConfirmed: .init(title: "Notifications On", body: "{app} can now receive payments in the background", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.1),
+        .nwcEvent: .init(
+            title: "Nostr Wallet Connect", body: "Request handled", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.3),
+        .nwcEventFailure: .init(
+            title: "Nostr Wallet Connect", body: "Open {app} to answer an app's request", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
+        .deviceConfirmed: .init(
+            title: "Notifications On", body: "{app} can now receive payments in the background", threadIdentifier: Thread.wallet,
+            interruptionLevel: .passive, relevanceScore: 0.1),
         // Seed 004 §1.3 (Bitkit's wake-to-complete messages).
-        .incomingHtlc: .init(title: "Payment Incoming", body: "Open now to receive - funds are being held", category: incomingPaymentCategory, threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
-        .cjitPaymentArrived: .init(title: "Payment Incoming", body: "Open now to receive via new channel", category: incomingPaymentCategory, threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
-        .orderPaymentConfirmed: .init(title: "Channel Ready", body: "Open {app} to complete setup", threadIdentifier: Thread.wallet, relevanceScore: 0.7),
+        .incomingHtlc: .init(
+            title: "Payment Incoming", body: "Open now to receive - funds are being held", category: incomingPaymentCategory,
+            threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
+        .cjitPaymentArrived: .init(
+            title: "Payment Incoming", body: "Open now to receive via new channel", category: incomingPaymentCategory,
+            threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
+        .orderPaymentConfirmed: .init(
+            title: "Channel Ready", body: "Open {app} to complete setup", threadIdentifier: Thread.wallet, relevanceScore: 0.7),
         .mutualClose: .init(title: "Channel Closed", body: "Funds moved to savings", threadIdentifier: Thread.wallet, relevanceScore: 0.5),
         // LSPS5 (bLIP-55) notifications with no counterpart in seed 004.
-        .liquidityManagementRequest: .init(title: "Channel Update", body: "Open {app} so your Lightning service provider can adjust your channel", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
-        .expirySoon: .init(title: "Action Needed", body: "Open {app} now to keep your channel open", threadIdentifier: Thread.wallet, interruptionLevel: .timeSensitive, relevanceScore: 1),
+        .liquidityManagementRequest: .init(
+            title: "Channel Update", body: "Open {app} so your Lightning service provider can adjust your channel", threadIdentifier: Thread.wallet,
+            relevanceScore: 0.6),
+        .expirySoon: .init(
+            title: "Action Needed", body: "Open {app} now to keep your channel open", threadIdentifier: Thread.wallet,
+            interruptionLevel: .timeSensitive, relevanceScore: 1),
         // Seed 002 (a wallet backend's events) when the backend sent no text of its own.
         .depositReceived: .init(title: "Deposit Received", body: "{amount} {asset} is pending", threadIdentifier: Thread.wallet, relevanceScore: 0.8),
-        .depositConfirmed: .init(title: "Deposit Confirmed", body: "{amount} {asset} added to your balance", threadIdentifier: Thread.wallet, relevanceScore: 0.9),
-        .withdrawalInitiated: .init(title: "Withdrawal Requested", body: "{amount} {asset} is being sent", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
-        .withdrawalProcessed: .init(title: "Withdrawal Processed", body: "{amount} {asset} has been sent", threadIdentifier: Thread.wallet, relevanceScore: 0.7),
+        .depositConfirmed: .init(
+            title: "Deposit Confirmed", body: "{amount} {asset} added to your balance", threadIdentifier: Thread.wallet, relevanceScore: 0.9),
+        .withdrawalInitiated: .init(
+            title: "Withdrawal Requested", body: "{amount} {asset} is being sent", threadIdentifier: Thread.wallet, relevanceScore: 0.6),
+        .withdrawalProcessed: .init(
+            title: "Withdrawal Processed", body: "{amount} {asset} has been sent", threadIdentifier: Thread.wallet, relevanceScore: 0.7),
         .backendGeneric: .init(title: "Wallet Update", body: "Open {app} for details", threadIdentifier: Thread.wallet, relevanceScore: 0.4),
-        .handledByApp: .init(title: "Wallet Update", body: "Handled in {app}", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.1),
+        .handledByApp: .init(
+            title: "Wallet Update", body: "Handled in {app}", threadIdentifier: Thread.wallet, interruptionLevel: .passive, relevanceScore: 0.1),
         .fallback: .init(title: "Wallet Update", body: "Open {app} for details", threadIdentifier: Thread.wallet, relevanceScore: 0.4),
     ]
 }

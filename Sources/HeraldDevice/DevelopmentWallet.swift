@@ -1,6 +1,6 @@
 import Crypto
-import HeraldWire
 import Foundation
+import HeraldWire
 
 /// A wallet for development and demos, kept as a JSON file in a folder: it issues invoices,
 /// remembers their amounts, preimages and whether they were paid, and answers like a wallet would.

@@ -110,7 +110,9 @@ public struct DevicePlugin: Sendable {
             replies: replies,
             elapsedMilliseconds: elapsed
         )
-        log(result.disposition == .handled ? .info : .warning, "push handled", ["type": type, "disposition": result.disposition.rawValue, "ms": String(elapsed)])
+        log(
+            result.disposition == .handled ? .info : .warning, "push handled",
+            ["type": type, "disposition": result.disposition.rawValue, "ms": String(elapsed)])
         await write(result, effects: step.outcome.effects)
         await acknowledge(push, result: result, by: deadline)
         return result
@@ -206,7 +208,8 @@ public struct DevicePlugin: Sendable {
     func fallbackOutcome(for push: IncomingPush) -> TaskOutcome {
         switch push.notification {
         case .swapUpdated(let update):
-            return TaskOutcome(content: catalogue.content(for: .swapPending), effects: [.pending(PendingItem(kind: .swap, id: update.id, createdAt: Date()))])
+            return TaskOutcome(
+                content: catalogue.content(for: .swapPending), effects: [.pending(PendingItem(kind: .swap, id: update.id, createdAt: Date()))])
         case .invoiceRequest: return TaskOutcome(content: catalogue.content(for: .invoiceRequestFailure))
         case .lnurlPayInfo, .lnurlPayInvoice: return TaskOutcome(content: catalogue.content(for: .lnurlPayFailure))
         case .lnurlPayVerify: return TaskOutcome(content: catalogue.content(for: .lnurlPayVerifyFailure))

@@ -11,7 +11,10 @@ public struct ReplyPolicy: Sendable, Hashable {
     /// The longest one attempt may take (bounded further by the deadline).
     public var attemptTimeout: Duration
 
-    public init(maxAttempts: Int = 5, initialBackoff: Duration = .milliseconds(200), maxBackoff: Duration = .seconds(2), attemptTimeout: Duration = .seconds(8)) {
+    public init(
+        maxAttempts: Int = 5, initialBackoff: Duration = .milliseconds(200), maxBackoff: Duration = .seconds(2),
+        attemptTimeout: Duration = .seconds(8)
+    ) {
         self.maxAttempts = maxAttempts
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff

@@ -66,7 +66,9 @@ public enum NIP44 {
         let bytes = Array(data)
         guard (99...65603).contains(bytes.count) else { throw Failure("invalid data size") }
         guard bytes[0] == 2 else { throw Failure("unknown encryption version \(bytes[0])") }
-        let nonce = Array(bytes[1..<33]), ciphertext = Array(bytes[33..<(bytes.count - 32)]), mac = Array(bytes.suffix(32))
+        let nonce = Array(bytes[1..<33])
+        let ciphertext = Array(bytes[33..<(bytes.count - 32)])
+        let mac = Array(bytes.suffix(32))
         let (key, chachaNonce, hmacKey) = messageKeys(conversationKey, nonce: nonce)
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: nonce + ciphertext, using: hmacKey) else {
             throw Failure("invalid MAC")

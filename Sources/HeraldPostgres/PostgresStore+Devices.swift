@@ -13,21 +13,21 @@ extension PostgresStore: DeviceStore {
         let nowValue = now.timeIntervalSince1970
         let identities = Array(Set(extras.identities))
         let insert: PostgresQuery = try """
-            WITH made AS (
-                INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
-                VALUES (\(device.id), \(platform.rawValue), \(token), \(device.alias), \(Secrets.hash(secret)),
-                        \(sealKey?.base64), \(nowValue), \(nowValue), \(app))
-                RETURNING id
-            ), lsp AS (
-                INSERT INTO lsps5_lsp (device_id, node_id, updated_at)
-                SELECT id, \(extras.lspNodeID)::text, \(nowValue) FROM made WHERE \(extras.lspNodeID)::text IS NOT NULL
-            ), proven AS (
-                INSERT INTO device_identity (identity, device_id, created_at)
-                SELECT identity, made.id, \(nowValue) FROM made, unnest(\(identities)::text[]) AS identity
-            )
-            INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at)
-            SELECT id, \(extras.challengeHash)::bytea, \(nowValue), NULL FROM made WHERE \(extras.challengeHash)::bytea IS NOT NULL
-            """
+        WITH made AS (
+            INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
+            VALUES (\(device.id), \(platform.rawValue), \(token), \(device.alias), \(Secrets.hash(secret)),
+                    \(sealKey?.base64), \(nowValue), \(nowValue), \(app))
+            RETURNING id
+        ), lsp AS (
+            INSERT INTO lsps5_lsp (device_id, node_id, updated_at)
+            SELECT id, \(extras.lspNodeID)::text, \(nowValue) FROM made WHERE \(extras.lspNodeID)::text IS NOT NULL
+        ), proven AS (
+            INSERT INTO device_identity (identity, device_id, created_at)
+            SELECT identity, made.id, \(nowValue) FROM made, unnest(\(identities)::text[]) AS identity
+        )
+        INSERT INTO device_challenge (device_id, code_hash, created_at, confirmed_at)
+        SELECT id, \(extras.challengeHash)::bytea, \(nowValue), NULL FROM made WHERE \(extras.challengeHash)::bytea IS NOT NULL
+        """
         guard let gateway = extras.wakeGateway else {
             try await rows(insert)
             return registration

@@ -51,7 +51,8 @@ extension PostgresStore: NwcStore {
             FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey
             """
         ).map { row in
-            let (wallet, app, owner, webhook, relays, createdAt, lastUsedAt) = try row.decode((String, String, String, String, String, Double, Double).self)
+            let (wallet, app, owner, webhook, relays, createdAt, lastUsedAt) = try row.decode(
+                (String, String, String, String, String, Double, Double).self)
             return NwcRegistration(
                 walletServicePubkey: wallet, appPubkey: app, ownerPubkey: owner, webhookURL: webhook,
                 relays: relays.split(separator: " ").map(String.init), createdAt: Date(timeIntervalSince1970: createdAt),
@@ -61,19 +62,20 @@ extension PostgresStore: NwcStore {
 
     public func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool {
         let nowValue = now.timeIntervalSince1970
-        return !(try await rows(
-            """
-            WITH claimed AS (
-                INSERT INTO nwc_event (id, wallet_service_pubkey, created_at, seen_at)
-                VALUES (\(id), \(walletServicePubkey), \(createdAt), \(nowValue))
-                ON CONFLICT (id) DO NOTHING RETURNING id
-            ), used AS (
-                UPDATE nwc_registration SET last_used_at = \(nowValue)
-                WHERE wallet_service_pubkey = \(walletServicePubkey) AND app_pubkey = \(appPubkey) AND EXISTS (SELECT 1 FROM claimed)
-            )
-            SELECT id FROM claimed
-            """
-        ).isEmpty)
+        return
+            !(try await rows(
+                """
+                WITH claimed AS (
+                    INSERT INTO nwc_event (id, wallet_service_pubkey, created_at, seen_at)
+                    VALUES (\(id), \(walletServicePubkey), \(createdAt), \(nowValue))
+                    ON CONFLICT (id) DO NOTHING RETURNING id
+                ), used AS (
+                    UPDATE nwc_registration SET last_used_at = \(nowValue)
+                    WHERE wallet_service_pubkey = \(walletServicePubkey) AND app_pubkey = \(appPubkey) AND EXISTS (SELECT 1 FROM claimed)
+                )
+                SELECT id FROM claimed
+                """
+            ).isEmpty)
     }
 
     public func releaseNwcEvent(id: String) async throws {

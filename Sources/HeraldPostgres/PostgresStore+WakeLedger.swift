@@ -26,13 +26,17 @@ extension PostgresStore: WakeLedgerStore {
     }
 
     public func wakeGatewayDevice(secretSHA256: String) async throws -> WakeGatewayEntry? {
-        try await rows(PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.secret_sha256 = $1 ORDER BY d.id LIMIT 1", binds: Self.binds(secretSHA256)))
-            .first.flatMap(Self.wakeGatewayEntry(from:))
+        try await rows(
+            PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.secret_sha256 = $1 ORDER BY d.id LIMIT 1", binds: Self.binds(secretSHA256))
+        )
+        .first.flatMap(Self.wakeGatewayEntry(from:))
     }
 
     public func wakeGatewayDevice(installKey: String) async throws -> WakeGatewayEntry? {
-        try await rows(PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.install_key = $1 ORDER BY d.id LIMIT 1", binds: Self.binds(installKey)))
-            .first.flatMap(Self.wakeGatewayEntry(from:))
+        try await rows(
+            PostgresQuery(unsafeSQL: Self.wakeGatewayColumns + " WHERE g.install_key = $1 ORDER BY d.id LIMIT 1", binds: Self.binds(installKey))
+        )
+        .first.flatMap(Self.wakeGatewayEntry(from:))
     }
 
     public func wakeGatewayDevices(identity: String) async throws -> [WakeGatewayEntry] {
@@ -42,7 +46,6 @@ extension PostgresStore: WakeLedgerStore {
                 binds: Self.binds(identity))
         ).compactMap(Self.wakeGatewayEntry(from:))
     }
-
 
     public func setWakeGatewayTopics(deviceID: String, topics: [String], now: Date) async throws {
         try await rows(

@@ -176,7 +176,9 @@ public struct APNsProvider: PushProvider {
         headers.add(name: "apns-topic", value: configuration.topic)
         if let verbatim = message.verbatim?.apnsHeaders {
             for header in verbatim where header.count == 2 && header[0] != "apns-topic" {
-                headers.add(name: header[0], value: header[1], indexing: header[0] == "apns-push-type" || header[0] == "apns-priority" ? .indexable : .nonIndexable)
+                headers.add(
+                    name: header[0], value: header[1],
+                    indexing: header[0] == "apns-push-type" || header[0] == "apns-priority" ? .indexable : .nonIndexable)
             }
             headers.add(name: "content-type", value: "application/json")
             return PushHTTPRequest(path: devicePath + deviceToken, headers: headers, body: ByteBuffer(bytes: body))

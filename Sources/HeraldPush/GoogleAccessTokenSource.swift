@@ -1,8 +1,8 @@
+import AsyncHTTPClient
 import Foundation
 import HeraldWire
 import JWTKit
 import NIOCore
-import AsyncHTTPClient
 
 /// Gets OAuth2 access tokens for a service account with the JWT-bearer grant (RFC 7523), the
 /// way Google's libraries do: an RS256 assertion signed with the account's key is exchanged

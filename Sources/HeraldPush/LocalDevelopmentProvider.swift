@@ -80,7 +80,8 @@ public struct LocalDevelopmentProvider: PushProvider {
                 // A webhook's notification_type, a wake's type, a backend event's action; a
                 // sealed push names only its clear sealed_type.
                 // A caller names it: escaped, so a newline in it cannot forge a second log line.
-                "notification_type": "\(loggable(message.data["notification_type"] ?? message.data["type"] ?? message.data["action"] ?? message.data["sealed_type"] ?? "-"))",
+                "notification_type":
+                    "\(loggable(message.data["notification_type"] ?? message.data["type"] ?? message.data["action"] ?? message.data["sealed_type"] ?? "-"))",
             ]
         )
         return .delivered(id: UUID().uuidString)

@@ -51,7 +51,8 @@ public struct WebhookForwardProvider: PushProvider {
             case 200..<300: return PushOutcome(kind: .delivered, status: status)
             case 408, 425, 429, 500..<600:
                 return PushOutcome(
-                    kind: .retry, reason: "http_\(status)", status: status, retryAfter: RetryAfter.parse(response.headers.first(name: "Retry-After"), now: Date()))
+                    kind: .retry, reason: "http_\(status)", status: status,
+                    retryAfter: RetryAfter.parse(response.headers.first(name: "Retry-After"), now: Date()))
             default:
                 return PushOutcome(kind: .permanent, reason: said.isEmpty ? "http_\(status)" : "http_\(status): \(said)", status: status)
             }

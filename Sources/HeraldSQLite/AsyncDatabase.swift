@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 /// The store's only way into SQLite: every access is `async`, and the SQLite work runs on a
 /// thread that is not Swift's cooperative pool: the store's own ``DatabaseThread``s, or GRDB's

@@ -1,5 +1,5 @@
-import HeraldStore
 import Foundation
+import HeraldStore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
-import HeraldStore
 import Foundation
 import GRDB
+import HeraldStore
 
 extension SQLiteStore: APIKeyStore {
     /// What every API key starts with, so a leaked one is recognisable in logs and scans.

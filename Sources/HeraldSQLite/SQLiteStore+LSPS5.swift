@@ -1,6 +1,6 @@
-import HeraldStore
 import Foundation
 import GRDB
+import HeraldStore
 
 extension SQLiteStore: LSPS5Store {
     public func lspNodeID(deviceID: String) async throws -> String? {

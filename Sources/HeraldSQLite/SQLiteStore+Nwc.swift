@@ -10,7 +10,9 @@ extension SQLiteStore: NwcStore {
                 arguments: [registration.walletServicePubkey, registration.appPubkey])
             if let owner, owner != registration.ownerPubkey { return .ownedByAnother }
             if owner == nil {
-                let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM nwc_registration WHERE owner_pubkey = ?", arguments: [registration.ownerPubkey]) ?? 0
+                let held =
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM nwc_registration WHERE owner_pubkey = ?", arguments: [registration.ownerPubkey])
+                    ?? 0
                 guard held < limit else { return .limitReached }
             }
             try db.execute(

@@ -1,6 +1,6 @@
-import HeraldStore
 import Foundation
 import GRDB
+import HeraldStore
 
 extension SQLiteStore: ProviderTokenStore {
     public func providerToken(key: String) async throws -> StoredProviderToken? {

@@ -1,6 +1,6 @@
-import HeraldStore
 import Foundation
 import GRDB
+import HeraldStore
 import HeraldWire
 
 extension SQLiteStore: ReplyStore {
@@ -115,13 +115,14 @@ extension SQLiteStore: ReplyStore {
         try await database.write { db in
             if let budget {
                 // What the owner keeps fresh now, the answer this one would replace left out.
-                let held = try Int.fetchOne(
-                    db,
-                    sql: """
-                        SELECT COALESCE(SUM(length(body)), 0) FROM reply_cache
-                        WHERE substr(key, 1, ?) = ? AND key <> ? AND expires_at > ?
-                        """,
-                    arguments: [budget.prefix.utf8.count, budget.prefix, key, now.timeIntervalSince1970]) ?? 0
+                let held =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT COALESCE(SUM(length(body)), 0) FROM reply_cache
+                            WHERE substr(key, 1, ?) = ? AND key <> ? AND expires_at > ?
+                            """,
+                        arguments: [budget.prefix.utf8.count, budget.prefix, key, now.timeIntervalSince1970]) ?? 0
                 guard held + answer.body.count <= budget.maxBytes else { return false }
             }
             try db.execute(

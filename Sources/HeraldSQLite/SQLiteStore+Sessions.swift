@@ -1,6 +1,6 @@
-import HeraldStore
 import Foundation
 import GRDB
+import HeraldStore
 import HeraldWire
 
 extension SQLiteStore: SessionStore {

@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 extension Schema {
     /// Migration `v7-apps`: several apps per deployment. Jobs, devices and backend sessions

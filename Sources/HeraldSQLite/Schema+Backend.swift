@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 extension Schema {
     /// Migration `v2-backend`: API keys, wallet-backend sessions and per-user state.

@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 extension Schema {
     /// Migration `v6-dead-letters`: what an operator needs to judge a dead letter (when it was

@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 extension Schema {
     /// Migration `v5-lsps5`: a device's LSP node id, and the replay memory of LSPS5 signatures.

@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 extension Schema {
     /// Migration `v3-replies`: held request/response round trips through a sleeping phone,

@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 extension Schema {
     /// Migration `v4-seal-keys`: a device's (and a backend session's) X25519 public key, base64 of

@@ -1,5 +1,5 @@
-import HeraldStore
 import GRDB
+import HeraldStore
 
 /// The SQLite schema. Migrations are append-only: never edit a shipped one, add the next.
 enum Schema {

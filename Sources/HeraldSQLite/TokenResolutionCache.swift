@@ -1,6 +1,6 @@
-import HeraldStore
 import Foundation
 import GRDB
+import HeraldStore
 import HeraldWire
 
 /// What the webhook's `token` parameter resolved to, remembered so that the lookup every

@@ -95,7 +95,8 @@ public struct MockFCMServer: Sendable {
             }
         }
         let tls = try certificate?.serverTLSConfiguration()
-        let running = try await RunningMockServer.start(router: router, server: try tls.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(), tls: tls != nil, logger: logger)
+        let running = try await RunningMockServer.start(
+            router: router, server: try tls.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(), tls: tls != nil, logger: logger)
         await state.setBaseURL(running.baseURL)
         return running
     }

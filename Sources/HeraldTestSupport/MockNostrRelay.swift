@@ -96,7 +96,8 @@ public struct MockNostrRelay: Sendable {
 
     /// `["EVENT", <subscription>, <event>]`, the event's JSON as it was published.
     static func eventFrame(_ subscription: String, _ event: Data) -> String {
-        let id = (try? JSONSerialization.data(withJSONObject: [subscription])).map { String(decoding: $0.dropFirst().dropLast(), as: UTF8.self) } ?? "\"\""
+        let id =
+            (try? JSONSerialization.data(withJSONObject: [subscription])).map { String(decoding: $0.dropFirst().dropLast(), as: UTF8.self) } ?? "\"\""
         return #"["EVENT","# + id + "," + String(decoding: event, as: UTF8.self) + "]"
     }
 

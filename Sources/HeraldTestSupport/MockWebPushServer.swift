@@ -76,7 +76,9 @@ public struct MockWebPushServer: Sendable {
         }
         let tls = try certificate.serverTLSConfiguration()
         let http1Only = self.http1Only
-        let running = try await RunningMockServer.start(router: router, server: http1Only ? try .tls(.http1(), tlsConfiguration: tls) : try .http2Upgrade(tlsConfiguration: tls), tls: true, logger: logger)
+        let running = try await RunningMockServer.start(
+            router: router, server: http1Only ? try .tls(.http1(), tlsConfiguration: tls) : try .http2Upgrade(tlsConfiguration: tls), tls: true,
+            logger: logger)
         await state.setBaseURL(running.baseURL)
         return running
     }

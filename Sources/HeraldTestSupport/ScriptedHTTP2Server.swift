@@ -165,9 +165,13 @@ public final class ScriptedHTTP2Server: Sendable {
             if number == 1, let lower = script.lowerStreamLimit, requests == lower.afterRequests {
                 loweredTo = lower.to
                 context.writeAndFlush(
-                    wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([
-                        HTTP2Setting(parameter: .maxConcurrentStreams, value: lower.to)
-                    ])))),
+                    wrapOutboundOut(
+                        HTTP2Frame(
+                            streamID: .rootStream,
+                            payload: .settings(
+                                .settings([
+                                    HTTP2Setting(parameter: .maxConcurrentStreams, value: lower.to)
+                                ])))),
                     promise: nil
                 )
             }

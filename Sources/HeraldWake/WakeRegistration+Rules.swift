@@ -44,7 +44,8 @@ extension WakeRegistrationRequest {
         case .fcm:
             guard environment == .production else { throw invalid("FCM devices are always production") }
             guard (100...4096).contains(pushToken.utf8.count),
-                pushToken.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "-") })
+                pushToken.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "-") }
+                )
             else { throw invalid("an FCM push_token is 100 to 4096 letters, digits, '_', ':' or '-'") }
         }
         guard encryptionKey.utf8.count == 66, encryptionKey.utf8.allSatisfy(\.isLowerHex), NodeID(hex: encryptionKey) != nil else {

@@ -15,7 +15,7 @@ extension Sequence<UInt8> {
 extension Array where Element == UInt8 {
     /// The bytes of hex text, either case; nil for an odd length or a non-hex digit.
     public init?(hex: some StringProtocol) {
-        let digits = Array<UInt8>(hex.utf8)
+        let digits = [UInt8](hex.utf8)
         guard digits.count.isMultiple(of: 2) else { return nil }
         func value(_ digit: UInt8) -> UInt8? {
             switch digit {

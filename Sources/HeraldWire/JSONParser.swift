@@ -46,22 +46,22 @@ public enum JSONParser {
     }
 }
 
-private extension UInt8 {
-    static let quote = UInt8(ascii: "\"")
-    static let backslash = UInt8(ascii: "\\")
-    static let comma = UInt8(ascii: ",")
-    static let colon = UInt8(ascii: ":")
-    static let minus = UInt8(ascii: "-")
-    static let plus = UInt8(ascii: "+")
-    static let dot = UInt8(ascii: ".")
-    static let digit0 = UInt8(ascii: "0")
-    static let digit9 = UInt8(ascii: "9")
-    static let openBrace = UInt8(ascii: "{")
-    static let closeBrace = UInt8(ascii: "}")
-    static let openBracket = UInt8(ascii: "[")
-    static let closeBracket = UInt8(ascii: "]")
+extension UInt8 {
+    fileprivate static let quote = UInt8(ascii: "\"")
+    fileprivate static let backslash = UInt8(ascii: "\\")
+    fileprivate static let comma = UInt8(ascii: ",")
+    fileprivate static let colon = UInt8(ascii: ":")
+    fileprivate static let minus = UInt8(ascii: "-")
+    fileprivate static let plus = UInt8(ascii: "+")
+    fileprivate static let dot = UInt8(ascii: ".")
+    fileprivate static let digit0 = UInt8(ascii: "0")
+    fileprivate static let digit9 = UInt8(ascii: "9")
+    fileprivate static let openBrace = UInt8(ascii: "{")
+    fileprivate static let closeBrace = UInt8(ascii: "}")
+    fileprivate static let openBracket = UInt8(ascii: "[")
+    fileprivate static let closeBracket = UInt8(ascii: "]")
 
-    var isDigit: Bool { self >= .digit0 && self <= .digit9 }
+    fileprivate var isDigit: Bool { self >= .digit0 && self <= .digit9 }
 }
 
 private struct Parser {

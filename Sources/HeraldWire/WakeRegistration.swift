@@ -135,7 +135,9 @@ public enum WakeTopicName {
             first.utf8.allSatisfy({ isLowerSegmentByte($0) })
         else { return false }
         return segments.dropFirst().allSatisfy { segment in
-            guard let head = segment.utf8.first, head.isASCIILetterOrDigit, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(head) else { return false }
+            guard let head = segment.utf8.first, head.isASCIILetterOrDigit, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(head) else {
+                return false
+            }
             return segment.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
         }
     }

@@ -22,7 +22,8 @@ struct DevelopmentServerClient {
         var request = URLRequest(url: server.appendingPathComponent("api/v1/devices"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try WireJSON.encode(DeviceRegistrationRequest(platform: platform.rawValue, pushToken: pushToken, subscription: subscription))
+        request.httpBody = try WireJSON.encode(
+            DeviceRegistrationRequest(platform: platform.rawValue, pushToken: pushToken, subscription: subscription))
         let answer = try await decode(DeviceRegistrationAnswer.self, request, expecting: 201)
         guard let secret = answer.deviceSecret else { throw ServerError(status: 201, body: "the answer has no device_secret") }
         return DeviceRegistration(deviceID: answer.deviceID, deviceSecret: secret, webhookURL: answer.webhookURL, alias: answer.alias)
@@ -40,7 +41,8 @@ struct DevelopmentServerClient {
 
     /// `GET /api/v1/devices/{id}/pushes?after=…&wait=…`: the pushes newer than `after`, waiting up to `wait`.
     func pushes(for registration: DeviceRegistration, after sequence: Int64, wait: Int) async throws -> LocalPushFeed {
-        var components = URLComponents(url: server.appendingPathComponent("api/v1/devices/\(registration.deviceID)/pushes"), resolvingAgainstBaseURL: false)
+        var components = URLComponents(
+            url: server.appendingPathComponent("api/v1/devices/\(registration.deviceID)/pushes"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "after", value: String(sequence)), URLQueryItem(name: "wait", value: String(wait))]
         guard let url = components?.url else { throw ServerError(status: 0, body: "bad server URL") }
         var request = URLRequest(url: url)

@@ -23,7 +23,8 @@ enum ListenCommand {
         try environment.makeFolders()
         let client = DevelopmentServerClient(server: server)
 
-        let registration = try await register(client, platform: platform, token: arguments.option("token"), folder: environment.walletFolder, fresh: arguments.option("token") != nil)
+        let registration = try await register(
+            client, platform: platform, token: arguments.option("token"), folder: environment.walletFolder, fresh: arguments.option("token") != nil)
         let secret = registration.deviceSecret
         let plugin = try environment.plugin(wakeAcks: WakeAckTarget(server: server, deviceID: registration.deviceID, secret: { secret }))
         printJSON(
@@ -68,14 +69,19 @@ enum ListenCommand {
     }
 
     /// Reuses the registration kept in the wallet folder for this server, or registers anew.
-    static func register(_ client: DevelopmentServerClient, platform: Platform, token: String?, folder: URL, fresh: Bool) async throws -> DeviceRegistration {
+    static func register(_ client: DevelopmentServerClient, platform: Platform, token: String?, folder: URL, fresh: Bool) async throws
+        -> DeviceRegistration
+    {
         let file = folder.appendingPathComponent("registration.json")
         let server = client.server.absoluteString
-        if !fresh, let data = try? Data(contentsOf: file), let saved = try? WireJSON.decode(DeviceRegistration.self, from: data), saved.server == server {
+        if !fresh, let data = try? Data(contentsOf: file), let saved = try? WireJSON.decode(DeviceRegistration.self, from: data),
+            saved.server == server
+        {
             return saved
         }
         // A token of the platform's form, as a real phone's would be: hex for APNs.
-        let made = platform == .ios
+        let made =
+            platform == .ios
             ? (0..<32).map { _ in UInt8.random(in: .min ... .max) }.lowercaseHex
             : "herald-device-\(UUID().uuidString)"
         var registration: DeviceRegistration

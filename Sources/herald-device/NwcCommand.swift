@@ -126,7 +126,8 @@ struct NwcResponder: DevelopmentNwcService {
                 ]))
         default:
             writer.key("error")
-            writer.value(.object(["code": .string("NOT_IMPLEMENTED"), "message": .string("the development wallet answers get_info and get_balance")]))
+            writer.value(
+                .object(["code": .string("NOT_IMPLEMENTED"), "message": .string("the development wallet answers get_info and get_balance")]))
         }
         writer.endObject()
         let response = NostrEvent.signed(

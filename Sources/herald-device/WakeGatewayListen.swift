@@ -37,12 +37,16 @@ enum WakeGatewayListen {
             secretSHA256: WakeDeviceSecret.sha256(saved.secret), identities: ["ln:" + node.nodeID.hex], topics: topics,
             ts: Int64(Date().timeIntervalSince1970))
         request.proofs = [
-            WakeIdentityProof(identity: "ln:" + node.nodeID.hex, sig: LightningMessageSignature.sign(request.preimage(audience: info.audience), with: node))
+            WakeIdentityProof(
+                identity: "ln:" + node.nodeID.hex, sig: LightningMessageSignature.sign(request.preimage(audience: info.audience), with: node))
         ]
         let answer = try await gateway.register(request)
         saved.deviceID = answer.deviceID
         try OwnerOnlyFile.write(try WireJSON.encode(saved), to: environment.walletFolder.appendingPathComponent(fileName))
-        printJSON(Line(event: "registered", deviceID: answer.deviceID, identities: answer.identities, topics: answer.topics, unknownTopics: answer.unknownTopics))
+        printJSON(
+            Line(
+                event: "registered", deviceID: answer.deviceID, identities: answer.identities, topics: answer.topics,
+                unknownTopics: answer.unknownTopics))
 
         let feedClient = DevelopmentServerClient(server: server)
         // The feed takes the gateway's bearer secret for a device registered there.

@@ -42,7 +42,8 @@ struct Send: AsyncParsableCommand {
         var token = token
         if platform == .webpush {
             guard let subscription = try? WireJSON.decode(WebPushSubscription.self, from: Data(token.utf8)) else {
-                throw ValidationError("--token must be the subscription JSON for webpush: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
+                throw ValidationError(
+                    "--token must be the subscription JSON for webpush: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
             }
             token = subscription.storageToken
         }

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import HeraldPostgres
 import HeraldPush
-import HeraldServer
 import HeraldSQLite
+import HeraldServer
 import HeraldStore
 import Hummingbird
 import Logging

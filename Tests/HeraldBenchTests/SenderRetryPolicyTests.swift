@@ -1,7 +1,8 @@
 import Foundation
 import HeraldWire
-@testable import herald_bench
 import Testing
+
+@testable import herald_bench
 
 /// A clock that never waits: sleeping moves it forward by exactly the time asked for.
 final class SteppingClock: RetryClock, @unchecked Sendable {
@@ -195,7 +196,10 @@ struct SenderRetryPolicyTests {
             },
             attempt: { .failure(.routeNotFound) }
         )
-        #expect(Array(clock.sleeps.prefix(6)) == [.milliseconds(800), .milliseconds(375), .milliseconds(562), .milliseconds(843), .seconds(1), .seconds(1)])
+        #expect(
+            Array(clock.sleeps.prefix(6)) == [
+                .milliseconds(800), .milliseconds(375), .milliseconds(562), .milliseconds(843), .seconds(1), .seconds(1),
+            ])
         // Hints guide it to the hard stop (12 s), not to the plain schedule's four attempts.
         #expect(outcome.stop == .hardStop)
         #expect(outcome.attempts.count == 15)

@@ -32,9 +32,11 @@ struct BreezTemplateTaskTests {
         #expect(bare.disposition == .fellBack)
     }
 
-    @Test("tx_confirmed and address_txs_confirmed sync the wallet and say so", arguments: [
-        ("tx_confirmed", #"{"tx_id":"2e2e"}"#), ("address_txs_confirmed", #"{"address":"bc1qexample"}"#),
-    ])
+    @Test(
+        "tx_confirmed and address_txs_confirmed sync the wallet and say so",
+        arguments: [
+            ("tx_confirmed", #"{"tx_id":"2e2e"}"#), ("address_txs_confirmed", #"{"address":"bc1qexample"}"#),
+        ])
     func confirmed(type: String, payload: String) async throws {
         let wallet = RecordingWallet()
         let result = await Fixtures.plugin(wallet: wallet).handle(json: Self.push(type, payload))

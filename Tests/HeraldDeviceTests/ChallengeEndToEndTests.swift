@@ -1,9 +1,10 @@
 import Foundation
+import HeraldTestSupport
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import HeraldTestSupport
-import Testing
 
 /// `registration: challenge` through `herald serve` and `herald-device listen`: the development
 /// phone's plugin answers the challenge by itself, and only then does its alias push.
@@ -26,9 +27,12 @@ struct ChallengeEndToEndTests {
         let squatted = try await ZapEndToEndTests.http(
             "POST", "\(base)/api/v1/devices", json: #"{"platform":"android","push_token":"fcm-someone-elses-token"}"#)
         #expect(squatted.status == 201)
-        let squattedURL = try #require((try JSONSerialization.jsonObject(with: Data(squatted.body.utf8)) as? [String: Any])?["webhook_url"] as? String)
+        let squattedURL = try #require(
+            (try JSONSerialization.jsonObject(with: Data(squatted.body.utf8)) as? [String: Any])?["webhook_url"] as? String)
 
-        let phone = try ChildProcess(arguments: ["listen", "--server", base, "--platform", "android", "--wallet", folder.appendingPathComponent("phone").path])
+        let phone = try ChildProcess(arguments: [
+            "listen", "--server", base, "--platform", "android", "--wallet", folder.appendingPathComponent("phone").path,
+        ])
         defer { phone.stop() }
         let registered = try #require(await phone.nextLine(within: .seconds(30)))
         let webhookURL = try #require((try JSONSerialization.jsonObject(with: Data(registered.utf8)) as? [String: Any])?["webhook_url"] as? String)

@@ -26,7 +26,8 @@ struct CommandLineTests {
             json: #"{"event":"swap.update","data":{"id":"s","status":"x"}}"#)
         #expect(raw.status == 404, "\(raw.body)")
         // Insecure endpoints are on: an http:// subscription registers.
-        let subscription = #"{"platform":"webpush","subscription":{"endpoint":"http://push.example/x","keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}}"#
+        let subscription =
+            #"{"platform":"webpush","subscription":{"endpoint":"http://push.example/x","keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}}"#
         let registered = try await ZapEndToEndTests.http("POST", "\(server.baseURL)/api/v1/devices", json: subscription)
         #expect(registered.status == 201, "\(registered.body)")
     }

@@ -12,10 +12,14 @@ struct ContainerRecordTests {
         let store = ContainerRecordStore(container: container)
         try await LoopbackHTTPServer.with { server in
             let wallet = RecordingWallet()
-            await wallet.setPayment(WalletPayment(paymentHash: "ph", direction: .incoming, status: .complete, amountMsat: 21_000, preimage: "p", invoice: "lnbc"), hash: "ph")
+            await wallet.setPayment(
+                WalletPayment(paymentHash: "ph", direction: .incoming, status: .complete, amountMsat: 21_000, preimage: "p", invoice: "lnbc"),
+                hash: "ph")
             let plugin = Fixtures.plugin(wallet: wallet, record: store)
-            _ = await plugin.handle(json: Fixtures.apnsPush(type: .lnurlpayInvoice, payload: ["amount": 21_000, "reply_url": .string(server.url("/i"))]))
-            _ = await plugin.handle(json: Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": "ph", "reply_url": .string(server.url("/v"))]))
+            _ = await plugin.handle(
+                json: Fixtures.apnsPush(type: .lnurlpayInvoice, payload: ["amount": 21_000, "reply_url": .string(server.url("/i"))]))
+            _ = await plugin.handle(
+                json: Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": "ph", "reply_url": .string(server.url("/v"))]))
             _ = await plugin.handle(json: Data("garbage".utf8))
         }
         let record = try store.read()

@@ -6,17 +6,22 @@ import Testing
 
 @Suite("Content always comes back before the deadline")
 struct DeadlineTests {
-    @Test("a wallet that hangs (ignoring cancellation) still gets the fallback in time", arguments: [
-        RecordingWallet.Name.connect, .receiveLimits, .receive, .paymentByHash, .bolt12Invoice, .sync,
-    ])
+    @Test(
+        "a wallet that hangs (ignoring cancellation) still gets the fallback in time",
+        arguments: [
+            RecordingWallet.Name.connect, .receiveLimits, .receive, .paymentByHash, .bolt12Invoice, .sync,
+        ])
     func hangingWallet(call: RecordingWallet.Name) async throws {
         try await LoopbackHTTPServer.with { server in
             let wallet = RecordingWallet([call: .hang])
             let push: Data
             switch call {
             case .receive: push = Fixtures.apnsPush(type: .lnurlpayInvoice, payload: ["amount": 5_000, "reply_url": .string(server.url("/r"))])
-            case .paymentByHash: push = Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": "h", "reply_url": .string(server.url("/r"))])
-            case .bolt12Invoice: push = Fixtures.apnsPush(type: .invoiceRequest, payload: ["offer": "lno1", "invoice_request": "r", "reply_url": .string(server.url("/r"))])
+            case .paymentByHash:
+                push = Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": "h", "reply_url": .string(server.url("/r"))])
+            case .bolt12Invoice:
+                push = Fixtures.apnsPush(
+                    type: .invoiceRequest, payload: ["offer": "lno1", "invoice_request": "r", "reply_url": .string(server.url("/r"))])
             case .sync: push = Fixtures.apnsPush(type: .swapUpdated, payload: ["id": "s", "status": "x"])
             default: push = Fixtures.apnsPush(type: .lnurlpayInfo, payload: ["callback_url": "https://c", "reply_url": .string(server.url("/r"))])
             }

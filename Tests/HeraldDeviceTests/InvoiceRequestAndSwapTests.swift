@@ -10,7 +10,8 @@ struct InvoiceRequestAndSwapTests {
     func bolt12Invoice() async throws {
         try await LoopbackHTTPServer.with { server in
             let wallet = RecordingWallet()
-            let push = Fixtures.apnsPush(type: .invoiceRequest, payload: ["offer": "lno1offer", "invoice_request": "lnr1req", "reply_url": .string(server.url("/reply/b"))])
+            let push = Fixtures.apnsPush(
+                type: .invoiceRequest, payload: ["offer": "lno1offer", "invoice_request": "lnr1req", "reply_url": .string(server.url("/reply/b"))])
             let result = await Fixtures.plugin(wallet: wallet).handle(json: push)
             #expect(result.disposition == .handled && result.content.title == "Fetching Invoice")
             #expect(await wallet.callsAfterDisconnect() == [.connect, .bolt12Invoice(offer: "lno1offer", invoiceRequest: "lnr1req"), .disconnect])
@@ -22,7 +23,8 @@ struct InvoiceRequestAndSwapTests {
     func bolt12Failure() async throws {
         try await LoopbackHTTPServer.with { server in
             let wallet = RecordingWallet([.bolt12Invoice: .fail(WalletError(.amountMissing, "Amount missing in invoice request"))])
-            let push = Fixtures.apnsPush(type: .invoiceRequest, payload: ["offer": "lno1", "invoice_request": "lnr1", "reply_url": .string(server.url("/b"))])
+            let push = Fixtures.apnsPush(
+                type: .invoiceRequest, payload: ["offer": "lno1", "invoice_request": "lnr1", "reply_url": .string(server.url("/b"))])
             let result = await Fixtures.plugin(wallet: wallet).handle(json: push)
             #expect(result.disposition == .fellBack && result.content.title == "Invoice Request Failed")
             #expect(await server.requests.first?.bodyText == #"{"error":"Amount missing in invoice request"}"#)
@@ -33,7 +35,8 @@ struct InvoiceRequestAndSwapTests {
     func bolt12Opaque() async throws {
         try await LoopbackHTTPServer.with { server in
             let wallet = RecordingWallet([.bolt12Invoice: .failOpaque])
-            let push = Fixtures.apnsPush(type: .invoiceRequest, payload: ["offer": "lno1", "invoice_request": "lnr1", "reply_url": .string(server.url("/b"))])
+            let push = Fixtures.apnsPush(
+                type: .invoiceRequest, payload: ["offer": "lno1", "invoice_request": "lnr1", "reply_url": .string(server.url("/b"))])
             _ = await Fixtures.plugin(wallet: wallet).handle(json: push)
             #expect(await server.requests.first?.bodyText == #"{"error":"Failed to create invoice"}"#)
         }
@@ -43,7 +46,8 @@ struct InvoiceRequestAndSwapTests {
     func swapCompletes() async throws {
         let wallet = RecordingWallet()
         let done = WalletPayment(paymentHash: "p", direction: .incoming, status: .complete, amountMsat: 50_000_000)
-        await wallet.setSwapAnswers([nil, WalletPayment(paymentHash: "p", direction: .incoming, status: .pending, amountMsat: 50_000_000), done], idHash: "swaphash")
+        await wallet.setSwapAnswers(
+            [nil, WalletPayment(paymentHash: "p", direction: .incoming, status: .pending, amountMsat: 50_000_000), done], idHash: "swaphash")
         let push = Fixtures.apnsPush(type: .swapUpdated, payload: ["id": "swaphash", "status": "transaction.mempool"])
         let result = await Fixtures.plugin(wallet: wallet).handle(json: push)
         #expect(result.disposition == .handled)
@@ -58,7 +62,8 @@ struct InvoiceRequestAndSwapTests {
     @Test("swap_updated: fee acceptance and outgoing swaps get their own content")
     func swapOtherStates() async throws {
         let wallet = RecordingWallet()
-        await wallet.setSwapAnswers([WalletPayment(paymentHash: nil, direction: .incoming, status: .waitingFeeAcceptance, amountMsat: 1_000)], idHash: "fee")
+        await wallet.setSwapAnswers(
+            [WalletPayment(paymentHash: nil, direction: .incoming, status: .waitingFeeAcceptance, amountMsat: 1_000)], idHash: "fee")
         await wallet.setSwapAnswers([WalletPayment(paymentHash: nil, direction: .outgoing, status: .claimed, amountMsat: 7_000)], idHash: "out")
         let plugin = Fixtures.plugin(wallet: wallet)
         let fee = await plugin.handle(json: Fixtures.apnsPush(type: .swapUpdated, payload: ["id": "fee", "status": "x"]))

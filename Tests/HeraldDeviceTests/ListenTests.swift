@@ -22,7 +22,9 @@ struct ListenTests {
         let registered = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let token = try #require(registered["push_token"] as? String)
         #expect(token.count == 64 && registered["platform"] as? String == "ios")
-        let kept = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: wallet).appendingPathComponent("registration.json"))) as? [String: Any])
+        let kept = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: wallet).appendingPathComponent("registration.json")))
+                as? [String: Any])
         #expect(kept["push_token"] as? String == token)
 
         let node = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
@@ -33,7 +35,8 @@ struct ListenTests {
         // A swap the development wallet does not know keeps its push busy to the deadline; an
         // invoice request behind it is answered meanwhile.
         let webhook = try #require(registered["webhook_url"] as? String)
-        let stuck = try await ZapEndToEndTests.http("POST", webhook, json: #"{"event":"swap.update","data":{"id":"unknown-swap","status":"transaction.mempool"}}"#)
+        let stuck = try await ZapEndToEndTests.http(
+            "POST", webhook, json: #"{"event":"swap.update","data":{"id":"unknown-swap","status":"transaction.mempool"}}"#)
         #expect(stuck.status == 200)
         // Its push is in the phone's feed (the long poll answers once it is): the phone takes it
         // up ahead of anything sent after it.

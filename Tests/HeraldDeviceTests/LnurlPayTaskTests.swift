@@ -13,7 +13,10 @@ struct LnurlPayTaskTests {
             await wallet.setLimits(ReceiveLimits(minMsat: 2_000, maxMsat: 50_000_000))
             let push = Fixtures.apnsPush(
                 type: .lnurlpayInfo,
-                payload: ["callback_url": "https://herald.example/lnurlp/alice/cb", "reply_url": .string(server.url("/reply/i1")), "identifier": "alice@herald.example"]
+                payload: [
+                    "callback_url": "https://herald.example/lnurlp/alice/cb", "reply_url": .string(server.url("/reply/i1")),
+                    "identifier": "alice@herald.example",
+                ]
             )
             let result = await Fixtures.plugin(wallet: wallet).handle(json: push)
 
@@ -54,7 +57,8 @@ struct LnurlPayTaskTests {
             let push = Fixtures.apnsPush(
                 type: .lnurlpayInvoice,
                 payload: [
-                    "amount": 21_000, "reply_url": .string(server.url("/reply/v1")), "verify_url": "https://herald.example/lnurlpay/alice/{payment_hash}",
+                    "amount": 21_000, "reply_url": .string(server.url("/reply/v1")),
+                    "verify_url": "https://herald.example/lnurlpay/alice/{payment_hash}",
                     "comment": "thanks", "identifier": "alice@herald.example",
                 ]
             )
@@ -85,11 +89,15 @@ struct LnurlPayTaskTests {
             let result = await plugin.handle(json: tooBig)
             #expect(result.disposition == .fellBack && result.content.title == "Receive Payment Failed")
             let longComment = Fixtures.apnsPush(
-                type: .lnurlpayInvoice, payload: ["amount": 5_000, "reply_url": .string(server.url("/b")), "comment": .string(String(repeating: "x", count: 256))]
+                type: .lnurlpayInvoice,
+                payload: ["amount": 5_000, "reply_url": .string(server.url("/b")), "comment": .string(String(repeating: "x", count: 256))]
             )
             _ = await plugin.handle(json: longComment)
             let bodies = await server.requests.map(\.json)
-            #expect(bodies == [["status": "ERROR", "reason": "Invalid amount requested 9000000000000"], ["status": "ERROR", "reason": "Comment is too long"]])
+            #expect(
+                bodies == [
+                    ["status": "ERROR", "reason": "Invalid amount requested 9000000000000"], ["status": "ERROR", "reason": "Comment is too long"],
+                ])
             #expect(!(await wallet.calls).contains { if case .receive = $0 { return true } else { return false } })
         }
     }
@@ -101,9 +109,12 @@ struct LnurlPayTaskTests {
             let wallet = RecordingWallet()
             let plugin = Fixtures.plugin(wallet: wallet, record: ContainerRecordStore(container: container))
             _ = await plugin.handle(
-                json: Fixtures.apnsPush(type: .lnurlpayInfo, payload: ["callback_url": "https://c", "reply_url": .string(server.url("/i")), "identifier": "zed@h.example"])
+                json: Fixtures.apnsPush(
+                    type: .lnurlpayInfo,
+                    payload: ["callback_url": "https://c", "reply_url": .string(server.url("/i")), "identifier": "zed@h.example"])
             )
-            _ = await plugin.handle(json: Fixtures.apnsPush(type: .lnurlpayInvoice, payload: ["amount": 3_000, "reply_url": .string(server.url("/v"))]))
+            _ = await plugin.handle(
+                json: Fixtures.apnsPush(type: .lnurlpayInvoice, payload: ["amount": 3_000, "reply_url": .string(server.url("/v"))]))
             let receive = await wallet.calls.compactMap { call -> ReceiveRequest? in
                 if case .receive(let request) = call { return request }
                 return nil
@@ -117,7 +128,9 @@ struct LnurlPayTaskTests {
         try await LoopbackHTTPServer.with { server in
             let wallet = RecordingWallet()
             await wallet.setPayment(
-                WalletPayment(paymentHash: "ph", direction: .incoming, status: settled ? .complete : .pending, amountMsat: 21_000, preimage: "pre", invoice: "lnbc1x"),
+                WalletPayment(
+                    paymentHash: "ph", direction: .incoming, status: settled ? .complete : .pending, amountMsat: 21_000, preimage: "pre",
+                    invoice: "lnbc1x"),
                 hash: "ph"
             )
             let push = Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": "ph", "reply_url": .string(server.url("/verify"))])
@@ -153,7 +166,8 @@ struct LnurlPayTaskTests {
             await wallet.setPayment(
                 WalletPayment(paymentHash: hash, direction: .incoming, status: .complete, amountMsat: 21_000, preimage: "5d5d", invoice: "lnbc1x"),
                 hash: hash)
-            let verifyPush = Fixtures.apnsPush(type: .lnurlpayVerify, payload: ["payment_hash": .string(hash), "reply_url": .string(server.url("/verify"))])
+            let verifyPush = Fixtures.apnsPush(
+                type: .lnurlpayVerify, payload: ["payment_hash": .string(hash), "reply_url": .string(server.url("/verify"))])
             #expect(await plugin.handle(json: verifyPush).disposition == .handled)
             let report = try #require(await server.requests.first { $0.path == "/zap/\(hash)" })
             #expect(report.method == "POST")

@@ -35,7 +35,8 @@ struct NwcEndToEndTests {
     @Test("register with a signed body; a get_balance published to both relays is one nwc_event push; the wallet's answer reaches both relays")
     func getBalance() async throws {
         let certificate = try TestCertificate.make()
-        let first = MockNostrRelay(certificate: certificate), second = MockNostrRelay(certificate: certificate)
+        let first = MockNostrRelay(certificate: certificate)
+        let second = MockNostrRelay(certificate: certificate)
         let caFile = try certificate.writeCAToTemporaryFile()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-nwc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -82,11 +83,12 @@ struct NwcEndToEndTests {
                 // 3 and 4. One push, handled; the answer (kind 23195, `e` = the request) on both relays.
                 let handled = Self.json(await phone.nextLine(within: .seconds(30)))
                 #expect(handled["notification_type"] as? String == "nwc_event", "\(handled)")
-                #expect(await eventually(timeout: .seconds(20)) { () async -> Bool in
-                    let one = (try? await Self.answers(first, to: request, app: app).count) ?? 0
-                    let two = (try? await Self.answers(second, to: request, app: app).count) ?? 0
-                    return one >= 1 && two >= 1
-                })
+                #expect(
+                    await eventually(timeout: .seconds(20)) { () async -> Bool in
+                        let one = (try? await Self.answers(first, to: request, app: app).count) ?? 0
+                        let two = (try? await Self.answers(second, to: request, app: app).count) ?? 0
+                        return one >= 1 && two >= 1
+                    })
                 print("nwc: relay event to the wallet's answer on the relays in \(ContinuousClock.now - started)")
                 let answer = Self.json(try await Self.answers(first, to: request, app: app).first)
                 #expect(answer["result_type"] as? String == "get_balance")
@@ -96,9 +98,10 @@ struct NwcEndToEndTests {
                 let info = try Self.request("get_info", app: app, service: service)
                 await first.publish(Data(info.json.utf8))
                 #expect(Self.json(await phone.nextLine(within: .seconds(30)))["notification_type"] as? String == "nwc_event")
-                #expect(await eventually(timeout: .seconds(20)) { () async -> Bool in
-                    ((try? await Self.answers(first, to: info, app: app).count) ?? 0) == 1
-                })
+                #expect(
+                    await eventually(timeout: .seconds(20)) { () async -> Bool in
+                        ((try? await Self.answers(first, to: info, app: app).count) ?? 0) == 1
+                    })
                 #expect(try await Self.answers(first, to: request, app: app).count == 1)
                 #expect(try await Self.answers(second, to: request, app: app).count == 1)
                 let infoAnswer = Self.json(try await Self.answers(first, to: info, app: app).first)

@@ -9,10 +9,13 @@ import Testing
 /// The reporter against a real `herald serve` child process (local development provider).
 @Suite("The app reports presence, so a wake reaches it instead of a push")
 struct PresenceReporterTests {
-    static func reporter(_ server: HeraldServe, _ device: DeviceRegistrationAnswer, mode: PresenceReporter.Mode, secret: String? = nil) -> PresenceReporter {
-        PresenceReporter(configuration: .init(
-            serverURL: server.baseURL, deviceID: device.deviceID, deviceSecret: secret ?? device.deviceSecret ?? "",
-            mode: mode, initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(400), requestTimeout: .seconds(5)))
+    static func reporter(_ server: HeraldServe, _ device: DeviceRegistrationAnswer, mode: PresenceReporter.Mode, secret: String? = nil)
+        -> PresenceReporter
+    {
+        PresenceReporter(
+            configuration: .init(
+                serverURL: server.baseURL, deviceID: device.deviceID, deviceSecret: secret ?? device.deviceSecret ?? "",
+                mode: mode, initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(400), requestTimeout: .seconds(5)))
     }
 
     /// A server, a registered device, its started reporter and the reporter's events; with
@@ -113,9 +116,11 @@ struct PresenceReporterTests {
         await reporter.stop()
     }
 
-    @Test("a wrong device secret stops the reporter with unauthorized; it is not retried", arguments: [
-        PresenceReporter.Mode.heartbeat(ttlSeconds: 30), .stream,
-    ])
+    @Test(
+        "a wrong device secret stops the reporter with unauthorized; it is not retried",
+        arguments: [
+            PresenceReporter.Mode.heartbeat(ttlSeconds: 30), .stream,
+        ])
     func wrongSecret(mode: PresenceReporter.Mode) async throws {
         let (server, _, reporter, events) = try await Self.start(mode: mode, secret: "not-the-secret", awaitPresent: false)
         let stopped = await events.next { $0.isStopped }

@@ -15,12 +15,14 @@ struct PushDecodingTests {
         #expect(push.alert == IncomingPush.Alert(title: "Herald", body: "Wallet activity"))
     }
 
-    @Test("an FCM data map decodes each Breez type", arguments: [
-        ("invoice_request", #"{"offer":"lno1","invoice_request":"lnr1","reply_url":"https://r/1"}"#),
-        ("lnurlpay_info", #"{"callback_url":"https://c","reply_url":"https://r/2","identifier":"a@b.c"}"#),
-        ("lnurlpay_invoice", #"{"amount":5000,"reply_url":"https://r/3","verify_url":"https://v/{payment_hash}","comment":"hi"}"#),
-        ("lnurlpay_verify", #"{"payment_hash":"ab","reply_url":"https://r/4"}"#),
-    ])
+    @Test(
+        "an FCM data map decodes each Breez type",
+        arguments: [
+            ("invoice_request", #"{"offer":"lno1","invoice_request":"lnr1","reply_url":"https://r/1"}"#),
+            ("lnurlpay_info", #"{"callback_url":"https://c","reply_url":"https://r/2","identifier":"a@b.c"}"#),
+            ("lnurlpay_invoice", #"{"amount":5000,"reply_url":"https://r/3","verify_url":"https://v/{payment_hash}","comment":"hi"}"#),
+            ("lnurlpay_verify", #"{"payment_hash":"ab","reply_url":"https://r/4"}"#),
+        ])
     func fcmBreezTypes(type: String, payload: String) {
         let push = IncomingPush(json: Fixtures.fcmPush(["notification_type": type, "notification_payload": payload, "app_data": ""]))
         switch push.notification {
@@ -54,10 +56,11 @@ struct PushDecodingTests {
 
     @Test("a backend action push (seed 002) keeps its custom keys as strings")
     func backendAction() {
-        let push = IncomingPush(json: Fixtures.fcmPush([
-            "action": "DEPOSIT_RECEIVED", "campaign_id": "", "campaign_name": "", "transaction_id": "txn_1", "amount": "100.00",
-            "asset": "USDC", "network": "base",
-        ]))
+        let push = IncomingPush(
+            json: Fixtures.fcmPush([
+                "action": "DEPOSIT_RECEIVED", "campaign_id": "", "campaign_name": "", "transaction_id": "txn_1", "amount": "100.00",
+                "asset": "USDC", "network": "base",
+            ]))
         guard case .backendEvent(let event) = push.notification else {
             Issue.record("decoded \(push.notification)")
             return
@@ -83,7 +86,8 @@ struct PushDecodingTests {
         let silent: JSONValue = ["aps": ["content-available": 1], "payment_hash": "ph", "amount_msat": 100000, "type": "incoming_htlc_wake"]
         let push = IncomingPush(json: try WireJSON.encode(silent))
         #expect(push.notification == .wake(WakeEvent(kind: .incomingHtlc, paymentHash: "ph", amountMsat: 100_000, silent: true)))
-        let viaType = IncomingPush(json: Fixtures.fcmPush(["notification_type": "cjitPaymentArrived", "notification_payload": #"{"payment_hash":"p2"}"#]))
+        let viaType = IncomingPush(
+            json: Fixtures.fcmPush(["notification_type": "cjitPaymentArrived", "notification_payload": #"{"payment_hash":"p2"}"#]))
         #expect(viaType.notification == .wake(WakeEvent(kind: .cjitPaymentArrived, paymentHash: "p2")))
     }
 

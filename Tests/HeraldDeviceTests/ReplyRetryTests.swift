@@ -22,7 +22,9 @@ struct ReplyRetryTests {
         }
     }
 
-    @Test("the final answers end the retries", arguments: [(409, ReplyReport.Outcome.alreadyAnswered), (404, .expired), (410, .expired), (400, .refused)])
+    @Test(
+        "the final answers end the retries",
+        arguments: [(409, ReplyReport.Outcome.alreadyAnswered), (404, .expired), (410, .expired), (400, .refused)])
     func finalStatuses(status: Int, outcome: ReplyReport.Outcome) async throws {
         try await LoopbackHTTPServer.with(statuses: [status]) { server in
             let result = await Fixtures.plugin(wallet: RecordingWallet()).handle(json: infoPush(server.url("/r")))

@@ -29,7 +29,10 @@ struct ServerSentEventTests {
         var parser = ServerSentEventParser()
         let items = parser.feed(Array(Self.presenceStream.utf8))
         #expect(items == Self.expected)
-        guard case .event(_, let data, _) = items[1] else { Issue.record("no event"); return }
+        guard case .event(_, let data, _) = items[1] else {
+            Issue.record("no event")
+            return
+        }
         let wake = try WireJSON.decode(PresenceWakeEvent.self, from: Data(data.utf8))
         #expect(wake == PresenceWakeEvent(kind: .incomingHtlc, paymentHash: "ab01", amountMsat: 1000))
     }
@@ -58,8 +61,9 @@ struct ServerSentEventTests {
         var parser = ServerSentEventParser()
         #expect(parser.feed(Array("event: wake\ndata: x\n".utf8)).isEmpty)
         #expect(parser.feed(Array("\n".utf8)) == [.event(name: "wake", data: "x", id: nil)])
-        #expect(parser.feed(Array("event: empty\n\ndata:no-space\nid: 7\nretry: 10\nunknown\n\n".utf8))
-            == [.event(name: "message", data: "no-space", id: "7")])
+        #expect(
+            parser.feed(Array("event: empty\n\ndata:no-space\nid: 7\nretry: 10\nunknown\n\n".utf8))
+                == [.event(name: "message", data: "no-space", id: "7")])
     }
 
     @Test("a line past the limit drops its event, not the stream")

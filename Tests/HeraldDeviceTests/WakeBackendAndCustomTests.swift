@@ -49,11 +49,13 @@ struct WakeBackendAndCustomTests {
         #expect(await wallet.callsAfterDisconnect() == [.connect, .sync, .paymentByHash("ph"), .disconnect])
     }
 
-    @Test("each wake kind has seed 004's text", arguments: [
-        ("cjitPaymentArrived", "Payment Incoming", "Open now to receive via new channel"),
-        ("orderPaymentConfirmed", "Channel Ready", "Open the app to complete setup"),
-        ("mutualClose", "Channel Closed", "Funds moved to savings"),
-    ])
+    @Test(
+        "each wake kind has seed 004's text",
+        arguments: [
+            ("cjitPaymentArrived", "Payment Incoming", "Open now to receive via new channel"),
+            ("orderPaymentConfirmed", "Channel Ready", "Open the app to complete setup"),
+            ("mutualClose", "Channel Closed", "Funds moved to savings"),
+        ])
     func wakeTexts(kind: String, title: String, body: String) async {
         let result = await Fixtures.plugin(wallet: RecordingWallet()).handle(json: Fixtures.fcmPush(["type": kind]))
         #expect(result.content.title == title && result.content.body == body)

@@ -58,7 +58,8 @@ struct WakeGatewayEndToEndTests {
         let started = ContinuousClock.now
         let woken = try await ZapEndToEndTests.http(
             "POST", server.baseURL + "/api/v1/wake",
-            json: #"{"identity":"\#(identity)","topic":"blocktank.incomingHtlc","payload":{"paymentHash":"\#(String(repeating: "ab", count: 32))"},"collapse_key":"htlc-1"}"#,
+            json:
+                #"{"identity":"\#(identity)","topic":"blocktank.incomingHtlc","payload":{"paymentHash":"\#(String(repeating: "ab", count: 32))"},"collapse_key":"htlc-1"}"#,
             bearer: key)
         #expect(woken.status == 202, "\(woken.body)")
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(woken.body.utf8)) as? [String: Any])

@@ -1,13 +1,14 @@
 import Crypto
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HeraldBolt11
 import HeraldNostr
 import HeraldTestSupport
 import HeraldWire
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A zap paid through `herald serve` and `herald-device` (the development wallet's real BOLT11
 /// invoices): the receipt reaches a relay look-alike over TLS, signed by the key the address
@@ -66,7 +67,8 @@ struct ZapEndToEndTests {
         let registered = try #require(await phone.nextLine(within: .seconds(30)))
         let registration = try #require(try JSONSerialization.jsonObject(with: Data(registered.utf8)) as? [String: Any])
         let deviceID = try #require(registration["device_id"] as? String)
-        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: phoneFolder.appendingPathComponent("registration.json"))) as? [String: Any]
+        let saved =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: phoneFolder.appendingPathComponent("registration.json"))) as? [String: Any]
         let secret = try #require(saved?["device_secret"] as? String)
 
         let claim = try await Self.http("POST", "\(base)/api/v1/lnurlpay", json: #"{"device_id":"\#(deviceID)","username":"alice"}"#, bearer: secret)
@@ -82,8 +84,10 @@ struct ZapEndToEndTests {
         let relayURL = encoding == .form ? running.relayURL.replacingOccurrences(of: "wss://localhost:", with: "wss://127.0.0.1:") : running.relayURL
         let request = NostrEvent.signed(
             kind: 9734,
-            tags: [["relays", relayURL], ["p", String(repeating: "5c", count: 32)], ["amount", "21000"],
-                   ["lnurl", LNURL.encode("\(base)/.well-known/lnurlp/alice")]],
+            tags: [
+                ["relays", relayURL], ["p", String(repeating: "5c", count: 32)], ["amount", "21000"],
+                ["lnurl", LNURL.encode("\(base)/.well-known/lnurlp/alice")],
+            ],
             content: "Great post! 1+1 = 2", createdAt: Int64(Date().timeIntervalSince1970), by: payer
         ).json
         let callback = try await Self.http("GET", "\(base)/lnurlp/alice/callback?amount=21000&nostr=\(encoding.encode(request))")
@@ -129,11 +133,12 @@ struct ZapEndToEndTests {
             }
         }
         #expect(phoneReported, "the phone did not report the zap")
-        #expect(try await eventually {
-            let metrics = try await Self.http("GET", "\(base)/metrics").body
-            return Self.metric(#"herald_pushes_sent_total{provider="nostr",outcome="delivered""#, in: metrics) == 1
-                && Self.metric("herald_outbox_in_memory ", in: metrics) == 0
-        })
+        #expect(
+            try await eventually {
+                let metrics = try await Self.http("GET", "\(base)/metrics").body
+                return Self.metric(#"herald_pushes_sent_total{provider="nostr",outcome="delivered""#, in: metrics) == 1
+                    && Self.metric("herald_outbox_in_memory ", in: metrics) == 0
+            })
         #expect(await relay.events.count == 1)
 
         // A LUD-12 comment reaches the wallet as the payer wrote it, spaces and plus alike.

@@ -53,11 +53,14 @@ struct NIP44Tests {
             count += 1
         }
         for vector in Self.list(valid["encrypt_decrypt"]) {
-            let sec1 = try Self.secret(vector, "sec1"), sec2 = try Self.secret(vector, "sec2")
+            let sec1 = try Self.secret(vector, "sec1")
+            let sec2 = try Self.secret(vector, "sec2")
             let key = try NIP44.conversationKey(secret: sec1, publicKeyHex: sec2.publicKeyHex)
             #expect(key.withUnsafeBytes { Array($0) }.lowercaseHex == vector["conversation_key"]?.stringValue)
             // Symmetric: the other side derives the same key.
-            #expect(try NIP44.conversationKey(secret: sec2, publicKeyHex: sec1.publicKeyHex).withUnsafeBytes { Array($0) } == key.withUnsafeBytes { Array($0) })
+            #expect(
+                try NIP44.conversationKey(secret: sec2, publicKeyHex: sec1.publicKeyHex).withUnsafeBytes { Array($0) }
+                    == key.withUnsafeBytes { Array($0) })
             let plaintext = try Self.text(vector, "plaintext")
             let payload = try NIP44.encrypt(plaintext, conversationKey: key, nonce: try Self.bytes(vector, "nonce"))
             #expect(payload == vector["payload"]?.stringValue)
@@ -65,7 +68,8 @@ struct NIP44Tests {
             count += 1
         }
         for vector in Self.list(valid["encrypt_decrypt_long_msg"]) {
-            let pattern = try Self.text(vector, "pattern"), repeats = Int(vector["repeat"]?.int64Value ?? 0)
+            let pattern = try Self.text(vector, "pattern")
+            let repeats = Int(vector["repeat"]?.int64Value ?? 0)
             let plaintext = String(repeating: pattern, count: repeats)
             #expect(Array(SHA256.hash(data: Array(plaintext.utf8))).lowercaseHex == vector["plaintext_sha256"]?.stringValue)
             let key = try Self.key(vector)

@@ -42,7 +42,9 @@ struct NostrPrimitiveTests {
         #expect(result == vector.valid)
     }
 
-    @Test("signing with the published key and aux_rand gives the published signature and public key", arguments: vectors.filter { !$0.secretKey.isEmpty })
+    @Test(
+        "signing with the published key and aux_rand gives the published signature and public key",
+        arguments: vectors.filter { !$0.secretKey.isEmpty })
     func sign(_ vector: Vector) throws {
         let key = try NostrSecretKey(text: vector.secretKey)
         #expect(key.publicKeyHex == vector.publicKey.lowercased())
@@ -62,7 +64,8 @@ struct NostrPrimitiveTests {
     }
 
     /// The zap request inside NIP-57's example receipt (Appendix E), a real signed event.
-    static let nip57Request = #"{"pubkey":"97c70a44366a6535c145b333f973ea86dfdc2d7a99da618c40c64705ad98e322","content":"","id":"d9cc14d50fcb8c27539aacf776882942c1a11ea4472f8cdec1dea82fab66279d","created_at":1674164539,"sig":"77127f636577e9029276be060332ea565deaf89ff215a494ccff16ae3f757065e2bc59b2e8c113dd407917a010b3abd36c8d7ad84c0e3ab7dab3a0b0caa9835d","kind":9734,"tags":[["e","3624762a1274dd9636e0c552b53086d70bc88c165bc4dc0f9e836a1eaf86c3b8"],["p","32e1827635450ebb3c5a7d12c1f8e7b2b514439ac10a67eef3d9fd9c5c68e245"],["relays","wss://relay.damus.io","wss://nostr-relay.wlvs.space","wss://nostr.fmt.wiz.biz","wss://relay.nostr.bg","wss://nostr.oxtr.dev","wss://nostr.v0l.io","wss://brb.io","wss://nostr.bitcoiner.social","ws://monad.jb55.com:8080","wss://relay.snort.social"]]}"#
+    static let nip57Request =
+        #"{"pubkey":"97c70a44366a6535c145b333f973ea86dfdc2d7a99da618c40c64705ad98e322","content":"","id":"d9cc14d50fcb8c27539aacf776882942c1a11ea4472f8cdec1dea82fab66279d","created_at":1674164539,"sig":"77127f636577e9029276be060332ea565deaf89ff215a494ccff16ae3f757065e2bc59b2e8c113dd407917a010b3abd36c8d7ad84c0e3ab7dab3a0b0caa9835d","kind":9734,"tags":[["e","3624762a1274dd9636e0c552b53086d70bc88c165bc4dc0f9e836a1eaf86c3b8"],["p","32e1827635450ebb3c5a7d12c1f8e7b2b514439ac10a67eef3d9fd9c5c68e245"],["relays","wss://relay.damus.io","wss://nostr-relay.wlvs.space","wss://nostr.fmt.wiz.biz","wss://relay.nostr.bg","wss://nostr.oxtr.dev","wss://nostr.v0l.io","wss://brb.io","wss://nostr.bitcoiner.social","ws://monad.jb55.com:8080","wss://relay.snort.social"]]}"#
 
     @Test("the id of NIP-57's example zap request is its NIP-01 hash, as computed independently")
     func exampleID() throws {

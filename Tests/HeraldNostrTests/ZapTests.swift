@@ -33,24 +33,26 @@ struct ZapTests {
         #expect(request.descriptionHash.count == 32)
     }
 
-    @Test("each rule of NIP-57 Appendix D is refused, naming it", arguments: [
-        ("kind", request(kind: 1)),
-        ("tags", request(tags: [], amount: nil, lnurl: nil)),
-        ("p", request(tags: [["relays", "wss://r.example"]])),
-        ("p", request(extra: [["p", String(repeating: "11", count: 32)]])),
-        ("p", request(tags: [["relays", "wss://r.example"], ["p", "npub-not-hex"]])),
-        ("e", request(extra: [["e", String(repeating: "ab", count: 32)], ["e", String(repeating: "cd", count: 32)]])),
-        ("e", request(extra: [["e", "short"]])),
-        ("P", request(extra: [["P", String(repeating: "ab", count: 32)], ["P", String(repeating: "cd", count: 32)]])),
-        ("a", request(extra: [["a", "not a coordinate"]])),
-        ("relays", request(tags: [["p", recipient]])),
-        ("relays", request(tags: [["relays", "https://relay.example.com"], ["p", recipient]])),
-        ("relays", request(tags: [["relays"] + (0..<11).map { "wss://r\($0).example" }, ["p", recipient]])),
-        ("amount", request(amount: "21001")),
-        ("amount", request(amount: "lots")),
-        ("lnurl", request(lnurl: LNURL.encode("https://elsewhere.example/.well-known/lnurlp/alice"))),
-        ("json", "{\"kind\":9734}"),
-    ])
+    @Test(
+        "each rule of NIP-57 Appendix D is refused, naming it",
+        arguments: [
+            ("kind", request(kind: 1)),
+            ("tags", request(tags: [], amount: nil, lnurl: nil)),
+            ("p", request(tags: [["relays", "wss://r.example"]])),
+            ("p", request(extra: [["p", String(repeating: "11", count: 32)]])),
+            ("p", request(tags: [["relays", "wss://r.example"], ["p", "npub-not-hex"]])),
+            ("e", request(extra: [["e", String(repeating: "ab", count: 32)], ["e", String(repeating: "cd", count: 32)]])),
+            ("e", request(extra: [["e", "short"]])),
+            ("P", request(extra: [["P", String(repeating: "ab", count: 32)], ["P", String(repeating: "cd", count: 32)]])),
+            ("a", request(extra: [["a", "not a coordinate"]])),
+            ("relays", request(tags: [["p", recipient]])),
+            ("relays", request(tags: [["relays", "https://relay.example.com"], ["p", recipient]])),
+            ("relays", request(tags: [["relays"] + (0..<11).map { "wss://r\($0).example" }, ["p", recipient]])),
+            ("amount", request(amount: "21001")),
+            ("amount", request(amount: "lots")),
+            ("lnurl", request(lnurl: LNURL.encode("https://elsewhere.example/.well-known/lnurlp/alice"))),
+            ("json", "{\"kind\":9734}"),
+        ])
     func refused(rule: String, json: String) {
         #expect {
             try ZapRequest(json: json, amount: 21_000, payURL: Self.payURL)
@@ -80,10 +82,11 @@ struct ZapTests {
         #expect(receipt.createdAt == 1_764_000_123)
         #expect(receipt.content == "")
         #expect(receipt.isValid)
-        #expect(receipt.tags == [
-            ["p", Self.recipient], ["e", String(repeating: "ab", count: 32)], ["P", Self.payer.publicKeyHex],
-            ["bolt11", "lnbc210n1x"], ["description", request.json], ["preimage", String(repeating: "5d", count: 32)],
-        ])
+        #expect(
+            receipt.tags == [
+                ["p", Self.recipient], ["e", String(repeating: "ab", count: 32)], ["P", Self.payer.publicKeyHex],
+                ["bolt11", "lnbc210n1x"], ["description", request.json], ["preimage", String(repeating: "5d", count: 32)],
+            ])
     }
 
     @Test("LNURL: bech32 of the URL, read back in either case")

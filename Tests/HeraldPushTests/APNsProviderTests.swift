@@ -53,7 +53,8 @@ struct APNsProviderTests {
                     group.addTask {
                         let silent = PushMessage(kind: .background, data: ["n": String(n)])
                         let alert = PushMessage(kind: .wake, data: ["n": String(n)], alert: .init(title: "t", body: "b"))
-                        return await provider.send(inOrder: [silent, alert], to: PushTarget(platform: .ios, token: deviceToken(n)), logger: testLogger)
+                        return await provider.send(
+                            inOrder: [silent, alert], to: PushTarget(platform: .ios, token: deviceToken(n)), logger: testLogger)
                     }
                 }
                 return await group.reduce(into: []) { $0 += $1 }

@@ -13,7 +13,8 @@ struct EgressTests {
         let fixture = try FCMFixture()
         let outcome = try await fixture.run(http1TokenEndpoint: true) { provider, account in
             #expect(account.tokenURI != "")
-            return await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .android, token: FCMProviderTests.registrationToken), logger: testLogger)
+            return await provider.send(
+                .wake(swapUpdateData), to: PushTarget(platform: .android, token: FCMProviderTests.registrationToken), logger: testLogger)
         }
         #expect(outcome.kind == .delivered)
         #expect(await fixture.server.tokenRequests.count == 1)
@@ -35,7 +36,8 @@ struct EgressTests {
                         signingKeyPEM: key.privateKeyPEM, keyID: key.keyID, teamID: key.teamID, topic: "com.example.wallet",
                         environment: .custom(running.baseURL), requestTimeout: .seconds(5)),
                     httpClient: client)
-                return await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .ios, token: String(repeating: "ab", count: 32)), logger: testLogger)
+                return await provider.send(
+                    .wake(swapUpdateData), to: PushTarget(platform: .ios, token: String(repeating: "ab", count: 32)), logger: testLogger)
             }
         }
         #expect(outcome.kind == .retry)
@@ -54,7 +56,9 @@ struct EgressTests {
         let outcomes = try await fixture.run(proxy: Self.proxy(proxy)) { provider in
             var outcomes: [PushOutcome] = []
             for _ in 0..<3 {
-                outcomes.append(await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .ios, token: String(repeating: "ab", count: 32)), logger: testLogger))
+                outcomes.append(
+                    await provider.send(
+                        .wake(swapUpdateData), to: PushTarget(platform: .ios, token: String(repeating: "ab", count: 32)), logger: testLogger))
             }
             return outcomes
         }
@@ -71,7 +75,8 @@ struct EgressTests {
         defer { Task { await proxy.stop() } }
         let fixture = try FCMFixture()
         let outcome = try await fixture.run(proxy: Self.proxy(proxy)) { provider, _ in
-            await provider.send(.wake(swapUpdateData), to: PushTarget(platform: .android, token: FCMProviderTests.registrationToken), logger: testLogger)
+            await provider.send(
+                .wake(swapUpdateData), to: PushTarget(platform: .android, token: FCMProviderTests.registrationToken), logger: testLogger)
         }
         #expect(outcome.kind == .delivered)
         // The token request (AsyncHTTPClient) and the send (the HTTP/2 transport): two tunnels.
@@ -92,7 +97,9 @@ struct EgressTests {
         #expect(await fixture.server.requests.count == 0)
     }
 
-    @Test("Web Push through the proxy; with the proxy down the send is retried, and it goes once the proxy is back", .enabled(if: TinyProxy.isAvailable))
+    @Test(
+        "Web Push through the proxy; with the proxy down the send is retried, and it goes once the proxy is back", .enabled(if: TinyProxy.isAvailable)
+    )
     func webPushThroughProxy() async throws {
         let proxy = try await TinyProxy.start()
         defer { Task { await proxy.stop() } }
@@ -114,9 +121,11 @@ struct EgressTests {
 
     @Test("NO_PROXY hosts go direct; the proxy settings read HERALD_HTTPS_PROXY before HTTPS_PROXY and https_proxy")
     func proxySettings() throws {
-        let proxy = try #require(try EgressProxy.from(environment: [
-            "HTTPS_PROXY": "http://other:1", "HERALD_HTTPS_PROXY": "http://u%40x:p%3Aw@proxy.internal:3128", "NO_PROXY": "localhost, .corp.example,api.push.example",
-        ]))
+        let proxy = try #require(
+            try EgressProxy.from(environment: [
+                "HTTPS_PROXY": "http://other:1", "HERALD_HTTPS_PROXY": "http://u%40x:p%3Aw@proxy.internal:3128",
+                "NO_PROXY": "localhost, .corp.example,api.push.example",
+            ]))
         #expect(proxy.host == "proxy.internal")
         #expect(proxy.port == 3128)
         #expect(proxy.credentials == "u@x:p:w")

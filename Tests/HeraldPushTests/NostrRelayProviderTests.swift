@@ -8,7 +8,8 @@ import Testing
 @Suite("Nostr relay publisher, on the wire")
 struct NostrRelayProviderTests {
     static func event() -> NostrEvent {
-        NostrEvent.signed(kind: 9735, tags: [["p", String(repeating: "ab", count: 32)]], content: "", createdAt: 1_764_000_000, by: NostrSecretKey.generate().key)
+        NostrEvent.signed(
+            kind: 9735, tags: [["p", String(repeating: "ab", count: 32)]], content: "", createdAt: 1_764_000_000, by: NostrSecretKey.generate().key)
     }
 
     func run<T: Sendable>(allowPrivate: Bool = true, _ body: (NostrRelayProvider, MockNostrRelay, String) async throws -> T) async throws -> T {
@@ -88,7 +89,8 @@ struct NostrRelayProviderTests {
     func unreachable() async throws {
         let provider = try NostrRelayProvider(configuration: .init(allowPrivateRelays: true))
         let port = try LoopbackPort.free()
-        let outcome = await provider.send(Self.message(Self.event()), to: PushTarget(platform: .nostr, token: "wss://127.0.0.1:\(port)"), logger: testLogger)
+        let outcome = await provider.send(
+            Self.message(Self.event()), to: PushTarget(platform: .nostr, token: "wss://127.0.0.1:\(port)"), logger: testLogger)
         #expect(outcome.kind == .retry)
     }
 

@@ -57,7 +57,9 @@ struct PushTransportTests {
     func expectEachProcessedOnce(_ observed: ScriptedHTTP2Server.Observations, count: Int) {
         let counts = Dictionary(observed.processed.map { ($0, 1) }, uniquingKeysWith: +)
         #expect(counts.count == count)
-        #expect(counts.values.allSatisfy { $0 == 1 }, "processed twice: \(counts.filter { $0.value > 1 }.keys.sorted()), received per connection: \(observed.received)")
+        #expect(
+            counts.values.allSatisfy { $0 == 1 },
+            "processed twice: \(counts.filter { $0.value > 1 }.keys.sorted()), received per connection: \(observed.received)")
     }
 
     @Test("hundreds of concurrent sends share one connection, as many streams as the server allows")

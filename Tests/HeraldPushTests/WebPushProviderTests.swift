@@ -138,7 +138,13 @@ struct WebPushProviderTests {
                 try provider.validate(.wake(swapUpdateData), for: PushTarget(platform: .webpush, token: insecure.storageToken))
             }
             let big = PushMessage(kind: .wake, data: ["blob": String(repeating: "x", count: WebPushPayload.maxPlaintextBytes)])
-            #expect(throws: PushValidationError(.payloadTooLarge, message: "the Web Push plaintext is \(WebPushPayload.maxPlaintextBytes + 11) bytes; a 4,096-byte encrypted Web Push body allows \(WebPushPayload.maxPlaintextBytes)")) {
+            #expect(
+                throws: PushValidationError(
+                    .payloadTooLarge,
+                    message:
+                        "the Web Push plaintext is \(WebPushPayload.maxPlaintextBytes + 11) bytes; a 4,096-byte encrypted Web Push body allows \(WebPushPayload.maxPlaintextBytes)"
+                )
+            ) {
                 try provider.validate(big, for: Self.target(subscription))
             }
             let fits = PushMessage(kind: .wake, data: ["blob": String(repeating: "x", count: WebPushPayload.maxPlaintextBytes - 11)])

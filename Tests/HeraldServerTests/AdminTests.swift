@@ -3,9 +3,9 @@ import HTTPTypes
 import HeraldPush
 import HeraldStore
 import HeraldTestSupport
+import HeraldWire
 import Hummingbird
 import HummingbirdTesting
-import HeraldWire
 import Testing
 
 /// `/api/v1/admin/…` against a real store and, for delivery, the APNs look-alike.
@@ -66,7 +66,9 @@ struct AdminTests {
         }
     }
 
-    @Test("a job that expires while APNs stalls (no answer within the send timeout) is a dead letter; replayed after APNs recovers, it is delivered exactly once")
+    @Test(
+        "a job that expires while APNs stalls (no answer within the send timeout) is a dead letter; replayed after APNs recovers, it is delivered exactly once"
+    )
     func stalledThenReplayedOnce() async throws {
         let nds = try TestNDS(jobTTL: .seconds(2))
         let admin = try await nds.apiKey([.admin])
@@ -219,7 +221,6 @@ extension TestNDS {
         return new.id
     }
 }
-
 
 /// A stored push as intake writes one.
 enum PushMessageFixture {

@@ -63,10 +63,11 @@ struct AppsTests {
                 await mock.script.enqueue([MockAPNsAnswer(status: 400, reason: "BadPayload")], for: token)
                 #expect(try await client.post("/api/v1/notify?token=\(alias)", json: Self.swap).status == .ok)
                 var letters: [Any] = []
-                #expect(try await eventually {
-                    letters = try await client.call(.get, "/api/v1/admin/dead-letters", key: admin).json["dead_letters"] as? [Any] ?? []
-                    return letters.count == 1
-                })
+                #expect(
+                    try await eventually {
+                        letters = try await client.call(.get, "/api/v1/admin/dead-letters", key: admin).json["dead_letters"] as? [Any] ?? []
+                        return letters.count == 1
+                    })
                 let id = try #require((letters.first as? [String: Any])?["id"] as? String)
                 #expect(try await client.call(.post, "/api/v1/admin/dead-letters/\(id)/replay", key: admin).status == .created)
                 let requests = try await mock.requests.waitFor(count: 2)
@@ -93,7 +94,9 @@ struct AppsTests {
                 #expect(registered.status == .created)
                 #expect(registered.json["app"] as? String == Self.wallet)
                 let alias = try #require(registered.json["alias"] as? String)
-                for body in [#"{"platform":"ios","push_token":"\#(walletToken)","app":"com.nope"}"#, #"{"platform":"ios","push_token":"\#(walletToken)"}"#] {
+                for body in [
+                    #"{"platform":"ios","push_token":"\#(walletToken)","app":"com.nope"}"#, #"{"platform":"ios","push_token":"\#(walletToken)"}"#,
+                ] {
                     let refused = try await client.post("/api/v1/devices", json: body)
                     #expect(refused.status == .badRequest)
                     #expect(refused.json["error"] as? String == "unknown_app")

@@ -173,7 +173,8 @@ struct BackendDeliveryTests {
         let nds = try TestNDS()
         let key = try await nds.apiKey([.events])
         try await nds.app().test(.router) { client in
-            let body = #"{"action":"NONE","data":{"n":9007199254740993"# + String(repeating: "0", count: 150)
+            let body =
+                #"{"action":"NONE","data":{"n":9007199254740993"# + String(repeating: "0", count: 150)
                 + #"e-150},"notification":{"title":"Hello","body":"Nothing to do"}}"#
             let response = try await client.call(.post, "/api/v1/users/u1/events", key: key, json: body)
             #expect(response.status == .badRequest)

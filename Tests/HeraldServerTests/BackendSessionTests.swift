@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
 import HeraldStore
+import HeraldTestSupport
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
-import HeraldTestSupport
 import Testing
 
 /// Sessions, events and the welcome push through the real router, delivered by the local
@@ -56,7 +56,10 @@ struct BackendSessionTests {
             (#"{"platform":"android","push_token":"t"}"#, .unprocessableContent, "invalid_body"),
             (#"{"allow_notifications":"yes","platform":"android"}"#, .unprocessableContent, "invalid_body"),
             (#"[1]"#, .badRequest, "invalid_json"),
-            (#"{"allow_notifications":true,"platform":"android","push_token":"t","n":9007199254740993"# + String(repeating: "0", count: 150) + "e-150}", .badRequest, "invalid_json"),
+            (
+                #"{"allow_notifications":true,"platform":"android","push_token":"t","n":9007199254740993"# + String(repeating: "0", count: 150)
+                    + "e-150}", .badRequest, "invalid_json"
+            ),
         ]
     )
     func badSession(_ body: String, _ status: HTTPResponse.Status, _ code: String) async throws {

@@ -66,7 +66,8 @@ struct BoundedPipelineTests {
             #expect(refused.count == 6)
             #expect(try await eventually { try await nds.store.counts().delivered == 4 })
             for n in accepted {
-                #expect(try await nds.store.localPushes(platform: .ios, token: "6361702d\(String(format: "%04x", n))", after: 0, limit: 10).count == 1)
+                #expect(
+                    try await nds.store.localPushes(platform: .ios, token: "6361702d\(String(format: "%04x", n))", after: 0, limit: 10).count == 1)
             }
             for n in refused {
                 #expect(try await nds.store.localPushes(platform: .ios, token: "6361702d\(String(format: "%04x", n))", after: 0, limit: 10).isEmpty)

@@ -1,15 +1,15 @@
-import NIOCore
-import HeraldStore
 import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
 import HeraldSecp256k1
 import HeraldServer
+import HeraldStore
 import HeraldTestSupport
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// Breez's Spark payment webhook (breez/spark-sdk `docs/breez-sdk/src/guide/lnurl_webhooks.md`)
@@ -41,11 +41,14 @@ struct BreezPaymentTests {
 
     /// A registration proving `ln:<key>` for an Android token.
     static func registration(
-        platform: String = "android", token: String, keys: [NodeSecretKey], ts: Int64 = Int64(Date().timeIntervalSince1970), signWith: NodeSecretKey? = nil
+        platform: String = "android", token: String, keys: [NodeSecretKey], ts: Int64 = Int64(Date().timeIntervalSince1970),
+        signWith: NodeSecretKey? = nil
     ) -> String {
         let identities = keys.map { "ln:" + $0.nodeID.hex }
         let preimage = DeviceIdentityClaim.preimage(platform: platform, pushToken: token, identities: identities, ts: ts)
-        let proofs = keys.map { IdentityProofBody(identity: "ln:" + $0.nodeID.hex, sig: LightningMessageSignature.sign(preimage, with: signWith ?? $0)) }
+        let proofs = keys.map {
+            IdentityProofBody(identity: "ln:" + $0.nodeID.hex, sig: LightningMessageSignature.sign(preimage, with: signWith ?? $0))
+        }
         let request = DeviceRegistrationRequest(platform: platform, pushToken: token, identities: identities, proofs: proofs, ts: ts)
         return String(decoding: try! WireJSON.encode(request), as: UTF8.self)
     }
@@ -56,7 +59,8 @@ struct BreezPaymentTests {
         try await nds.app().test(.router) { client in
             let phone = String(repeating: "a1", count: 32)
             for (platform, token) in [("ios", phone), ("android", "fcm-alice-tablet")] {
-                let registered = try await client.post("/api/v1/devices", json: Self.registration(platform: platform, token: token, keys: [Self.alice]))
+                let registered = try await client.post(
+                    "/api/v1/devices", json: Self.registration(platform: platform, token: token, keys: [Self.alice]))
                 #expect(registered.status == .created, "\(registered.text)")
                 #expect(registered.json["identities"] as? [String] == ["ln:" + Self.alice.nodeID.hex])
             }
@@ -82,7 +86,9 @@ struct BreezPaymentTests {
                 #expect(data["notification_type"] as? String == "payment_received")
                 let payload = try #require(data["notification_payload"] as? String)
                 let decoded = try WireJSON.decode(PaymentReceived.self, from: Data(payload.utf8))
-                #expect(decoded == PaymentReceived(paymentHash: hash, amountSat: 50_000, lightningAddress: "alice@wallet.example", senderComment: "Thanks!"))
+                #expect(
+                    decoded
+                        == PaymentReceived(paymentHash: hash, amountSat: 50_000, lightningAddress: "alice@wallet.example", senderComment: "Thanks!"))
                 // The preimage stays with the server that was told it.
                 #expect(!payload.contains("preimage"))
                 if platform == .ios {
@@ -95,7 +101,8 @@ struct BreezPaymentTests {
             #expect(try await nds.store.localPushes(platform: .ios, token: phone, after: 0, limit: 10).count == 1)
 
             let nobody = Self.body(hash: String(repeating: "7b", count: 32), userPubkey: Self.bob.nodeID.hex)
-            let none = try await client.post("/api/v1/breez/payments", json: nobody, headers: [HTTPField.Name("X-Breez-Signature")!: Self.sign(nobody)])
+            let none = try await client.post(
+                "/api/v1/breez/payments", json: nobody, headers: [HTTPField.Name("X-Breez-Signature")!: Self.sign(nobody)])
             #expect(none.status == .accepted, "\(none.text)")
             #expect(none.text == #"{"devices":0}"#)
         }
@@ -163,7 +170,8 @@ struct BreezPaymentTests {
         let nds = try TestNDS()
         try await nds.app().test(.router) { client in
             let body = Self.body(hash: String(repeating: "6c", count: 32), userPubkey: Self.alice.nodeID.hex)
-            let response = try await client.post("/api/v1/breez/payments", json: body, headers: [HTTPField.Name("X-Breez-Signature")!: Self.sign(body)])
+            let response = try await client.post(
+                "/api/v1/breez/payments", json: body, headers: [HTTPField.Name("X-Breez-Signature")!: Self.sign(body)])
             #expect(response.status == .notFound)
             #expect(response.json["error"] as? String == "not_configured")
         }
@@ -173,7 +181,8 @@ struct BreezPaymentTests {
     func proofs() async throws {
         let nds = try Self.nds()
         try await nds.app().test(.router) { client in
-            let forged = try await client.post("/api/v1/devices", json: Self.registration(token: "fcm-mallory", keys: [Self.alice], signWith: Self.bob))
+            let forged = try await client.post(
+                "/api/v1/devices", json: Self.registration(token: "fcm-mallory", keys: [Self.alice], signWith: Self.bob))
             #expect(forged.status == .unauthorized, "\(forged.text)")
             #expect(forged.json["error"] as? String == "invalid_proof")
             let stale = try await client.post(
@@ -207,11 +216,13 @@ struct BreezPaymentTests {
             // Proving ln: instead: pk: is forgotten.
             let update = DeviceTokenUpdate(
                 pushToken: token, identities: ["ln:" + Self.alice.nodeID.hex],
-                proofs: [IdentityProofBody(
-                    identity: "ln:" + Self.alice.nodeID.hex,
-                    sig: LightningMessageSignature.sign(
-                        DeviceIdentityClaim.preimage(platform: "android", pushToken: token, identities: ["ln:" + Self.alice.nodeID.hex], ts: ts),
-                        with: Self.alice))],
+                proofs: [
+                    IdentityProofBody(
+                        identity: "ln:" + Self.alice.nodeID.hex,
+                        sig: LightningMessageSignature.sign(
+                            DeviceIdentityClaim.preimage(platform: "android", pushToken: token, identities: ["ln:" + Self.alice.nodeID.hex], ts: ts),
+                            with: Self.alice))
+                ],
                 ts: ts)
             let updated = try await client.execute(
                 uri: "/api/v1/devices/\(id)", method: .put, headers: [.authorization: "Bearer \(secret)", .contentType: "application/json"],

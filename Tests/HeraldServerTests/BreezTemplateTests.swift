@@ -102,7 +102,9 @@ struct BreezTemplateTests {
 
                 if item.template == "nwc_event" {
                     // The sizes a 400-character invoice's request takes, each under the 4 KiB limit.
-                    print("nwc_event pay_invoice: event \(item.data["event"]?.stringValue?.utf8.count ?? 0) B; APNs body \(apnsRequest.body.count) B, FCM body \(fcmRequest.body.count) B, Web Push body \(message.bodyBytes) B")
+                    print(
+                        "nwc_event pay_invoice: event \(item.data["event"]?.stringValue?.utf8.count ?? 0) B; APNs body \(apnsRequest.body.count) B, FCM body \(fcmRequest.body.count) B, Web Push body \(message.bodyBytes) B"
+                    )
                     #expect(apnsRequest.body.count < 4096)
                     #expect(fcmRequest.body.count < 4096)
                     #expect(message.bodyBytes < 4096)
@@ -135,8 +137,13 @@ struct BreezTemplateTests {
     func nwcTooLarge() async throws {
         let nds = try TestNDS()
         let (key, _) = NostrSecretKey.generate()
-        let event = NostrEvent.signed(kind: 23194, tags: [["p", String(repeating: "ab", count: 32)]], content: String(repeating: "A", count: 5000), createdAt: 1, by: key)
-        let body = String(decoding: try WireJSON.encode(WebhookRequest(form: .template, name: "nwc_event", data: ["event": .string(String(decoding: try WireJSON.encode(event), as: UTF8.self))])), as: UTF8.self)
+        let event = NostrEvent.signed(
+            kind: 23194, tags: [["p", String(repeating: "ab", count: 32)]], content: String(repeating: "A", count: 5000), createdAt: 1, by: key)
+        let body = String(
+            decoding: try WireJSON.encode(
+                WebhookRequest(
+                    form: .template, name: "nwc_event", data: ["event": .string(String(decoding: try WireJSON.encode(event), as: UTF8.self))])),
+            as: UTF8.self)
         try await nds.app().test(.router) { client in
             let response = try await client.post("/api/v1/notify?platform=android&token=fcm-1", json: body)
             #expect(response.status == .unprocessableContent, "\(response.text)")

@@ -2,11 +2,11 @@ import Foundation
 import HTTPTypes
 import HeraldServer
 import HeraldStore
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
-import HeraldTestSupport
 import Testing
 
 /// `/admin`: log-in, the session cookie, CSRF-checked forms, and what the page shows.
@@ -59,7 +59,9 @@ struct DashboardTests {
         }
     }
 
-    @Test("a replay from the page needs the session and its CSRF token: 401 without a session, 403 with a missing or wrong token, 303 and a new job with both")
+    @Test(
+        "a replay from the page needs the session and its CSRF token: 401 without a session, 403 with a missing or wrong token, 303 and a new job with both"
+    )
     func csrf() async throws {
         let nds = try TestNDS()
         let admin = try await nds.apiKey([.admin])
@@ -126,10 +128,11 @@ struct DashboardTests {
                 #expect(response.status == .ok)
             }
             let session = try #require(try await Self.login(client, key: admin))
-            #expect(try await eventually {
-                let page = try await client.execute(uri: "/admin", method: .get, headers: [.cookie: session.cookie]).text
-                return page.contains("5 in 6 min") && page.contains("local</b> <span class=\"muted\">5 sends")
-            })
+            #expect(
+                try await eventually {
+                    let page = try await client.execute(uri: "/admin", method: .get, headers: [.cookie: session.cookie]).text
+                    return page.contains("5 in 6 min") && page.contains("local</b> <span class=\"muted\">5 sends")
+                })
             let page = try await client.execute(uri: "/admin", method: .get, headers: [.cookie: session.cookie]).text
             #expect(page.contains(#"id="dead-token-count">1<"#))
             #expect(page.contains(#"id="dead-letter-count">1<"#))

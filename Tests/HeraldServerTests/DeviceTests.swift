@@ -1,8 +1,8 @@
 import Foundation
 import HeraldStore
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
-import HeraldTestSupport
 import Testing
 
 @Suite("Device registration and aliases")
@@ -103,7 +103,9 @@ struct DeviceTests {
         }
     }
 
-    @Test("100 concurrent webhooks while the device is deleted: each is 200 before the delete or 410 device_deleted after it, never a raw push; bad tokens refused alike")
+    @Test(
+        "100 concurrent webhooks while the device is deleted: each is 200 before the delete or 410 device_deleted after it, never a raw push; bad tokens refused alike"
+    )
     func concurrentDeleteAndForms() async throws {
         var configured = try TestNDS()
         // One phone takes all of them: lift its allowance, which is not what this measures.
@@ -140,9 +142,11 @@ struct DeviceTests {
             // Whatever was acknowledged went to the device's token; nothing to the alias as a token.
             #expect(try await nds.store.localPushes(platform: .ios, token: alias, after: 0, limit: 10).isEmpty)
             let acknowledged = outcomes.filter { $0.0 == "alias" && $0.1 == 200 }.count
-            #expect(try await eventually {
-                try await nds.store.localPushes(platform: .ios, token: String(repeating: "e1", count: 32), after: 0, limit: 200).count == acknowledged
-            })
+            #expect(
+                try await eventually {
+                    try await nds.store.localPushes(platform: .ios, token: String(repeating: "e1", count: 32), after: 0, limit: 200).count
+                        == acknowledged
+                })
             // After the delete, the alias stays gone.
             #expect(try await client.post("/api/v1/notify?token=\(alias)", json: swap).status == .gone)
         }
@@ -156,12 +160,15 @@ struct DeviceTests {
         let key = try await nds.apiKey([.sessions])
         try await nds.app().test(.router) { client in
             let apns = String(repeating: "ab", count: 32)
-            for (platform, bad) in [("ios", "<APNs device token>"), ("ios", "abc"), ("ios", "not-hex-at-all!"), ("android", "has space"), ("android", "dots.are.not.fcm")] {
+            for (platform, bad) in [
+                ("ios", "<APNs device token>"), ("ios", "abc"), ("ios", "not-hex-at-all!"), ("android", "has space"), ("android", "dots.are.not.fcm"),
+            ] {
                 let registered = try await client.post("/api/v1/devices", json: #"{"platform":"\#(platform)","push_token":"\#(bad)"}"#)
                 #expect(registered.status == .badRequest, "\(platform) \(bad)")
                 #expect(registered.json["error"] as? String == "invalid_token", "\(platform) \(bad)")
                 let encoded = bad.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? bad
-                let raw = try await client.post("/api/v1/notify?platform=\(platform)&token=\(encoded)", json: #"{"event":"swap.update","data":{"id":"f","status":"x"}}"#)
+                let raw = try await client.post(
+                    "/api/v1/notify?platform=\(platform)&token=\(encoded)", json: #"{"event":"swap.update","data":{"id":"f","status":"x"}}"#)
                 #expect(raw.status == .badRequest, "\(platform) \(bad)")
                 #expect(raw.json["error"] as? String == "invalid_token", "\(platform) \(bad)")
                 let session = try await client.call(

@@ -1,9 +1,9 @@
 import Foundation
-import Logging
 import HeraldNostr
 import HeraldPush
 import HeraldServer
 import HeraldTestSupport
+import Logging
 import Testing
 
 /// One configuration: flags over `HERALD_*` variables over the YAML file over defaults, one list
@@ -290,7 +290,8 @@ struct HeraldConfigurationTests {
             try Data(yaml.utf8).write(to: file)
             return try await HeraldConfiguration.load(flags: [:], environment: environment, file: file.path)
         }
-        let configuration = try await load("""
+        let configuration = try await load(
+            """
             public_url: https://nds.example.com
             wake_gateway:
               topics:
@@ -310,7 +311,10 @@ struct HeraldConfigurationTests {
             ("wake_gateway:\n  topics:\n    blocktank.x: { urgency: loud }\n", "urgency"),
             ("wake_gateway:\n  topics:\n    Blocktank.x: {}\n", "Blocktank.x"),
             ("wake_gateway:\n  topics:\n    blocktank.x: { alertable: true }\n", "title and body"),
-            ("wake_gateway:\n  topics:\n    blocktank.x: { deadline_secs: 10, fallback_after_secs: 10, alertable: true, title: a, body: b }\n", "fallback_after_secs"),
+            (
+                "wake_gateway:\n  topics:\n    blocktank.x: { deadline_secs: 10, fallback_after_secs: 10, alertable: true, title: a, body: b }\n",
+                "fallback_after_secs"
+            ),
             ("wake_gateway:\n  topics:\n    blocktank.x: { deadline_sec: 10 }\n", "wake_gateway.topics.blocktank.x.deadline_secs"),
         ] {
             do {
@@ -350,12 +354,14 @@ struct HeraldConfigurationTests {
         #expect(warned.warnings == ["'HERALD_JOBTTL': no such setting; did you mean 'HERALD_JOB_TTL'?"])
     }
 
-    @Test("a bad apps section is refused, naming the app", arguments: [
-        ("apps:\n  'bad name!':\n    fcm: { service_account_file: /x }\n", "app name 'bad name!'"),
-        ("apps:\n  com.example.wallet: {}\n", "app 'com.example.wallet' has neither apns nor fcm"),
-        ("apps:\n  com.example.wallet:\n    apns: { key_id: K }\n", "missing apps.com.example.wallet.apns.key_file"),
-        ("apps:\n  com.example.wallet:\n    fcm: { service_account_file: /nonexistent.json }\n", "app 'com.example.wallet'"),
-    ])
+    @Test(
+        "a bad apps section is refused, naming the app",
+        arguments: [
+            ("apps:\n  'bad name!':\n    fcm: { service_account_file: /x }\n", "app name 'bad name!'"),
+            ("apps:\n  com.example.wallet: {}\n", "app 'com.example.wallet' has neither apns nor fcm"),
+            ("apps:\n  com.example.wallet:\n    apns: { key_id: K }\n", "missing apps.com.example.wallet.apns.key_file"),
+            ("apps:\n  com.example.wallet:\n    fcm: { service_account_file: /nonexistent.json }\n", "app 'com.example.wallet'"),
+        ])
     func badApps(yaml: String, message: String) async throws {
         let file = try Self.yaml(yaml)
         do {
@@ -366,17 +372,21 @@ struct HeraldConfigurationTests {
         }
     }
 
-    @Test("bad values are refused with their name, whichever layer they came from", arguments: [
-        ("port: eighty\n", [String: String](), "port in "),
-        ("", ["HERALD_PORT": "eighty"], "HERALD_PORT must be a positive integer"),
-        ("", ["HERALD_ACCEPT_RAW_TOKENS": "maybe"], "HERALD_ACCEPT_RAW_TOKENS must be true or false"),
-        ("apns:\n  topic: com.example.wallet\n", [:], "APNs is partly configured"),
-        ("public_url: ftp://x\n", [:], "must be an http or https URL"),
-        ("apns:\n  key_file: /nonexistent.p8\n  key_id: K\n  team_id: T\n  topic: t\n", [:], "apns.key_file in "),
-        ("", ["HERALD_APNS_KEY_FILE": "/nonexistent.p8", "HERALD_APNS_KEY_ID": "K", "HERALD_APNS_TEAM_ID": "T", "HERALD_APNS_TOPIC": "t"],
-         "HERALD_APNS_KEY_FILE: cannot read"),
-        ("port: [1, 2\n", [:], "not valid YAML"),
-    ])
+    @Test(
+        "bad values are refused with their name, whichever layer they came from",
+        arguments: [
+            ("port: eighty\n", [String: String](), "port in "),
+            ("", ["HERALD_PORT": "eighty"], "HERALD_PORT must be a positive integer"),
+            ("", ["HERALD_ACCEPT_RAW_TOKENS": "maybe"], "HERALD_ACCEPT_RAW_TOKENS must be true or false"),
+            ("apns:\n  topic: com.example.wallet\n", [:], "APNs is partly configured"),
+            ("public_url: ftp://x\n", [:], "must be an http or https URL"),
+            ("apns:\n  key_file: /nonexistent.p8\n  key_id: K\n  team_id: T\n  topic: t\n", [:], "apns.key_file in "),
+            (
+                "", ["HERALD_APNS_KEY_FILE": "/nonexistent.p8", "HERALD_APNS_KEY_ID": "K", "HERALD_APNS_TEAM_ID": "T", "HERALD_APNS_TOPIC": "t"],
+                "HERALD_APNS_KEY_FILE: cannot read"
+            ),
+            ("port: [1, 2\n", [:], "not valid YAML"),
+        ])
     func invalid(yaml: String, environment: [String: String], message: String) async throws {
         let file = try Self.yaml(yaml)
         do {

@@ -4,8 +4,8 @@ import HeraldBolt11
 import HeraldDevelopmentInvoices
 import HeraldDevice
 import HeraldLSPS5
-import HeraldSecp256k1
 import HeraldPush
+import HeraldSecp256k1
 import HeraldServer
 import HeraldStore
 import HeraldTestSupport
@@ -132,7 +132,9 @@ struct LSPS5IntakeTests {
                     #expect(json[LSPS5PushKey.nodeID] as? String == Self.lspKey.nodeID.hex)
                     #expect(json[LSPS5PushKey.verified] as? String == "true")
                     let params = try #require(json[LSPS5PushKey.params] as? String)
-                    #expect(try LSPS5Notification(parsing: Array(#"{"jsonrpc":"2.0","method":"m","params":\#(params)}"#.utf8)).params == method.notification.params)
+                    #expect(
+                        try LSPS5Notification(parsing: Array(#"{"jsonrpc":"2.0","method":"m","params":\#(params)}"#.utf8)).params
+                            == method.notification.params)
                     // What the wallet can do on the device: check the LSP's signature once more.
                     let message = LSPS5Webhook.signedMessage(
                         timestamp: try #require(json[LSPS5PushKey.timestamp] as? String),
@@ -150,7 +152,8 @@ struct LSPS5IntakeTests {
                 // The alert, byte for byte as APNs got it, through the device plugin.
                 let folder = nds.folder.appendingPathComponent("phone")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let plugin = DevicePlugin(wallet: DevelopmentWallet(folder: folder, issuer: try Bolt11InvoiceIssuer(folder: folder)), transport: URLSessionReplyTransport())
+                let plugin = DevicePlugin(
+                    wallet: DevelopmentWallet(folder: folder, issuer: try Bolt11InvoiceIssuer(folder: folder)), transport: URLSessionReplyTransport())
                 let decoded = IncomingPush(json: alert.body).notification
                 if let shown = method.shown {
                     guard case .wake(let event) = decoded else {
@@ -199,7 +202,9 @@ struct LSPS5IntakeTests {
                         LSPS5PushKey.signature: signed.signature, LSPS5PushKey.nodeID: Self.lspKey.nodeID.hex,
                         LSPS5PushKey.verified: "true",
                     ])
-                let plugin = DevicePlugin(wallet: DevelopmentWallet(folder: nds.folder, issuer: try Bolt11InvoiceIssuer(folder: nds.folder)), transport: URLSessionReplyTransport())
+                let plugin = DevicePlugin(
+                    wallet: DevelopmentWallet(folder: nds.folder, issuer: try Bolt11InvoiceIssuer(folder: nds.folder)),
+                    transport: URLSessionReplyTransport())
                 let push = try WireJSON.encode(["data": data])
                 guard case .wake(let event) = plugin.decode(json: push).notification else {
                     Issue.record("the data message did not decode as a wake")
@@ -457,7 +462,8 @@ struct LSPS5IntakeTests {
                     (#"{"jsonrpc":"2.0","method":"lsps5.no spaces","params":{}}"#, "invalid_notification"),
                 ]
                 for (body, error) in cases {
-                    let response = try await Self.send(client, phone.path, Self.lsp.sign(body: Array(body.utf8), timestamp: ISOTimestamp.text(Date())))
+                    let response = try await Self.send(
+                        client, phone.path, Self.lsp.sign(body: Array(body.utf8), timestamp: ISOTimestamp.text(Date())))
                     #expect(response.status == .badRequest, "\(body)")
                     #expect(response.json["error"] as? String == error, "\(body)")
                 }

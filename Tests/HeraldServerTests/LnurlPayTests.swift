@@ -2,12 +2,12 @@ import AsyncHTTPClient
 import Foundation
 import HeraldPush
 import HeraldStore
+import HeraldTestSupport
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
-import HeraldTestSupport
 import Testing
 
 @Suite("Lightning addresses: LNURL-pay through a sleeping phone")
@@ -131,14 +131,16 @@ struct LnurlPayTests {
         nds.settings.replyTimeout = .seconds(2)
         let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
         defer { Task { try? await http.shutdown() } }
-        try await Self.withAddress("alice", token: "alice-flood", nds: nds) { (nds: TestNDS, _: TestPhone, client: any TestClientProtocol, port: Int) async throws in
+        try await Self.withAddress("alice", token: "alice-flood", nds: nds) {
+            (nds: TestNDS, _: TestPhone, client: any TestClientProtocol, port: Int) async throws in
             let flood = #"{"template":"lnurlpay_info","data":{"callback_url":"https://x"}}"#
             let answered = NIOLockedValueBox<[HTTPResponse.Status]>([])
             // Each on a connection of its own, as an attacker's would be.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<12 {
                     group.addTask {
-                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/notify?platform=ios&token=\(String(format: "%064x", 0xF100D + index))")
+                        var request = HTTPClientRequest(
+                            url: "http://127.0.0.1:\(port)/api/v1/notify?platform=ios&token=\(String(format: "%064x", 0xF100D + index))")
                         request.method = .POST
                         request.headers.add(name: "Content-Type", value: "application/json")
                         request.body = .bytes(ByteBuffer(string: flood))
@@ -171,7 +173,8 @@ struct LnurlPayTests {
             guard let answer = Self.aliceWallet(push) else { return nil }
             return push.type == "lnurlpay_info" ? (answer.json, "max-age=3153600000") : answer
         }
-        try await Self.withAddress("keeper", token: "keeper-token", now: clock.function, respond: forever) { (_: TestNDS, phone: TestPhone, client: any TestClientProtocol, _: Int) async throws in
+        try await Self.withAddress("keeper", token: "keeper-token", now: clock.function, respond: forever) {
+            (_: TestNDS, phone: TestPhone, client: any TestClientProtocol, _: Int) async throws in
             #expect(try await client.execute(uri: "/.well-known/lnurlp/keeper", method: .get).status == .ok)
             clock.advance(by: .seconds(3600))
             #expect(try await client.execute(uri: "/.well-known/lnurlp/keeper", method: .get).status == .ok)
@@ -387,6 +390,7 @@ struct LnurlPayTests {
 
     @Test("a device's own LNURL error reaches the payer as it sent it, and is not cached")
     func deviceError() async throws {
+        // swift-format-ignore: OnlyOneTrailingClosureArgument
         try await Self.withAddress(
             "broke", token: "broke",
             respond: { _ in

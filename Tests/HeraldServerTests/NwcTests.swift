@@ -26,12 +26,14 @@ struct NwcTests {
             let message = "\(webhook)-\(service.publicKeyHex)-\(app.publicKeyHex)-[\(relays.joined(separator: " "))]"
             let signature = LightningMessageSignature.sign(message, with: signer ?? node)
             let relayList = relays.map { "\"\($0)\"" }.joined(separator: ",")
-            return #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","relays":[\#(relayList)],"signature":"\#(signature)"}"#
+            return
+                #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","relays":[\#(relayList)],"signature":"\#(signature)"}"#
         }
 
         func unregistration(time: Int64) -> String {
             let signature = LightningMessageSignature.sign("\(time)-\(service.publicKeyHex)-\(app.publicKeyHex)", with: node)
-            return #"{"time":\#(time),"walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","signature":"\#(signature)"}"#
+            return
+                #"{"time":\#(time),"walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","signature":"\#(signature)"}"#
         }
 
         /// A NIP-47 request from `author` (the app unless told), NIP-44 encrypted to the service.
@@ -47,7 +49,8 @@ struct NwcTests {
 
     static func withRelays(_ body: @Sendable (_ nds: TestNDS, _ relays: [(MockNostrRelay, String)]) async throws -> Void) async throws {
         let certificate = try TestCertificate.make()
-        let first = MockNostrRelay(certificate: certificate), second = MockNostrRelay(certificate: certificate)
+        let first = MockNostrRelay(certificate: certificate)
+        let second = MockNostrRelay(certificate: certificate)
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var nds = try TestNDS()
@@ -68,7 +71,8 @@ struct NwcTests {
     }
 
     static func event(in push: [String: String]) -> String? {
-        guard let payload = push["notification_payload"], let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: String]
+        guard let payload = push["notification_payload"],
+            let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: String]
         else { return nil }
         return object["event"]
     }
@@ -80,7 +84,8 @@ struct NwcTests {
             let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
             let wallet = Wallet()
             try await nds.app().test(.live) { client in
-                let registered = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays.map(\.1)))
+                let registered = try await client.post(
+                    "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays.map(\.1)))
                 #expect(registered.status == .ok, "\(registered.text)")
                 #expect(registered.text == "Pubkey registered successfully")
                 for (relay, _) in relays {
@@ -113,7 +118,9 @@ struct NwcTests {
                 // Two relays, two connections: the order between them is not fixed.
                 #expect(Set(pushes.compactMap(Self.event)) == [request.json, second.json])
                 let metrics = try await client.execute(uri: "/metrics", method: .get).text
-                #expect(metrics.contains(#"herald_nwc_events_total{outcome="forwarded"} 2"#), "\(metrics.split(separator: "\n").filter { $0.contains("nwc") })")
+                #expect(
+                    metrics.contains(#"herald_nwc_events_total{outcome="forwarded"} 2"#),
+                    "\(metrics.split(separator: "\n").filter { $0.contains("nwc") })")
                 #expect(metrics.contains(#"herald_nwc_events_total{outcome="deduplicated"} 1"#))
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="unknown_app"} 1"#))
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="expired"} 1"#))
@@ -130,35 +137,49 @@ struct NwcTests {
                 // Unregistered: the subscriptions close.
                 let removed = try await client.execute(
                     uri: "/nwc/\(wallet.node.nodeID.hex)", method: .delete,
-                    headers: [.contentType: "application/json"], body: ByteBuffer(string: wallet.unregistration(time: Int64(Date().timeIntervalSince1970))))
+                    headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: wallet.unregistration(time: Int64(Date().timeIntervalSince1970))))
                 #expect(removed.status == .ok && removed.text == "Pubkey unregistered successfully")
-                #expect(await eventually { () async -> Bool in
-                    let first = await relays[0].0.openSubscriptions(), second = await relays[1].0.openSubscriptions()
-                    return first == 0 && second == 0
-                })
+                #expect(
+                    await eventually { () async -> Bool in
+                        let first = await relays[0].0.openSubscriptions()
+                        let second = await relays[1].0.openSubscriptions()
+                        return first == 0 && second == 0
+                    })
             }
         }
     }
 
-    @Test("refused registrations: a bad signature, another key's path, a stale unregistration, bad keys and relays, another server's webhook, a private relay")
+    @Test(
+        "refused registrations: a bad signature, another key's path, a stale unregistration, bad keys and relays, another server's webhook, a private relay"
+    )
     func refusals() async throws {
         try await Self.withRelays { nds, relays in
             let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-refusals", now: Date()).device
             let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
             let wallet = Wallet()
             try await nds.app().test(.live) { client in
-                func expect(_ path: String, _ json: String, _ status: HTTPResponse.Status, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+                func expect(
+                    _ path: String, _ json: String, _ status: HTTPResponse.Status, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+                ) async throws {
                     let response = try await client.post(path, json: json)
                     #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
                     #expect(response.json["error"] as? String == code, sourceLocation: sourceLocation)
                 }
                 let path = "/nwc/\(wallet.node.nodeID.hex)"
-                try await expect(path, wallet.registration(webhook: webhook, relays: [relays[0].1], signer: NodeSecretKey.random()), .unauthorized, "invalid_signature")
-                try await expect("/nwc/\(NodeSecretKey.random().nodeID.hex)", wallet.registration(webhook: webhook, relays: [relays[0].1]), .unauthorized, "invalid_signature")
+                try await expect(
+                    path, wallet.registration(webhook: webhook, relays: [relays[0].1], signer: NodeSecretKey.random()), .unauthorized,
+                    "invalid_signature")
+                try await expect(
+                    "/nwc/\(NodeSecretKey.random().nodeID.hex)", wallet.registration(webhook: webhook, relays: [relays[0].1]), .unauthorized,
+                    "invalid_signature")
                 try await expect(path, wallet.registration(webhook: webhook, relays: ["ws://plain.example"]), .badRequest, "invalid_relays")
-                try await expect(path, wallet.registration(webhook: webhook, relays: (0..<11).map { "wss://r\($0).example" }), .badRequest, "invalid_relays")
-                try await expect(path, wallet.registration(webhook: "http://elsewhere.example/hook", relays: [relays[0].1]), .badRequest, "invalid_webhook_url")
-                try await expect(path, wallet.registration(webhook: "https://127.0.0.1/hook", relays: [relays[0].1]), .badRequest, "private_webhook_url")
+                try await expect(
+                    path, wallet.registration(webhook: webhook, relays: (0..<11).map { "wss://r\($0).example" }), .badRequest, "invalid_relays")
+                try await expect(
+                    path, wallet.registration(webhook: "http://elsewhere.example/hook", relays: [relays[0].1]), .badRequest, "invalid_webhook_url")
+                try await expect(
+                    path, wallet.registration(webhook: "https://127.0.0.1/hook", relays: [relays[0].1]), .badRequest, "private_webhook_url")
                 try await expect("/nwc/not-a-key", wallet.registration(webhook: webhook, relays: [relays[0].1]), .badRequest, "invalid_pubkey")
                 try await expect(path, "{", .badRequest, "invalid_json")
                 // Registered by this wallet's key: another key cannot point it elsewhere.
@@ -177,7 +198,8 @@ struct NwcTests {
             loosened.settings.nwcRelays.allowPrivateRelays = false
             let strict = loosened
             try await strict.app().test(.live) { client in
-                let response = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [relays[0].1]))
+                let response = try await client.post(
+                    "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [relays[0].1]))
                 #expect(response.status == .badRequest && response.json["error"] as? String == "private_relay", "\(response.text)")
             }
         }
@@ -203,7 +225,9 @@ struct NwcTests {
             let first = try await relay.start()
             let port = first.port
             try await nds.app().test(.live) { client in
-                #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [first.relayURL])).status == .ok)
+                #expect(
+                    try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [first.relayURL]))
+                        .status == .ok)
                 _ = try await relay.subscriptions.waitFor(count: 1)
                 let old = try wallet.request("get_balance")
                 await relay.publish(Data(old.json.utf8))
@@ -232,7 +256,10 @@ struct NwcTests {
             try await relay.withRunning { running in
                 let old = try wallet.request("get_balance")
                 try await nds.app().test(.live) { client in
-                    #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [running.relayURL])).status == .ok)
+                    #expect(
+                        try await client.post(
+                            "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [running.relayURL])
+                        ).status == .ok)
                     _ = try await relay.subscriptions.waitFor(count: 1)
                     await relay.publish(Data(old.json.utf8))
                     #expect(try await eventually { try await Self.pushes(nds, device).count == 1 })
@@ -276,7 +303,8 @@ struct NwcTests {
             try await Application(router: receiver, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { hook in
                 let url = "http://127.0.0.1:\(hook.port ?? 0)/hook"
                 try await ready.app(providers: providers).test(.live) { client in
-                    let registered = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: url, relays: [relays[0].1]))
+                    let registered = try await client.post(
+                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: url, relays: [relays[0].1]))
                     #expect(registered.status == .ok, "\(registered.text)")
                     _ = try await relays[0].0.subscriptions.waitFor(count: 1)
                     let request = try wallet.request("get_balance")
@@ -307,7 +335,9 @@ struct NwcTests {
             let wallet = Wallet()
             try await ready.withMockPush { servers, providers in
                 try await ready.app(providers: providers).test(.live) { client in
-                    #expect(try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [relays[0].1])).status == .ok)
+                    #expect(
+                        try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [relays[0].1]))
+                            .status == .ok)
                     _ = try await relays[0].0.subscriptions.waitFor(count: 1)
                     var took: [Duration] = []
                     for index in 0..<1000 {
@@ -338,7 +368,8 @@ struct NwcTests {
             let bodies = (0..<30).map { _ in
                 let wallet = Wallet()
                 let message = "\(webhook)-\(wallet.service.publicKeyHex)-\(wallet.app.publicKeyHex)-[\(relays[0].1)]"
-                return #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(wallet.service.publicKeyHex)","appPubkey":"\#(wallet.app.publicKeyHex)","relays":["\#(relays[0].1)"],"signature":"\#(LightningMessageSignature.sign(message, with: node))"}"#
+                return
+                    #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(wallet.service.publicKeyHex)","appPubkey":"\#(wallet.app.publicKeyHex)","relays":["\#(relays[0].1)"],"signature":"\#(LightningMessageSignature.sign(message, with: node))"}"#
             }
             try await ready.app().test(.live) { client in
                 let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in

@@ -40,7 +40,7 @@ struct OpenAPIContractTests {
         let shared = (document["components"] as? [String: Any])?["responses"] as? [String: [String: Any]] ?? [:]
         var found: [(String, Int, String)] = []
         for (route, operation) in operations(document) {
-            for case let (status, response as [String: Any]) in operation["responses"] as? [String: Any] ?? [:] {
+            for case (let status, let response as [String: Any]) in operation["responses"] as? [String: Any] ?? [:] {
                 guard let code = Int(status), code >= 400 else { continue }
                 var resolved = response
                 if let reference = response["$ref"] as? String {

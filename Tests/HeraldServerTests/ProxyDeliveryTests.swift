@@ -49,16 +49,20 @@ struct ProxyDeliveryTests {
 
                         // Down: the webhooks are taken, their pushes wait.
                         await proxy.pause()
-                        let ios = try await client.post("/api/v1/notify?platform=ios&token=\(token)", json: #"{"event":"swap.update","data":{"id":"swap-10","status":"x"}}"#)
-                        let web = try await client.post("/api/v1/notify?platform=webpush&token=\(device.alias)", json: #"{"event":"swap.update","data":{"id":"swap-10","status":"x"}}"#)
+                        let ios = try await client.post(
+                            "/api/v1/notify?platform=ios&token=\(token)", json: #"{"event":"swap.update","data":{"id":"swap-10","status":"x"}}"#)
+                        let web = try await client.post(
+                            "/api/v1/notify?platform=webpush&token=\(device.alias)",
+                            json: #"{"event":"swap.update","data":{"id":"swap-10","status":"x"}}"#)
                         #expect(ios.status == .ok && web.status == .ok)
                         let ids = [try #require(ios.json["id"] as? String), try #require(web.json["id"] as? String)]
                         // Each was tried and failed (the cause), none delivered (the consequence).
                         for id in ids {
-                            #expect(try await eventually(timeout: .seconds(20)) {
-                                let status = try await nds.store.status(jobID: id)
-                                return (status?.attempts ?? 0) >= 1 && status?.lastError != nil
-                            })
+                            #expect(
+                                try await eventually(timeout: .seconds(20)) {
+                                    let status = try await nds.store.status(jobID: id)
+                                    return (status?.attempts ?? 0) >= 1 && status?.lastError != nil
+                                })
                             #expect(try await nds.store.status(jobID: id)?.state != .delivered)
                         }
                         #expect(await servers.apns.requests.count == 1)

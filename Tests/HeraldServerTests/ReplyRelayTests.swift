@@ -1,12 +1,12 @@
 import AsyncHTTPClient
 import Foundation
-import NIOConcurrencyHelpers
 import HeraldSQLite
 import HeraldStore
 import HeraldTestSupport
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
+import NIOConcurrencyHelpers
 import Testing
 
 @Suite("The reply relay: request and response through a sleeping phone")
@@ -110,10 +110,11 @@ struct ReplyRelayTests {
             #expect(try await eventually { try await phone.pushes(after: 0).first?.replyURL != nil })
             let started = ContinuousClock.now
             // Time moves a second at a time; the request ends once 30 s have passed on the clock.
-            #expect(await eventually(timeout: .seconds(20)) {
-                clock.advance(by: .seconds(1))
-                return answered.withLockedValue { $0 } != nil
-            })
+            #expect(
+                await eventually(timeout: .seconds(20)) {
+                    clock.advance(by: .seconds(1))
+                    return answered.withLockedValue { $0 } != nil
+                })
             try await request.value
             let answer = try #require(answered.withLockedValue { $0 })
             #expect(answer.status == .gatewayTimeout)

@@ -24,16 +24,18 @@ struct SettingFlagsTests {
     @Test("a true-or-false flag may stand alone or be negated with --no-, and still takes a value")
     func booleans() throws {
         let booleans = HeraldConfiguration.settings.filter { $0.flag != nil && ($0.defaultValue == "true" || $0.defaultValue == "false") }
-        #expect(Set(booleans.map(\.key)) == [
-            "accept_raw_tokens", "local_provider", "webpush.allow_insecure_endpoints", "webpush.allow_private_endpoints",
-            "nostr.allow_private_relays",
-        ])
+        #expect(
+            Set(booleans.map(\.key)) == [
+                "accept_raw_tokens", "local_provider", "webpush.allow_insecure_endpoints", "webpush.allow_private_endpoints",
+                "nostr.allow_private_relays",
+            ])
         #expect(try SettingFlags.parse(["--local-provider", "--port", "1"]) == ["local_provider": "true", "port": "1"])
         #expect(try SettingFlags.parse(["--no-accept-raw-tokens"]) == ["accept_raw_tokens": "false"])
         #expect(try SettingFlags.parse(["--accept-raw-tokens", "off"]) == ["accept_raw_tokens": "off"])
-        #expect(try SettingFlags.parse(["--accept-raw-tokens=no", "--nostr-allow-private-relays"]) == [
-            "accept_raw_tokens": "no", "nostr.allow_private_relays": "true",
-        ])
+        #expect(
+            try SettingFlags.parse(["--accept-raw-tokens=no", "--nostr-allow-private-relays"]) == [
+                "accept_raw_tokens": "no", "nostr.allow_private_relays": "true",
+            ])
         #expect(throws: HeraldConfiguration.Invalid.self) { try SettingFlags.parse(["--no-port"]) }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldPush
-import HeraldServer
 import HeraldSQLite
+import HeraldServer
 import HeraldStore
 import HeraldTestSupport
 import HeraldWire

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldPush
-import HeraldServer
 import HeraldSQLite
+import HeraldServer
 import HeraldStore
 import Hummingbird
 import HummingbirdTesting

@@ -66,11 +66,15 @@ struct WakeGatewayTests {
         return nds
     }
 
-    static func wake(_ phone: GatewayPhone, topic: String = htlc.name, payload: String = #"{"paymentHash":"e3b0"}"#, collapse: String? = nil) -> String {
+    static func wake(_ phone: GatewayPhone, topic: String = htlc.name, payload: String = #"{"paymentHash":"e3b0"}"#, collapse: String? = nil)
+        -> String
+    {
         #"{"identity":"\#(phone.ln)","topic":"\#(topic)","payload":\#(payload)"# + (collapse.map { #","collapse_key":"\#($0)""# } ?? "") + "}"
     }
 
-    @Test("info, topics, registration, a wake sealed to the phone with the gateway's headers in order, ack handled, no fallback; withheld, the fallback arrives")
+    @Test(
+        "info, topics, registration, a wake sealed to the phone with the gateway's headers in order, ack handled, no fallback; withheld, the fallback arrives"
+    )
     func wakeAckAndFallback() async throws {
         let nds = try gatewayNDS()
         let key = try await nds.apiKey([.wake])
@@ -79,11 +83,13 @@ struct WakeGatewayTests {
             try await nds.app(providers: providers).test(.live) { client in
                 let info = try await client.execute(uri: "/wake/v1/info", method: .get)
                 #expect(info.json["audience"] as? String == "nds.test")
-                let topics = try WireJSON.decode(WakeTopicList.self, from: Data(buffer: try await client.execute(uri: "/wake/v1/topics", method: .get).body))
+                let topics = try WireJSON.decode(
+                    WakeTopicList.self, from: Data(buffer: try await client.execute(uri: "/wake/v1/topics", method: .get).body))
                 #expect(topics.topics.map(\.name) == ["blocktank.incomingHtlc", "paykit.sync"])
                 #expect(topics.topics[0].display?.title == "Incoming Payment" && topics.topics[0].alertable)
 
-                let registered = try await client.send(.post, "/wake/v1/devices", try phone.registration(topics: ["blocktank.*", "blocktank.unknownThing", "paykit.sync"]))
+                let registered = try await client.send(
+                    .post, "/wake/v1/devices", try phone.registration(topics: ["blocktank.*", "blocktank.unknownThing", "paykit.sync"]))
                 #expect(registered.status == .created, "\(registered.text)")
                 let answer = try WireJSON.decode(WakeRegistrationAnswer.self, from: Data(buffer: registered.body))
                 #expect(answer.topics == ["blocktank.*", "paykit.sync"])
@@ -131,10 +137,11 @@ struct WakeGatewayTests {
                 #expect(firstStatus.devices.map(\.outcome) == [.handled])
                 #expect(firstStatus.devices.map(\.fallback) == [.cancelled])
                 #expect(firstStatus.devices.map(\.pushed) == [true])
-                #expect(try await eventually {
-                    let answer = try await client.call(.get, "/api/v1/wake/\(secondID)", key: key)
-                    return (try? WireJSON.decode(WakeStatus.self, from: Data(buffer: answer.body)))?.devices.first?.fallback == .sent
-                })
+                #expect(
+                    try await eventually {
+                        let answer = try await client.call(.get, "/api/v1/wake/\(secondID)", key: key)
+                        return (try? WireJSON.decode(WakeStatus.self, from: Data(buffer: answer.body)))?.devices.first?.fallback == .sent
+                    })
                 let metrics = try await client.execute(uri: "/metrics", method: .get).text
                 #expect(metrics.contains(#"herald_wake_acks_total{outcome="handled"} 1"#))
                 #expect(metrics.contains("herald_wake_fallbacks_total 1"))
@@ -151,13 +158,17 @@ struct WakeGatewayTests {
         }
     }
 
-    @Test("refusals: forged, missing and tampered proofs, stale ts, bad topic filters, unknown secrets, an older registration, a payload over the limit")
+    @Test(
+        "refusals: forged, missing and tampered proofs, stale ts, bad topic filters, unknown secrets, an older registration, a payload over the limit"
+    )
     func refusals() async throws {
         let nds = try gatewayNDS()
         let key = try await nds.apiKey([.wake])
         let phone = GatewayPhone()
         try await nds.app().test(.live) { client in
-            func expect(_ body: WakeRegistrationRequest, _ status: HTTPResponse.Status, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            func expect(
+                _ body: WakeRegistrationRequest, _ status: HTTPResponse.Status, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+            ) async throws {
                 let response = try await client.send(.post, "/wake/v1/devices", body)
                 #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
                 #expect(response.json["error"] as? String == code, sourceLocation: sourceLocation)
@@ -191,11 +202,13 @@ struct WakeGatewayTests {
             #expect(revoked.status == .unauthorized && revoked.json["error"] as? String == "unauthorized")
             let unknown = try await client.send(.put, "/wake/v1/presence", WakePresenceBody(ttlSecs: 60), headers: GatewayPhone().bearer)
             #expect(unknown.status == .unauthorized)
-            let malformed = try await client.send(.put, "/wake/v1/presence", WakePresenceBody(ttlSecs: 60), headers: [.authorization: "Bearer wkd_short"])
+            let malformed = try await client.send(
+                .put, "/wake/v1/presence", WakePresenceBody(ttlSecs: 60), headers: [.authorization: "Bearer wkd_short"])
             #expect(malformed.status == .unauthorized)
             let badFilter = try await client.send(.put, "/wake/v1/devices/self/topics", WakeTopicsBody(topics: ["a."]), headers: renewed.bearer)
             #expect(badFilter.status == .badRequest && badFilter.json["error"] as? String == "invalid_request")
-            let unknownWake = try await client.send(.post, "/wake/v1/acks", WakeAck(id: UUID().uuidString, outcome: .handled), headers: renewed.bearer)
+            let unknownWake = try await client.send(
+                .post, "/wake/v1/acks", WakeAck(id: UUID().uuidString, outcome: .handled), headers: renewed.bearer)
             #expect(unknownWake.status == .notFound && unknownWake.json["error"] as? String == "unknown_wake")
 
             // Over the payload limit: refused, and nothing is stored or queued.
@@ -220,7 +233,9 @@ struct WakeGatewayTests {
                 let none = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(phone))
                 #expect(none.json["devices"] as? Int == 0)
 
-                let topics = try await client.send(.put, "/wake/v1/devices/self/topics", WakeTopicsBody(topics: ["paykit.sync", "blocktank.*", "unknown.topicName"]), headers: phone.bearer)
+                let topics = try await client.send(
+                    .put, "/wake/v1/devices/self/topics", WakeTopicsBody(topics: ["paykit.sync", "blocktank.*", "unknown.topicName"]),
+                    headers: phone.bearer)
                 let replaced = try WireJSON.decode(WakeTopicsBody.self, from: Data(buffer: topics.body))
                 #expect(replaced.topics == ["blocktank.*", "paykit.sync"])
                 #expect(replaced.unknownTopics == ["unknown.topicName"])
@@ -230,7 +245,8 @@ struct WakeGatewayTests {
                 #expect(expires >= Int(Date().timeIntervalSince1970) + 14)  // clamped up to 15 s
                 let skipped = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(phone))
                 let skippedID = try #require(skipped.json["wake_id"] as? String)
-                let status = try WireJSON.decode(WakeStatus.self, from: Data(buffer: try await client.call(.get, "/api/v1/wake/\(skippedID)", key: key).body))
+                let status = try WireJSON.decode(
+                    WakeStatus.self, from: Data(buffer: try await client.call(.get, "/api/v1/wake/\(skippedID)", key: key).body))
                 #expect(status.devices.map(\.present) == [true])
                 #expect(status.devices.map(\.pushed) == [false])
 
@@ -312,12 +328,15 @@ struct WakeGatewayTests {
             let wakeID = try #require(woken.json["wake_id"] as? String)
             let acks = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for phone in phones {
-                    group.addTask { try await client.send(.post, "/wake/v1/acks", WakeAck(id: wakeID, outcome: .handled), headers: phone.bearer).status }
+                    group.addTask {
+                        try await client.send(.post, "/wake/v1/acks", WakeAck(id: wakeID, outcome: .handled), headers: phone.bearer).status
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(acks.allSatisfy { $0 == .noContent })
-            let status = try WireJSON.decode(WakeStatus.self, from: Data(buffer: try await client.call(.get, "/api/v1/wake/\(wakeID)", key: key).body))
+            let status = try WireJSON.decode(
+                WakeStatus.self, from: Data(buffer: try await client.call(.get, "/api/v1/wake/\(wakeID)", key: key).body))
             #expect(status.devices.count == 40 && status.devices.allSatisfy { $0.outcome == .handled && $0.fallback == .cancelled })
         }
     }

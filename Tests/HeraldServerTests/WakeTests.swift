@@ -39,14 +39,16 @@ struct WakeTests {
                 let response = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
                 #expect(response.status == .accepted)
                 _ = try await servers.apns.requests.waitFor(count: 2)
-                #expect(try await eventually {
-                    try await client.execute(uri: "/metrics", method: .get).text
-                        .contains(#"herald_pushes_sent_total{provider="apns",outcome="delivered",app="default"} 2"#)
-                })
+                #expect(
+                    try await eventually {
+                        try await client.execute(uri: "/metrics", method: .get).text
+                            .contains(#"herald_pushes_sent_total{provider="apns",outcome="delivered",app="default"} 2"#)
+                    })
                 // One job was ever in memory: the claim at start reserved room for many, and
                 // found none (the peak once read 1024 on an idle server).
                 let figures = try await client.execute(uri: "/metrics", method: .get).text
-                #expect(figures.contains("herald_outbox_in_memory_peak 1.0\n"), "\(figures.split(separator: "\n").filter { $0.contains("in_memory") })")
+                #expect(
+                    figures.contains("herald_outbox_in_memory_peak 1.0\n"), "\(figures.split(separator: "\n").filter { $0.contains("in_memory") })")
             }
         }
     }
@@ -100,7 +102,8 @@ struct WakeTests {
                 // Both pushes, byte for byte as APNs got them, through the device plugin.
                 let folder = nds.folder.appendingPathComponent("phone")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let plugin = DevicePlugin(wallet: DevelopmentWallet(folder: folder, issuer: try Bolt11InvoiceIssuer(folder: folder)), transport: URLSessionReplyTransport())
+                let plugin = DevicePlugin(
+                    wallet: DevelopmentWallet(folder: folder, issuer: try Bolt11InvoiceIssuer(folder: folder)), transport: URLSessionReplyTransport())
                 let fromSilent = IncomingPush(json: silent.body)
                 guard case .wake(let silentEvent) = fromSilent.notification else {
                     Issue.record("the silent push did not decode as a wake: \(fromSilent.notification)")
@@ -203,7 +206,10 @@ struct WakeTests {
                 let opened = try SealedPush.open(
                     (try #require(silent.json)).compactMapValues { $0 as? String }, with: deviceKey
                 )
-                #expect(opened.filter { $0.key != WakePushKey.wakeID } == ["type": "incoming_htlc_wake", "payment_hash": Self.hash, "amount_msat": "250000"])
+                #expect(
+                    opened.filter { $0.key != WakePushKey.wakeID } == [
+                        "type": "incoming_htlc_wake", "payment_hash": Self.hash, "amount_msat": "250000",
+                    ])
                 #expect(opened[WakePushKey.wakeID].flatMap(UUID.init(uuidString:)) != nil)
 
                 let folder = nds.folder.appendingPathComponent("sealed-phone")
@@ -250,9 +256,14 @@ struct WakeTests {
                 let android = try #require(message["android"] as? [String: Any])
                 #expect(android["priority"] as? String == "HIGH")
                 let data = try #require(message["data"] as? [String: String])
-                #expect(data == ["type": "cjitPaymentArrived", "payment_hash": Self.hash, "amount_msat": "1000", "wake_id": response.json["wake_id"] as? String ?? "?"])
+                #expect(
+                    data == [
+                        "type": "cjitPaymentArrived", "payment_hash": Self.hash, "amount_msat": "1000",
+                        "wake_id": response.json["wake_id"] as? String ?? "?",
+                    ])
                 let shown = await DevicePlugin(
-                    wallet: DevelopmentWallet(folder: nds.folder, issuer: try Bolt11InvoiceIssuer(folder: nds.folder)), transport: URLSessionReplyTransport()
+                    wallet: DevelopmentWallet(folder: nds.folder, issuer: try Bolt11InvoiceIssuer(folder: nds.folder)),
+                    transport: URLSessionReplyTransport()
                 ).handle(json: try WireJSON.encode(["data": data]))
                 #expect(shown.content.body == "Open now to receive via new channel")
             }
@@ -409,7 +420,9 @@ struct WakeTests {
         }
     }
 
-    @Test("presence streams count and expire: a device's third closes its oldest, a full server says 503 while /health answers, a stream ends at its maximum age")
+    @Test(
+        "presence streams count and expire: a device's third closes its oldest, a full server says 503 while /health answers, a stream ends at its maximum age"
+    )
     func streamLimits() async throws {
         var configured = try TestNDS()
         configured.settings.presenceKeepAlive = .milliseconds(200)
@@ -482,7 +495,11 @@ struct WakeTests {
                     return (response.status.code, response.headers["content-type"].first, seen)
                 }
                 // Present once the stream is open.
-                #expect(try await eventually { try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now" })
+                #expect(
+                    try await eventually {
+                        try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String
+                            == "retry_now"
+                    })
                 let answer = try await client.call(
                     .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, extra: #","amount_msat":5000"#)
                 )
@@ -495,9 +512,11 @@ struct WakeTests {
 
                 // The client hung up: no longer present, so the next wake is pushed.
                 try await http.shutdown()
-                #expect(try await eventually {
-                    try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String != "retry_now"
-                })
+                #expect(
+                    try await eventually {
+                        try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String
+                            != "retry_now"
+                    })
                 let pushed = try await client.call(.post, "/api/v1/wake", key: key, json: Self.wake(device.device.id))
                 #expect(pushed.status == .accepted)
                 _ = try await servers.apns.requests.waitFor(count: 2)
@@ -522,9 +541,11 @@ struct WakeTests {
                 for try await chunk in response.body { seen += String(buffer: chunk) }
                 return seen
             }
-            #expect(try await eventually {
-                try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String == "retry_now"
-            })
+            #expect(
+                try await eventually {
+                    try await client.call(.get, "/api/v1/forwarding_hint?recipient=\(device.device.id)", key: key).json["hint"] as? String
+                        == "retry_now"
+                })
             return task
         }
         // The app stopped (its test closure returned): the stream must have ended with it.
@@ -534,7 +555,9 @@ struct WakeTests {
         try await http.shutdown()
     }
 
-    @Test("hints follow the device: unknown → do_not_retry, away → retry_later, woken → retry_later with what is left, present → retry_now, dead → do_not_retry")
+    @Test(
+        "hints follow the device: unknown → do_not_retry, away → retry_later, woken → retry_later with what is left, present → retry_now, dead → do_not_retry"
+    )
     func hints() async throws {
         let nds = try TestNDS()
         let clock = TestClock()
@@ -556,7 +579,8 @@ struct WakeTests {
                 #expect(try await hint() == ("retry_later", "waking", 7_000))
 
                 clock.advance(by: .seconds(1))
-                let beat = try await client.call(.post, "/api/v1/devices/\(device.device.id)/presence", key: device.secret, json: #"{"ttl_seconds":5}"#)
+                let beat = try await client.call(
+                    .post, "/api/v1/devices/\(device.device.id)/presence", key: device.secret, json: #"{"ttl_seconds":5}"#)
                 #expect(beat.status == .ok)
                 #expect(try await hint() == ("retry_now", "present", 250))
 

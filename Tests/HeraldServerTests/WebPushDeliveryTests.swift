@@ -40,16 +40,19 @@ struct WebPushDeliveryTests {
                     configuration: .init(extraTrustRootsPEMFile: running.caFile, allowPrivateWebPushEndpoints: senderAllowsPrivate))
                 do {
                     let fcm = try FCMProvider(
-                        configuration: FCMConfiguration(serviceAccount: try ServiceAccount(json: running.serviceAccount.json), baseURL: running.fcmBaseURL),
+                        configuration: FCMConfiguration(
+                            serviceAccount: try ServiceAccount(json: running.serviceAccount.json), baseURL: running.fcmBaseURL),
                         httpClient: httpClient)
                     let provider = try WebPushProvider(
                         configuration: WebPushConfiguration(vapidKeyPEM: VAPIDSigner.makeKeyPEM(), contact: contact),
                         policy: WebPushPolicy(allowPrivateEndpoints: senderAllowsPrivate), httpClient: httpClient)
-                    let ios = try apns ? APNsProvider(
-                        configuration: APNsConfiguration(
-                            signingKeyPEM: servers.apnsKey.privateKeyPEM, keyID: servers.apnsKey.keyID, teamID: servers.apnsKey.teamID,
-                            topic: servers.topic, environment: .custom(running.apnsBaseURL)),
-                        httpClient: httpClient) : nil
+                    let ios =
+                        try apns
+                        ? APNsProvider(
+                            configuration: APNsConfiguration(
+                                signingKeyPEM: servers.apnsKey.privateKeyPEM, keyID: servers.apnsKey.keyID, teamID: servers.apnsKey.teamID,
+                                topic: servers.topic, environment: .custom(running.apnsBaseURL)),
+                            httpClient: httpClient) : nil
                     try await body(servers, webPush, PushRouter(ios: ios, android: fcm, webpush: provider))
                 } catch {
                     await httpClient.shutdown()
@@ -61,7 +64,8 @@ struct WebPushDeliveryTests {
     }
 
     static func registration(_ subscription: WebPushSubscription) throws -> String {
-        String(decoding: try WireJSON.encode(DeviceRegistrationRequest(platform: "webpush", pushToken: nil, subscription: subscription)), as: UTF8.self)
+        String(
+            decoding: try WireJSON.encode(DeviceRegistrationRequest(platform: "webpush", pushToken: nil, subscription: subscription)), as: UTF8.self)
     }
 
     static func register(_ client: some TestClientProtocol, _ subscription: WebPushSubscription) async throws -> DeviceRegistrationAnswer {
@@ -216,7 +220,10 @@ struct WebPushDeliveryTests {
                     (try Self.registration(shortAuth), .badRequest, "invalid_subscription", "auth"),
                     (#"{"platform":"webpush"}"#, .badRequest, "invalid_subscription", "subscription"),
                     (#"{"platform":"webpush","subscription":{"endpoint":"https://x.example/1"}}"#, .unprocessableContent, "invalid_body", "keys"),
-                    (#"{"platform":"ios","subscription":\#(String(decoding: try WireJSON.encode(good), as: UTF8.self))}"#, .badRequest, "invalid_subscription", "push_token"),
+                    (
+                        #"{"platform":"ios","subscription":\#(String(decoding: try WireJSON.encode(good), as: UTF8.self))}"#, .badRequest,
+                        "invalid_subscription", "push_token"
+                    ),
                 ]
                 for (body, status, code, mentions) in cases {
                     let response = try await client.post("/api/v1/devices", json: body)
@@ -263,7 +270,8 @@ struct WebPushDeliveryTests {
                 // The distributor rotated the first device's endpoint.
                 let device = try #require(devices.first)
                 let rotated = try await webPush.makeSubscription()
-                let update = String(decoding: try WireJSON.encode(DeviceTokenUpdate(pushToken: nil, subscription: rotated.subscription)), as: UTF8.self)
+                let update = String(
+                    decoding: try WireJSON.encode(DeviceTokenUpdate(pushToken: nil, subscription: rotated.subscription)), as: UTF8.self)
                 let secret = try #require(device.deviceSecret)
                 let put = try await client.execute(
                     uri: "/api/v1/devices/\(device.deviceID)", method: .put,
@@ -307,7 +315,8 @@ struct WebPushDeliveryTests {
         try await Self.withMocks { _, webPush, providers in
             try await nds.app(providers: providers).test(.live) { client in
                 let subscription = try await webPush.makeSubscription()
-                let login = #"{"allow_notifications":true,"platform":"webpush","subscription":\#(String(decoding: try WireJSON.encode(subscription.subscription), as: UTF8.self))}"#
+                let login =
+                    #"{"allow_notifications":true,"platform":"webpush","subscription":\#(String(decoding: try WireJSON.encode(subscription.subscription), as: UTF8.self))}"#
                 let put = try await client.call(.put, "/api/v1/users/u1/sessions/s1", key: key, json: login)
                 #expect(put.status == .created, "\(put.text)")
                 #expect((put.json["subscription"] as? [String: Any])?["endpoint"] as? String == subscription.subscription.endpoint)

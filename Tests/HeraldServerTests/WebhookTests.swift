@@ -2,10 +2,10 @@ import Foundation
 import HTTPTypes
 import HeraldServer
 import HeraldStore
+import HeraldTestSupport
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
-import HeraldTestSupport
 import Testing
 
 @Suite("Webhook intake and the local development provider")
@@ -91,9 +91,14 @@ struct WebhookTests {
         BadInput(uri: "/api/v1/notify?token=74", body: #"{"event":"x","data":{}}"#, status: .badRequest, code: "missing_platform"),
         BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"hello":"world"}"#, status: .badRequest, code: "unknown_body_shape"),
         // JSONDecoder traps on this number (Foundation's Decimal overflows): it once took the server down.
-        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"event":"x","data":{"n":9007199254740993"# + String(repeating: "0", count: 150) + "e-150}}", status: .badRequest, code: "invalid_json"),
+        BadInput(
+            uri: "/api/v1/notify?platform=ios&token=74",
+            body: #"{"event":"x","data":{"n":9007199254740993"# + String(repeating: "0", count: 150) + "e-150}}", status: .badRequest,
+            code: "invalid_json"),
         BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"event":"x","data":{"a":1,}}"#, status: .badRequest, code: "invalid_json"),
-        BadInput(uri: "/api/v1/notify?platform=ios&token=74", body: #"{"event":"swap.update","data":{"id":"x"}}"#, status: .unprocessableContent, code: "invalid_data"),
+        BadInput(
+            uri: "/api/v1/notify?platform=ios&token=74", body: #"{"event":"swap.update","data":{"id":"x"}}"#, status: .unprocessableContent,
+            code: "invalid_data"),
         BadInput(
             uri: "/api/v1/notify?platform=ios&token=74",
             body: #"{"event":"big","data":{"blob":""# + String(repeating: "x", count: 70 * 1024) + #""}}"#,

@@ -4,9 +4,9 @@ import Foundation
 import HeraldBolt11
 import HeraldDevelopmentInvoices
 import HeraldDevice
-import HeraldSecp256k1
 import HeraldNostr
 import HeraldPush
+import HeraldSecp256k1
 import HeraldServer
 import HeraldStore
 import HeraldTestSupport
@@ -86,7 +86,9 @@ struct ZapDeliveryTests {
     /// Two relays, a key, an NDS whose phone owns `alice` and answers with `wallet`.
     static func withZaps(
         wallet: ZapWallet = ZapWallet(), allowPrivateRelays: Bool = true,
-        _ body: @Sendable (_ relays: [(MockNostrRelay, String)], _ key: NostrSecretKey, _ nds: TestNDS, _ client: any TestClientProtocol, _ port: Int) async throws -> Void
+        _ body:
+            @Sendable (_ relays: [(MockNostrRelay, String)], _ key: NostrSecretKey, _ nds: TestNDS, _ client: any TestClientProtocol, _ port: Int)
+            async throws -> Void
     ) async throws {
         let certificate = try TestCertificate.make()
         let first = MockNostrRelay(certificate: certificate)
@@ -122,7 +124,7 @@ struct ZapDeliveryTests {
             #expect(invoice.status == .ok, "\(invoice.text)")
             let pr = try #require(invoice.json["pr"] as? String)
             let decoded = try Bolt11Invoice.decode(pr).invoice
-                        #expect(decoded.descriptionHash == Array(SHA256.hash(data: Data(request.utf8))))
+            #expect(decoded.descriptionHash == Array(SHA256.hash(data: Data(request.utf8))))
             let paymentHash = try #require(decoded.paymentHash?.lowercaseHex)
             #expect(try await nds.store.zap(paymentHash: paymentHash)?.request == request)
 
@@ -234,7 +236,9 @@ struct ZapDeliveryTests {
         }
     }
 
-    @Test("relays on loopback are refused unless allowed; an address without zaps configured refuses nostr; an invoice not committing to the request is a 502")
+    @Test(
+        "relays on loopback are refused unless allowed; an address without zaps configured refuses nostr; an invoice not committing to the request is a 502"
+    )
     func refusals() async throws {
         try await Self.withZaps(allowPrivateRelays: false) { relays, _, _, client, _ in
             let response = try await client.execute(uri: Self.callback(Self.zapRequest(relays: [relays[0].1])), method: .get)
@@ -270,8 +274,12 @@ struct ZapDeliveryTests {
             // The dropping relay gets it on the third try; the refusing one once, then never again.
             let dropped = try await relays[1].0.events.waitFor(count: 3)
             #expect(dropped.map(\.answer) == [.drop, .drop, .accepted])
-            #expect(try await eventually { try await nds.store.deadLetters(matching: DeadLetterFilter(platform: .nostr), limit: 10, after: nil).letters.count == 1 })
-            let letter = try #require(try await nds.store.deadLetters(matching: DeadLetterFilter(platform: .nostr), limit: 10, after: nil).letters.first)
+            #expect(
+                try await eventually {
+                    try await nds.store.deadLetters(matching: DeadLetterFilter(platform: .nostr), limit: 10, after: nil).letters.count == 1
+                })
+            let letter = try #require(
+                try await nds.store.deadLetters(matching: DeadLetterFilter(platform: .nostr), limit: 10, after: nil).letters.first)
             #expect(letter.lastError?.contains("blocked: zaps not welcome") == true)
             #expect(await relays[0].0.events.count == 1)
         }
@@ -289,6 +297,7 @@ struct ZapDeliveryTests {
         let wallet = ZapWallet()
         let providers = try Self.providers(nds, caFile: caFile)
         // Before the restart: the payment is reported, the relay is not there.
+        // swift-format-ignore: OnlyOneTrailingClosureArgument
         try await LnurlPayTests.withAddress("alice", token: "alice-restart", nds: nds, providers: providers, respond: { wallet.respond($0) }) {
             nds, _, client, _ in
             #expect(try await client.execute(uri: "/.well-known/lnurlp/alice", method: .get).status == .ok)
@@ -299,10 +308,11 @@ struct ZapDeliveryTests {
             let report = try await client.post("/lnurlp/alice/zap/\(hash)", json: #"{"preimage":"\#(preimage)"}"#)
             let jobID = try #require((report.json["job_ids"] as? [String])?.first)
             // Tried against the missing relay and failed: the receipt waits in the outbox.
-            #expect(try await eventually {
-                let status = try await nds.store.status(jobID: jobID)
-                return status?.state == .pending && (status?.attempts ?? 0) >= 1 && status?.lastError != nil
-            })
+            #expect(
+                try await eventually {
+                    let status = try await nds.store.status(jobID: jobID)
+                    return status?.state == .pending && (status?.attempts ?? 0) >= 1 && status?.lastError != nil
+                })
         }
         // After it: a new server on the same database, the relay up on its port.
         let relay = MockNostrRelay(certificate: certificate)

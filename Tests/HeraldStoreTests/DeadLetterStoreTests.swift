@@ -182,15 +182,19 @@ struct DeadLetterStoreTests {
             }
             let replayed = try #require(try await store.claimDue(now: plan.now, leaseUntil: plan.now.addingTimeInterval(60), limit: 10).first)
             let expiry = plan.now.addingTimeInterval(600)
-            #expect(replayed == OutboxJob(
-                id: id, platform: .android, token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
-                payload: Data(#"{"kind":"wake"} until \#(Int(expiry.timeIntervalSince1970))"#.utf8), attempts: 0,
-                createdAt: plan.now, expiresAt: expiry, app: "com.example.beta"
-            ))
+            #expect(
+                replayed
+                    == OutboxJob(
+                        id: id, platform: .android, token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
+                        payload: Data(#"{"kind":"wake"} until \#(Int(expiry.timeIntervalSince1970))"#.utf8), attempts: 0,
+                        createdAt: plan.now, expiresAt: expiry, app: "com.example.beta"
+                    ))
         }
     }
 
-    @Test("the outbox summary counts pending, leased and retrying jobs by platform and app, the oldest due time and dead letters", arguments: Backend.allCases)
+    @Test(
+        "the outbox summary counts pending, leased and retrying jobs by platform and app, the oldest due time and dead letters",
+        arguments: Backend.allCases)
     func summary(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             let leased = job("tok-a")
@@ -213,8 +217,11 @@ struct DeadLetterStoreTests {
             #expect(summary.total == OutboxCounts(pending: 1, leased: 1, retrying: 1))
             #expect(summary.byPlatform[.ios] == OutboxCounts(pending: 0, leased: 1, retrying: 1))
             #expect(summary.byPlatform[.android] == OutboxCounts(pending: 1, leased: 0, retrying: 0))
-            #expect(summary.byApp == ["default": OutboxCounts(pending: 0, leased: 1, retrying: 1),
-                                      "com.example.beta": OutboxCounts(pending: 1, leased: 0, retrying: 0)])
+            #expect(
+                summary.byApp == [
+                    "default": OutboxCounts(pending: 0, leased: 1, retrying: 1),
+                    "com.example.beta": OutboxCounts(pending: 1, leased: 0, retrying: 0),
+                ])
             #expect(summary.oldestDueAt == t0)
             #expect(summary.deadLetters == 1)
             #expect(summary.deadTokens == 1)

@@ -24,7 +24,9 @@ struct NwcStoreTests {
             // Replacing one already held is not a new one.
             #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], relays: ["wss://relay.three"]), limit: 2) == .stored)
             // Another key cannot take the pair over.
-            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], owner: "03" + String(repeating: "f6", count: 32)), limit: 2) == .ownedByAnother)
+            #expect(
+                try await store.putNwcRegistration(Self.registration(app: apps[1], owner: "03" + String(repeating: "f6", count: 32)), limit: 2)
+                    == .ownedByAnother)
             let stored = try await store.nwcRegistrations()
             #expect(stored.map(\.appPubkey) == [apps[0], apps[1]])
             #expect(stored[1].relays == ["wss://relay.three"])
@@ -40,7 +42,8 @@ struct NwcStoreTests {
     @Test("an event is claimed once; the cursor is the newest forwarded; old events and unused registrations are purged", arguments: Backend.allCases)
     func events(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            let app = String(repeating: "c0", count: 32), unused = String(repeating: "c9", count: 32)
+            let app = String(repeating: "c0", count: 32)
+            let unused = String(repeating: "c9", count: 32)
             _ = try await store.putNwcRegistration(Self.registration(app: app), limit: 10)
             _ = try await store.putNwcRegistration(Self.registration(app: unused), limit: 10)
             #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == nil)
@@ -73,8 +76,13 @@ struct NwcStoreTests {
             }
             #expect(taken.isEmpty)
             // A renews one only; past the other's lease, B takes it.
-            #expect(try await store.leaseNwcWallets([wallets[0]], owner: "a", now: t0.addingTimeInterval(20), until: t0.addingTimeInterval(60)) == [wallets[0]])
-            #expect(try await store.leaseNwcWallets(wallets, owner: "b", now: t0.addingTimeInterval(31), until: t0.addingTimeInterval(61)) == [wallets[1]])
+            #expect(
+                try await store.leaseNwcWallets([wallets[0]], owner: "a", now: t0.addingTimeInterval(20), until: t0.addingTimeInterval(60)) == [
+                    wallets[0]
+                ])
+            #expect(
+                try await store.leaseNwcWallets(wallets, owner: "b", now: t0.addingTimeInterval(31), until: t0.addingTimeInterval(61)) == [wallets[1]]
+            )
             #expect(try await store.leaseNwcWallets([], owner: "b", now: t0, until: until).isEmpty)
         }
     }

@@ -49,9 +49,10 @@ struct OutboxStoreTests {
             var other = job(key: "k-print")
             other.idempotencyFingerprint = "bb"
             let results = try await store.enqueue([retry, other], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-            #expect(results == [
-                EnqueueResult(id: first.id, duplicate: true), EnqueueResult(id: first.id, duplicate: true, keyReused: true),
-            ])
+            #expect(
+                results == [
+                    EnqueueResult(id: first.id, duplicate: true), EnqueueResult(id: first.id, duplicate: true, keyReused: true),
+                ])
             // What a retry finds before it spends anything.
             #expect(try await store.jobs(idempotencyKeys: ["k-print", "k-none"]) == ["k-print": EarlierJob(id: first.id, fingerprint: "aa")])
             #expect(try await store.counts().pending == 1)

@@ -46,7 +46,9 @@ struct ReplyStoreTests {
         }
     }
 
-    @Test("one owner's cached answers stay within its budget; a replaced answer, an expired one and another owner's do not count", arguments: Backend.allCases)
+    @Test(
+        "one owner's cached answers stay within its budget; a replaced answer, an expired one and another owner's do not count",
+        arguments: Backend.allCases)
     func cacheBudget(_ backend: Backend) async throws {
         let answer: @Sendable (Int) -> ReplyAnswer = { ReplyAnswer(body: Data(repeating: 0x61, count: $0), cacheMaxAge: 60) }
         try await withStore(backend) { (store: any HeraldStoreBackend) async throws in
@@ -56,8 +58,9 @@ struct ReplyStoreTests {
             #expect(try await store.cacheReply(key: "dev:1:b", answer: answer(100), until: later, budget: budget, now: t0) == false)
             #expect(try await store.cachedReply(key: "dev:1:b", now: t0) == nil)
             #expect(try await store.cacheReply(key: "dev:1:a", answer: answer(140), until: later, budget: budget, now: t0))
-            #expect(try await store.cacheReply(
-                key: "dev:2:a", answer: answer(140), until: later, budget: CacheBudget(prefix: "dev:2:", maxBytes: 150), now: t0))
+            #expect(
+                try await store.cacheReply(
+                    key: "dev:2:a", answer: answer(140), until: later, budget: CacheBudget(prefix: "dev:2:", maxBytes: 150), now: t0))
             // Once the first has expired, there is room again.
             #expect(try await store.cacheReply(key: "dev:1:b", answer: answer(100), until: later.addingTimeInterval(60), budget: budget, now: later))
         }

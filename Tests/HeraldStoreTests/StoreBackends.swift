@@ -114,7 +114,8 @@ func withStoreAndDatabase(
                 },
                 number: { sql in
                     // Through text: counts are bigint, times double precision.
-                    let text = try await client.query(PostgresQuery(unsafeSQL: "SELECT (\(sql))::text"), logger: quietLogger).collect()
+                    let text =
+                        try await client.query(PostgresQuery(unsafeSQL: "SELECT (\(sql))::text"), logger: quietLogger).collect()
                         .first?.decode(String?.self) ?? nil
                     return text.flatMap(Double.init)
                 }

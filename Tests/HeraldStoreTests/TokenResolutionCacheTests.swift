@@ -1,9 +1,9 @@
 import Foundation
+import HeraldStore
 import HeraldWire
 import Testing
 
 @testable import HeraldSQLite
-import HeraldStore
 
 @Suite("The webhook token cache")
 struct TokenResolutionCacheTests {

@@ -62,7 +62,8 @@ struct WakeLedgerStoreTests {
                 job.dueAt = due
                 return job
             }
-            let handled = fallbackJob(t0.addingTimeInterval(15)), ignored = fallbackJob(t0.addingTimeInterval(15))
+            let handled = fallbackJob(t0.addingTimeInterval(15))
+            let ignored = fallbackJob(t0.addingTimeInterval(15))
             // Even asked to lease it at once, a job due later waits.
             _ = try await store.enqueue([handled, ignored], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 2)
             #expect(try await store.claimDue(now: t0.addingTimeInterval(1), leaseUntil: t0.addingTimeInterval(60), limit: 10).isEmpty)

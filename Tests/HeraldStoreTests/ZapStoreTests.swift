@@ -1,7 +1,7 @@
 import Foundation
 import HeraldPostgres
-import HeraldTestSupport
 import HeraldStore
+import HeraldTestSupport
 import HeraldWire
 import Testing
 

@@ -76,7 +76,11 @@ struct WakeVectorTests {
         let plaintext = try WakeSealing.open(container.sealed, with: device, label: try Self.string(vector, "label"))
         #expect(String(decoding: plaintext, as: UTF8.self) == (try Self.string(vector, "plaintext")))
         let envelope = try WakeEnvelope.open(container, with: device)
-        #expect(envelope == WakeEnvelope(version: 0, id: nil, topic: "blocktank.incomingHtlc", payloadJSON: #"{"secretMessage":"hello"}"#, createdAt: "2024-09-18T13:33:52.555Z"))
+        #expect(
+            envelope
+                == WakeEnvelope(
+                    version: 0, id: nil, topic: "blocktank.incomingHtlc", payloadJSON: #"{"secretMessage":"hello"}"#,
+                    createdAt: "2024-09-18T13:33:52.555Z"))
         // Another key does not open it, and says nothing of the plaintext.
         #expect(throws: WakeSealing.Failure.self) { try WakeEnvelope.open(container, with: NodeSecretKey.random()) }
     }
@@ -84,7 +88,10 @@ struct WakeVectorTests {
     @Test("every push shape of pushes.json, byte for byte: APNs headers in order and body, FCM bodies; the device opens each")
     func pushes() throws {
         let file = try Self.vector("pushes")
-        guard case .array(let cases)? = file["cases"] else { Issue.record("no cases"); return }
+        guard case .array(let cases)? = file["cases"] else {
+            Issue.record("no cases")
+            return
+        }
         #expect(cases.count == 10)
         var compared = 0
         for entry in cases {
@@ -113,7 +120,8 @@ struct WakeVectorTests {
             var received: String
             switch try Self.string(vector, "provider") {
             case "apns":
-                let topicName = try Self.string(inputs, "apns_topic"), apnsID = try Self.string(inputs, "apns_id")
+                let topicName = try Self.string(inputs, "apns_topic")
+                let apnsID = try Self.string(inputs, "apns_id")
                 let expiration = try #require(inputs["expiration"]?.int64Value)
                 let request: WakePushes.APNsRequest =
                     if name.hasSuffix("fallback") {
@@ -127,11 +135,16 @@ struct WakeVectorTests {
                             apnsTopic: topicName, apnsID: apnsID, expiration: expiration, urgency: urgency, wakeID: wakeID, topic: topic,
                             collapseKey: collapseKey, text: text, container: try #require(container))
                     }
-                guard case .array(let headers)? = vector["headers"] else { Issue.record("\(name): no headers"); continue }
-                #expect(request.headers == headers.map { header in
-                    guard case .array(let pair) = header else { return [] }
-                    return pair.compactMap(\.stringValue)
-                }, "\(name): headers")
+                guard case .array(let headers)? = vector["headers"] else {
+                    Issue.record("\(name): no headers")
+                    continue
+                }
+                #expect(
+                    request.headers
+                        == headers.map { header in
+                            guard case .array(let pair) = header else { return [] }
+                            return pair.compactMap(\.stringValue)
+                        }, "\(name): headers")
                 body = request.body
                 received = body
             default:
@@ -186,7 +199,10 @@ struct WakeVectorTests {
     @Test("registration_v1: the 12-line preimage, the device secret, the encryption key and both proofs")
     func registration() throws {
         let vector = try Self.vector("registration_v1")
-        guard case .object(let requestJSON)? = vector["request"] else { Issue.record("no request"); return }
+        guard case .object(let requestJSON)? = vector["request"] else {
+            Issue.record("no request")
+            return
+        }
         var writer = JSONWriter()
         writer.value(.object(requestJSON))
         let request = try WireJSON.decode(WakeRegistrationRequest.self, from: writer.data)
@@ -225,7 +241,8 @@ struct WakeVectorTests {
         let vector = try Self.vector("legacy_registration")
         let node = try Self.key(try Self.string(vector, "node_secret_key"))
         #expect(node.nodeID.hex == (try Self.string(vector, "node_id")))
-        let message = WakeLegacyRegistration.message(deviceToken: try Self.string(vector, "device_token"), isoTimestamp: try Self.string(vector, "iso_timestamp"))
+        let message = WakeLegacyRegistration.message(
+            deviceToken: try Self.string(vector, "device_token"), isoTimestamp: try Self.string(vector, "iso_timestamp"))
         #expect(message == (try Self.string(vector, "message")))
         #expect(LightningMessageSignature.sign(message, with: node) == (try Self.string(vector, "signature_zbase32")))
 

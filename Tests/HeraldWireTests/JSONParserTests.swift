@@ -134,10 +134,12 @@ struct JSONParserTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(document.bytes) }
     }
 
-    @Test("docs/http-api.md's examples of the 2^53 rule: what passes and what is refused", arguments: [
-        ("9.1e15", false), ("9007199254740993.0", false), ("9007199254740993", false), ("9007199254740992.5", false),
-        ("1e300", true), ("18446744073709551616", true), ("-1e19", true),
-    ])
+    @Test(
+        "docs/http-api.md's examples of the 2^53 rule: what passes and what is refused",
+        arguments: [
+            ("9.1e15", false), ("9007199254740993.0", false), ("9007199254740993", false), ("9007199254740992.5", false),
+            ("1e300", true), ("18446744073709551616", true), ("-1e19", true),
+        ])
     func unsafeNumbers(text: String, refused: Bool) throws {
         #expect(try JSONParser.parse(Array("[\(text)]".utf8)).containsUnsafeNumber == refused)
     }
@@ -237,25 +239,28 @@ struct WebhookRequestParsingTests {
         #expect(try Self.parsed(body).get() == expected)
     }
 
-    static let refused: [(String, Refusal)] = [
-        ("[1]", .notAnObject), (#""x""#, .notAnObject), ("null", .notAnObject), ("{}", .unknownShape),
-        (#"{"event":1}"#, .unknownShape), (#"{"event":"a","template":"b"}"#, .unknownShape),
-        (#"{"event":""}"#, .unknownShape), (#"{"event":"x","data":[1]}"#, .unknownShape),
-        (#"{"template":true}"#, .unknownShape), (#"{"Event":"x"}"#, .unknownShape),
-        ("{\"event\":\"" + String(repeating: "a", count: 129) + "\"}", .unknownShape),
-        ("{", .invalidJSON), ("", .invalidJSON), (#"{"event":"x"} x"#, .invalidJSON),
-        (#"{"event":"x","data":{"n":1e400}}"#, .invalidJSON), (#"{"event":"\ud800"}"#, .invalidJSON),
-    ] + [
-        #"{"data": {}}"#, #"{"event": "a", "template": "b", "data": {}}"#, #"{"event": "", "data": {}}"#,
-        #"{"event": 5, "data": {}}"#, #"{"event": "swap.update", "data": "not an object"}"#,
-    ].map { ($0, .unknownShape) }
+    static let refused: [(String, Refusal)] =
+        [
+            ("[1]", .notAnObject), (#""x""#, .notAnObject), ("null", .notAnObject), ("{}", .unknownShape),
+            (#"{"event":1}"#, .unknownShape), (#"{"event":"a","template":"b"}"#, .unknownShape),
+            (#"{"event":""}"#, .unknownShape), (#"{"event":"x","data":[1]}"#, .unknownShape),
+            (#"{"template":true}"#, .unknownShape), (#"{"Event":"x"}"#, .unknownShape),
+            ("{\"event\":\"" + String(repeating: "a", count: 129) + "\"}", .unknownShape),
+            ("{", .invalidJSON), ("", .invalidJSON), (#"{"event":"x"} x"#, .invalidJSON),
+            (#"{"event":"x","data":{"n":1e400}}"#, .invalidJSON), (#"{"event":"\ud800"}"#, .invalidJSON),
+        ]
+        + [
+            #"{"data": {}}"#, #"{"event": "a", "template": "b", "data": {}}"#, #"{"event": "", "data": {}}"#,
+            #"{"event": 5, "data": {}}"#, #"{"event": "swap.update", "data": "not an object"}"#,
+        ].map { ($0, .unknownShape) }
 
     @Test("bodies JSONDecoder refuses are refused, a wrong shape told from broken JSON", arguments: refused)
     func refuses(_ body: String, _ refusal: Refusal) {
         #expect(Self.decoded(body) == nil, "JSONDecoder accepted it")
         switch (Self.parsed(body), refusal) {
         case (.failure(.invalidJSON), .invalidJSON), (.failure(.notAnObject), .notAnObject),
-            (.failure(.unknownShape), .unknownShape): break
+            (.failure(.unknownShape), .unknownShape):
+            break
         case (let result, _): Issue.record("expected \(refusal), got \(result)")
         }
     }

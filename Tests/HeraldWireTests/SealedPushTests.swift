@@ -110,9 +110,11 @@ struct SealedPushTests {
         #expect(try SealPublicKey(base64: standard).base64 == standard)
     }
 
-    @Test("a key that is not 32 bytes of base64 is refused with a clear message", arguments: [
-        "", "not base64!", Data(repeating: 1, count: 31).base64EncodedString(), Data(repeating: 1, count: 33).base64EncodedString(),
-    ])
+    @Test(
+        "a key that is not 32 bytes of base64 is refused with a clear message",
+        arguments: [
+            "", "not base64!", Data(repeating: 1, count: 31).base64EncodedString(), Data(repeating: 1, count: 33).base64EncodedString(),
+        ])
     func refusesKeys(_ text: String) {
         do {
             _ = try SealPublicKey(base64: text)

@@ -30,14 +30,17 @@ struct SeedWebhookTests {
             payload: #"{"invoice_request":"lnr1qq","offer":"lno1qq"}"#
         ),
         Case(
-            body: #"{"template": "lnurlpay_info", "data": {"callback_url": "https://lnurl.example/cb", "reply_url": "https://app.domain/response/1"}}"#,
+            body:
+                #"{"template": "lnurlpay_info", "data": {"callback_url": "https://lnurl.example/cb", "reply_url": "https://app.domain/response/1"}}"#,
             type: "lnurlpay_info",
             payload: #"{"callback_url":"https://lnurl.example/cb","reply_url":"https://app.domain/response/1"}"#
         ),
         Case(
-            body: #"{"template": "lnurlpay_invoice", "data": {"amount": 0, "reply_url": "https://app.domain/response/[response_id]", "verify_url": "https://app.domain/lnurlpay/[identifier]/{payment_hash}"}}"#,
+            body:
+                #"{"template": "lnurlpay_invoice", "data": {"amount": 0, "reply_url": "https://app.domain/response/[response_id]", "verify_url": "https://app.domain/lnurlpay/[identifier]/{payment_hash}"}}"#,
             type: "lnurlpay_invoice",
-            payload: #"{"amount":0,"reply_url":"https://app.domain/response/[response_id]","verify_url":"https://app.domain/lnurlpay/[identifier]/{payment_hash}"}"#
+            payload:
+                #"{"amount":0,"reply_url":"https://app.domain/response/[response_id]","verify_url":"https://app.domain/lnurlpay/[identifier]/{payment_hash}"}"#
         ),
         Case(
             body: #"{"template": "lnurlpay_verify", "data": {"payment_hash": "", "reply_url": ""}}"#,
@@ -131,10 +134,11 @@ struct DeviceAPITests {
             webhookURL: "http://127.0.0.1:8080/api/v1/notify?platform=ios&token=a1"
         )
         let encoded = try #require(try JSONSerialization.jsonObject(with: WireJSON.encode(answer)) as? [String: String])
-        #expect(encoded == [
-            "device_id": "d1", "device_secret": "s1", "alias": "a1",
-            "webhook_url": "http://127.0.0.1:8080/api/v1/notify?platform=ios&token=a1",
-        ])
+        #expect(
+            encoded == [
+                "device_id": "d1", "device_secret": "s1", "alias": "a1",
+                "webhook_url": "http://127.0.0.1:8080/api/v1/notify?platform=ios&token=a1",
+            ])
         let feed = try WireJSON.decode(
             LocalPushFeed.self,
             from: Data(#"{"pushes":[{"seq":7,"platform":"android","payload":{"notification_type":"swap_updated"}}],"next":7}"#.utf8)
@@ -161,7 +165,8 @@ struct SafeDecodeTests {
             try WireJSON.decode(JSONValue.self, from: Data("12345678901234567890".utf8))
         }
         // Plain integers that fit 64 bits, and smaller numbers, decode as JSONDecoder reads them.
-        #expect(try WireJSON.decode(JSONValue.self, from: Data("[9223372036854775807, 0.5, 2100000000000000000, 1e3]".utf8))
-            == .array([.int(9_223_372_036_854_775_807), .double(0.5), .int(2_100_000_000_000_000_000), .int(1000)]))
+        #expect(
+            try WireJSON.decode(JSONValue.self, from: Data("[9223372036854775807, 0.5, 2100000000000000000, 1e3]".utf8))
+                == .array([.int(9_223_372_036_854_775_807), .double(0.5), .int(2_100_000_000_000_000_000), .int(1000)]))
     }
 }

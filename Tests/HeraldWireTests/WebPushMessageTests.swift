@@ -75,9 +75,10 @@ struct WebPushMessageTests {
             try WebPushMessage.encrypt(Data("x".utf8), to: device.publicKey.x963Representation, authSecret: auth.prefix(15))
         }
         let largest = Data(repeating: 0x41, count: WebPushMessage.recordSize - WebPushMessage.overheadBytes)
-        #expect(try WebPushMessage.decrypt(
-            WebPushMessage.encrypt(largest, to: device.publicKey.x963Representation, authSecret: auth),
-            privateKey: device, authSecret: auth) == largest)
+        #expect(
+            try WebPushMessage.decrypt(
+                WebPushMessage.encrypt(largest, to: device.publicKey.x963Representation, authSecret: auth),
+                privateKey: device, authSecret: auth) == largest)
         #expect(throws: WebPushMessage.Failure.tooLarge) {
             try WebPushMessage.encrypt(largest + [0x41], to: device.publicKey.x963Representation, authSecret: auth)
         }

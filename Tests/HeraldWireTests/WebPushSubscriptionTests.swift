@@ -33,15 +33,17 @@ struct WebPushSubscriptionTests {
         #expect(try unified.checked().auth.count == 16)
     }
 
-    @Test("each bad field is refused and named", arguments: [
-        ("http://push.example/x", p256dh, auth, "endpoint", "https"),
-        ("https://user:pw@push.example/x", p256dh, auth, "endpoint", "credentials"),
-        ("push.example/x", p256dh, auth, "endpoint", "absolute"),
-        ("https://push.example/" + String(repeating: "a", count: 1_000), p256dh, auth, "endpoint", "longer"),
-        ("https://push.example/x", String(p256dh.dropLast(4)), auth, "keys.p256dh", "65-byte"),
-        ("https://push.example/x", offCurve, auth, "keys.p256dh", "curve"),
-        ("https://push.example/x", p256dh, "BTBZMqHH6r4Tts7J_aSI", "keys.auth", "16 bytes"),
-    ])
+    @Test(
+        "each bad field is refused and named",
+        arguments: [
+            ("http://push.example/x", p256dh, auth, "endpoint", "https"),
+            ("https://user:pw@push.example/x", p256dh, auth, "endpoint", "credentials"),
+            ("push.example/x", p256dh, auth, "endpoint", "absolute"),
+            ("https://push.example/" + String(repeating: "a", count: 1_000), p256dh, auth, "endpoint", "longer"),
+            ("https://push.example/x", String(p256dh.dropLast(4)), auth, "keys.p256dh", "65-byte"),
+            ("https://push.example/x", offCurve, auth, "keys.p256dh", "curve"),
+            ("https://push.example/x", p256dh, "BTBZMqHH6r4Tts7J_aSI", "keys.auth", "16 bytes"),
+        ])
     func refusals(endpoint: String, p256dh: String, auth: String, field: String, words: String) {
         let subscription = WebPushSubscription(endpoint: endpoint, keys: .init(p256dh: p256dh, auth: auth))
         #expect {

@@ -45,7 +45,8 @@ struct ConfigCheckTests {
         let mode = try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         // Never over an existing key: subscriptions made with it would stop working.
-        let again = try await ProgramRun.output(try ServerProcess.binary(), ["webpush", "keygen", "--out", key], environment: environment, includeStandardError: true)
+        let again = try await ProgramRun.output(
+            try ServerProcess.binary(), ["webpush", "keygen", "--out", key], environment: environment, includeStandardError: true)
         #expect(again.status != 0)
         #expect(again.output.contains("--force"))
 
@@ -54,13 +55,15 @@ struct ConfigCheckTests {
         #expect(checked.output.contains("webpush: Web Push, contact mailto:ops@example.com"), "\(checked.output)")
     }
 
-    @Test("an unparsable signing key, a half-configured platform or a bad URL fails with a message and exit code 1", arguments: [
-        ("apns:\n  key_file: FOLDER/bad.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "invalid configuration"),
-        // The error names where the value came from: the key in the file, not HERALD_APNS_KEY_FILE.
-        ("apns:\n  key_file: FOLDER/missing.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "apns.key_file in "),
-        ("apns:\n  topic: com.example.wallet\n", "set HERALD_APNS_KEY_FILE"),
-        ("public_url: not a url\n", "public_url in "),
-    ])
+    @Test(
+        "an unparsable signing key, a half-configured platform or a bad URL fails with a message and exit code 1",
+        arguments: [
+            ("apns:\n  key_file: FOLDER/bad.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "invalid configuration"),
+            // The error names where the value came from: the key in the file, not HERALD_APNS_KEY_FILE.
+            ("apns:\n  key_file: FOLDER/missing.p8\n  key_id: K1\n  team_id: T1\n  topic: com.example.wallet\n", "apns.key_file in "),
+            ("apns:\n  topic: com.example.wallet\n", "set HERALD_APNS_KEY_FILE"),
+            ("public_url: not a url\n", "public_url in "),
+        ])
     func bad(yaml: String, message: String) async throws {
         let result = try await check(yaml)
         #expect(result.status == 1, "\(result.output)")

@@ -72,7 +72,8 @@ struct DeadLetterCommandTests {
             // --config says the same as HERALD_CONFIG, for dead-letters too.
             let letter = try await Self.deadLetter(store, token: "config-token-0001", reason: "ttl_expired")
             environment["HERALD_CONFIG"] = nil
-            let listed = try await ProgramRun.output(try ServerProcess.binary(), ["dead-letters", "list", "--config", file.path], environment: environment)
+            let listed = try await ProgramRun.output(
+                try ServerProcess.binary(), ["dead-letters", "list", "--config", file.path], environment: environment)
             #expect(listed.status == 0 && listed.output.contains(letter))
         }
     }

@@ -28,8 +28,9 @@ struct EdgeLimitTests {
         #expect(results.allSatisfy { $0.hasSuffix("closed=true") }, "\(Dictionary(grouping: results, by: { $0 }).mapValues(\.count))")
         #expect(results.contains { $0.hasPrefix("400") }, "\(results.prefix(5))")
         // The server closes the sockets on its own time: wait for it rather than a fixed while.
-        #expect(await eventually(timeout: .seconds(10)) { server.openDescriptors <= before + 2 },
-                "descriptors: \(before) before, \(server.openDescriptors) after")
+        #expect(
+            await eventually(timeout: .seconds(10)) { server.openDescriptors <= before + 2 },
+            "descriptors: \(before) before, \(server.openDescriptors) after")
         let health = await RawHTTP.exchange(port: server.port, request: .get("/health"), timeout: .seconds(2))
         #expect(health.statuses.first == 200)
     }
@@ -73,7 +74,8 @@ struct EdgeLimitTests {
 
     @Test("a head or a body that trickles in is cut off after the read timeout")
     func trickledRequest() async throws {
-        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "20", "--request-read-timeout", "1"])
+        let server = try await ServerProcess.running(
+            arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "20", "--request-read-timeout", "1"])
 
         // A head, one byte every 100 ms: never whole within the timeout.
         let head = try await RawConnection.open(port: server.port)
@@ -112,7 +114,8 @@ struct EdgeLimitTests {
 
     @Test("past the connection cap new connections get 503 and the held ones are still answered")
     func connectionCap() async throws {
-        let server = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "30", "--max-connections", "40"])
+        let server = try await ServerProcess.running(
+            arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "30", "--max-connections", "40"])
         let idle = server.openDescriptors
         var held: [RawConnection] = []
         for _ in 0..<40 { held.append(try await RawConnection.open(port: server.port)) }

@@ -84,11 +84,18 @@ struct HostileCases {
         if chance(0.7) { headers.append("Content-Type: " + pick(["application/json", "text/plain", "application/json; charset=latin1", ""])) }
         if chance(0.4) {
             let device = pick(devices)
-            headers.append("Authorization: " + pick(["Bearer wrong", "Bearer ", "Basic abc", "Bearer \(device.secret)x", "bearer hk_" + String(repeating: "0", count: 64), "Bearer \(device.secret)"]))
+            headers.append(
+                "Authorization: "
+                    + pick([
+                        "Bearer wrong", "Bearer ", "Basic abc", "Bearer \(device.secret)x", "bearer hk_" + String(repeating: "0", count: 64),
+                        "Bearer \(device.secret)",
+                    ]))
         }
         if chance(0.2) { headers.append("Idempotency-Key: " + pick(["", String(repeating: "k", count: 300), "k\u{7f}", "ok-key"])) }
         if chance(0.05) { headers.append("X-Big: " + String(repeating: "h", count: 200_000)) }
-        if chance(0.1) { headers.append(pick(["Expect: 100-continue", "Connection: close", "Host: evil", "X-Nul: a\u{0}b", "Content-Encoding: gzip"])) }
+        if chance(0.1) {
+            headers.append(pick(["Expect: 100-continue", "Connection: close", "Host: evil", "X-Nul: a\u{0}b", "Content-Encoding: gzip"]))
+        }
         return headers
     }
 
@@ -102,10 +109,14 @@ struct HostileCases {
         case 0:
             // A malformed chunked body.
             let chunk = pick(["-5", "zz", "FFFFFFFFFFFFFFFFFF", "3"])
-            return RawHTTP.Request(bytes: Array((RawHTTP.Request.head(method, path, headers: headers + ["Transfer-Encoding: chunked"]) + "\(chunk)\r\nabc\r\n0\r\n\r\n").utf8))
+            return RawHTTP.Request(
+                bytes: Array(
+                    (RawHTTP.Request.head(method, path, headers: headers + ["Transfer-Encoding: chunked"]) + "\(chunk)\r\nabc\r\n0\r\n\r\n").utf8))
         case 1:
             // Two Content-Length headers that disagree.
-            return RawHTTP.Request(bytes: Array(RawHTTP.Request.head(method, path, headers: headers + ["Content-Length: 2", "Content-Length: 40"]).utf8) + Array("{}".utf8))
+            return RawHTTP.Request(
+                bytes: Array(RawHTTP.Request.head(method, path, headers: headers + ["Content-Length: 2", "Content-Length: 40"]).utf8)
+                    + Array("{}".utf8))
         case 2:
             // Pipelined: three requests in one write.
             let one = RawHTTP.Request.method("POST", path, body: body, headers: headers).bytes
@@ -116,7 +127,8 @@ struct HostileCases {
             return RawHTTP.Request(bytes: (0..<Int.random(in: 1..<512, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
         case 4:
             // A body shorter than its Content-Length: the server must give up on it.
-            return RawHTTP.Request(bytes: Array(RawHTTP.Request.head(method, path, headers: headers + ["Content-Length: 100"]).utf8) + Array("{\"a\":".utf8))
+            return RawHTTP.Request(
+                bytes: Array(RawHTTP.Request.head(method, path, headers: headers + ["Content-Length: 100"]).utf8) + Array("{\"a\":".utf8))
         default:
             return RawHTTP.Request.method(method, path, body: body, headers: headers)
         }

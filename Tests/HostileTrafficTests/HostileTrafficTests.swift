@@ -25,7 +25,13 @@ struct HostileTrafficTests {
             let device = devices[n % devices.count]
             switch n % 10 {
             case 0, 1, 2: return ("webhook", .post(phone.webhookPath, body: swapWebhook(id: "c-\(n)")))
-            case 3: return ("put", .method("PUT", "/api/v1/devices/\(device.id)", body: Array(#"{"push_token":"x"}"#.utf8), headers: ["Authorization: Bearer wrong-\(n)"]))
+            case 3:
+                return (
+                    "put",
+                    .method(
+                        "PUT", "/api/v1/devices/\(device.id)", body: Array(#"{"push_token":"x"}"#.utf8), headers: ["Authorization: Bearer wrong-\(n)"]
+                    )
+                )
             case 4: return ("pushes", .get("/api/v1/devices/\(device.id)/pushes", headers: ["Authorization: Bearer wrong"]))
             case 5: return ("delete", .method("DELETE", "/api/v1/devices/\(device.id)", body: [], headers: ["Authorization: Bearer nope"]))
             case 6: return ("bad-json", .post(phone.webhookPath, body: Array(#"{"event":"swap.update","data":{"#.utf8)))
@@ -74,11 +80,14 @@ struct HostileTrafficTests {
         var generator = HostileCases(devices: devices, generator: SeededGenerator(seed: seed))
         // Cases that once took the server down, each sent as it was found, then the random ones.
         let device = devices[0]
-        let regressions: [RawHTTP.Request] = ["nan", "inf", "-inf", "1e309", "NaN"].map { wait in
-            .get("/api/v1/devices/\(device.id)/pushes?wait=\(wait)", headers: ["Authorization: Bearer \(device.secret)"])
-        } + [
-            .post(device.webhookPath, body: Array("{\"event\":\"x\",\"data\":{\"n\":9007199254740993\(String(repeating: "0", count: 150))e-150}}".utf8))
-        ]
+        let regressions: [RawHTTP.Request] =
+            ["nan", "inf", "-inf", "1e309", "NaN"].map { wait in
+                .get("/api/v1/devices/\(device.id)/pushes?wait=\(wait)", headers: ["Authorization: Bearer \(device.secret)"])
+            } + [
+                .post(
+                    device.webhookPath,
+                    body: Array("{\"event\":\"x\",\"data\":{\"n\":9007199254740993\(String(repeating: "0", count: 150))e-150}}".utf8))
+            ]
         let requests = regressions + (0..<cases).map { _ in generator.next() }
 
         let statuses = Shared<[Int: Int]>([:])
@@ -98,13 +107,16 @@ struct HostileTrafficTests {
                 failures.update { $0.append("case \(n): \(bad) timedOut=\(exchange.timedOut) refused=\(exchange.refused): \(head.debugDescription)") }
             }
         }
-        let seen = statuses.get().sorted { $0.key < $1.key }.map { "\($0.key == -1 ? "closed" : $0.key == -2 ? "timeout" : "\($0.key)"): \($0.value)" }
+        let seen = statuses.get().sorted { $0.key < $1.key }.map {
+            "\($0.key == -1 ? "closed" : $0.key == -2 ? "timeout" : "\($0.key)"): \($0.value)"
+        }
         print("fuzz seed \(seed), \(cases) cases; statuses: \(seen.joined(separator: ", "))")
         #expect(failures.get().isEmpty, "seed \(seed): \(failures.update { $0.prefix(10) })\n\(server.logTail())")
 
         let health = await RawHTTP.exchange(port: port, request: .get("/health"), timeout: .seconds(1))
         #expect(health.statuses.first == 200, "health after fuzzing: \(health)")
-        let final = await RawHTTP.exchange(port: port, request: .post(devices[0].webhookPath, body: swapWebhook(id: "after-fuzz")), timeout: .seconds(10))
+        let final = await RawHTTP.exchange(
+            port: port, request: .post(devices[0].webhookPath, body: swapWebhook(id: "after-fuzz")), timeout: .seconds(10))
         #expect(final.statuses.first == 200)
         var delivered = false
         let end = ContinuousClock.now + .seconds(10)
@@ -147,7 +159,8 @@ struct HostileTrafficTests {
                         while running.get() {
                             n += 1
                             let id = "k\(sender)-\(n)"
-                            let exchange = await RawHTTP.exchange(port: port, request: .post(phone.webhookPath, body: swapWebhook(id: id)), timeout: .seconds(5))
+                            let exchange = await RawHTTP.exchange(
+                                port: port, request: .post(phone.webhookPath, body: swapWebhook(id: id)), timeout: .seconds(5))
                             if exchange.statuses.first == 200 { acknowledged.update { $0.append(id) } }
                             if exchange.refused { try? await Task.sleep(for: .milliseconds(10)) }
                         }
@@ -174,7 +187,9 @@ struct HostileTrafficTests {
         }
         let lost = expected.subtracting(deliveries)
         let duplicates = deliveries.count - Set(deliveries).count
-        print("\(name) cycles: \(cycles), acknowledged \(expected.count), delivered \(Set(deliveries).count), lost \(lost.count), sent twice \(duplicates)")
+        print(
+            "\(name) cycles: \(cycles), acknowledged \(expected.count), delivered \(Set(deliveries).count), lost \(lost.count), sent twice \(duplicates)"
+        )
         #expect(lost.isEmpty, "\(lost.count) acknowledged webhooks lost")
         #expect(await server.stop())
     }

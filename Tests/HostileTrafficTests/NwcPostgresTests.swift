@@ -24,21 +24,28 @@ struct NwcPostgresTests {
         try await relay.withRunning { running in
             let database = try await ThrowawayPostgres.shared.makeDatabase()
             let lease = ["--lease-seconds", "3"]
-            let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url, environment: environment)
+            let a = try await ServerProcess.running(
+                arguments: ServerProcess.liftedTargetLimits + lease, database: database.url, environment: environment)
             let device = try await RegisteredDevice.register(port: a.port, token: "fcm-nwc-two-instances")
-            let node = NodeSecretKey.random(), service = NostrSecretKey.generate().key, app = NostrSecretKey.generate().key
+            let node = NodeSecretKey.random()
+            let service = NostrSecretKey.generate().key
+            let app = NostrSecretKey.generate().key
             let webhook = "http://nds.test" + device.webhookPath
             let message = "\(webhook)-\(service.publicKeyHex)-\(app.publicKeyHex)-[\(running.relayURL)]"
-            let body = #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","relays":["\#(running.relayURL)"],"signature":"\#(LightningMessageSignature.sign(message, with: node))"}"#
-            let registered = await RawHTTP.exchange(port: a.port, request: .post("/nwc/\(node.nodeID.hex)", body: Array(body.utf8)), timeout: .seconds(10))
+            let body =
+                #"{"webhookUrl":"\#(webhook)","walletServicePubkey":"\#(service.publicKeyHex)","appPubkey":"\#(app.publicKeyHex)","relays":["\#(running.relayURL)"],"signature":"\#(LightningMessageSignature.sign(message, with: node))"}"#
+            let registered = await RawHTTP.exchange(
+                port: a.port, request: .post("/nwc/\(node.nodeID.hex)", body: Array(body.utf8)), timeout: .seconds(10))
             #expect(registered.statuses == [200], "\(registered)")
             _ = try await relay.subscriptions.waitFor(count: 1, timeout: .seconds(20))
-            let b = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits + lease, database: database.url, environment: environment)
+            let b = try await ServerProcess.running(
+                arguments: ServerProcess.liftedTargetLimits + lease, database: database.url, environment: environment)
             // B has read the registrations (its relay gauge is set) and left the wallet to A, which holds its lease.
-            #expect(await eventually(timeout: .seconds(20)) {
-                let metrics = await RawHTTP.exchange(port: b.port, request: .get("/metrics"), timeout: .seconds(5))
-                return metrics.bodies.first?.contains("herald_nwc_relays 0") == true
-            })
+            #expect(
+                await eventually(timeout: .seconds(20)) {
+                    let metrics = await RawHTTP.exchange(port: b.port, request: .get("/metrics"), timeout: .seconds(5))
+                    return metrics.bodies.first?.contains("herald_nwc_relays 0") == true
+                })
             #expect(await relay.openSubscriptions() == 1)
 
             func request(_ method: String) throws -> NostrEvent {

@@ -149,7 +149,9 @@ struct PostgresServeTests {
         await a.stop()
     }
 
-    @Test("two instances: an answer posted to one completes the request the other holds, through LISTEN/NOTIFY; a token rotated through one is used by both")
+    @Test(
+        "two instances: an answer posted to one completes the request the other holds, through LISTEN/NOTIFY; a token rotated through one is used by both"
+    )
     func crossInstance() async throws {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
         let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
@@ -241,7 +243,9 @@ struct PostgresServeTests {
         await a.stop()
     }
 
-    @Test("two instances share presence: a heartbeat or stream at one stops pushes from the other, wakes reach a stream held elsewhere, one wake is claimed once")
+    @Test(
+        "two instances share presence: a heartbeat or stream at one stops pushes from the other, wakes reach a stream held elsewhere, one wake is claimed once"
+    )
     func sharedPresence() async throws {
         let database = try await ThrowawayPostgres.shared.makeDatabase()
         let a = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits, database: database.url)
@@ -269,8 +273,9 @@ struct PostgresServeTests {
         let beating = try await RegisteredDevice.register(port: a.port, platform: "ios", token: TestToken.apns("pg-beat"))
         let beat = await RawHTTP.exchange(
             port: a.port,
-            request: .post("/api/v1/devices/\(beating.id)/presence", body: Array(#"{"ttl_seconds":30}"#.utf8),
-                           headers: ["Content-Type: application/json", "Authorization: Bearer \(beating.secret)"]),
+            request: .post(
+                "/api/v1/devices/\(beating.id)/presence", body: Array(#"{"ttl_seconds":30}"#.utf8),
+                headers: ["Content-Type: application/json", "Authorization: Bearer \(beating.secret)"]),
             timeout: .seconds(10))
         #expect(beat.statuses.first == 200, "\(beat)")
         let presentAtB = try await eventually(timeout: .seconds(5)) {
@@ -282,8 +287,11 @@ struct PostgresServeTests {
         let streaming = try await RegisteredDevice.register(port: a.port, platform: "ios", token: TestToken.apns("pg-stream"))
         let stream = try await RawConnection.open(port: a.port)
         defer { stream.close() }
-        try await stream.write(Array(RawHTTP.Request.head(
-            "GET", "/api/v1/devices/\(streaming.id)/presence/stream", headers: ["Authorization: Bearer \(streaming.secret)"]).utf8))
+        try await stream.write(
+            Array(
+                RawHTTP.Request.head(
+                    "GET", "/api/v1/devices/\(streaming.id)/presence/stream", headers: ["Authorization: Bearer \(streaming.secret)"]
+                ).utf8))
         let toldAtB = try await eventually(timeout: .seconds(5)) {
             await wake(b, streaming, hash: hash).bodies.first?.contains(#""reason":"present""#) == true
         }

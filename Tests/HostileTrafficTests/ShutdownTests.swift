@@ -14,11 +14,15 @@ struct ShutdownTests {
         let device = try await RegisteredDevice.register(port: server.port, platform: "ios", token: String(repeating: "ab", count: 32))
         // A presence stream, a long poll of the push feed and an idle keep-alive connection.
         let stream = try await RawConnection.open(port: server.port)
-        try await stream.write(RawHTTP.Request.get(
-            "/api/v1/devices/\(device.id)/presence/stream", headers: ["Authorization: Bearer \(device.secret)"]).bytes)
+        try await stream.write(
+            RawHTTP.Request.get(
+                "/api/v1/devices/\(device.id)/presence/stream", headers: ["Authorization: Bearer \(device.secret)"]
+            ).bytes)
         let poll = try await RawConnection.open(port: server.port)
-        try await poll.write(RawHTTP.Request.get(
-            "/api/v1/devices/\(device.id)/pushes?after=999&wait=30", headers: ["Authorization: Bearer \(device.secret)"]).bytes)
+        try await poll.write(
+            RawHTTP.Request.get(
+                "/api/v1/devices/\(device.id)/pushes?after=999&wait=30", headers: ["Authorization: Bearer \(device.secret)"]
+            ).bytes)
         let idle = try await RawConnection.open(port: server.port)
         try await idle.write(RawHTTP.Request.get("/health").bytes)
         _ = await idle.read(responses: 1, timeout: .seconds(5))

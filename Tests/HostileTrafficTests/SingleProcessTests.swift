@@ -11,7 +11,8 @@ struct SingleProcessTests {
     @Test("a second serve on the same SQLite file refuses to start and says why; after a kill -9 the file is free again")
     func secondServerRefused() async throws {
         let first = try await ServerProcess.running(arguments: ServerProcess.liftedTargetLimits)
-        let second = try ServerProcess(arguments: ServerProcess.liftedTargetLimits, folder: first.folder.appendingPathComponent("second"), database: first.database)
+        let second = try ServerProcess(
+            arguments: ServerProcess.liftedTargetLimits, folder: first.folder.appendingPathComponent("second"), database: first.database)
         let end = ContinuousClock.now + .seconds(15)
         while second.process.isRunning && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!second.process.isRunning, "the second server kept running")

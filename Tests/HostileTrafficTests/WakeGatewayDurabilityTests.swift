@@ -41,7 +41,9 @@ struct WakeGatewayDurabilityTests {
                 platform: .apns, environment: .production, pushToken: token, encryptionKey: encryption.nodeID.hex,
                 secretSHA256: WakeDeviceSecret.sha256(secret), identities: [identity], topics: ["blocktank.*"],
                 ts: Int64(Date().timeIntervalSince1970))
-            request.proofs = [WakeIdentityProof(identity: identity, sig: LightningMessageSignature.sign(request.preimage(audience: audience), with: node))]
+            request.proofs = [
+                WakeIdentityProof(identity: identity, sig: LightningMessageSignature.sign(request.preimage(audience: audience), with: node))
+            ]
             return request
         }
     }
@@ -115,7 +117,8 @@ struct WakeGatewayDurabilityTests {
                 arguments: ServerProcess.liftedTargetLimits, folder: folder.appendingPathComponent("server"), database: database,
                 environment: environment)
             let phone = Phone()
-            let registered = try await Self.http("POST", server.baseURL + "/wake/v1/devices", body: try WireJSON.encode(phone.registration(audience: "wake.test")))
+            let registered = try await Self.http(
+                "POST", server.baseURL + "/wake/v1/devices", body: try WireJSON.encode(phone.registration(audience: "wake.test")))
             #expect(registered.status == 201, "\(registered)")
             let wakeID = try await Self.wake(server, phone, key: key)
             let pushed = try await mock.requests.waitFor(count: 1, timeout: .seconds(20))
@@ -146,7 +149,9 @@ struct WakeGatewayDurabilityTests {
                 arguments: ServerProcess.liftedTargetLimits + lease, folder: folder.appendingPathComponent("b"), database: database.url,
                 environment: environment)
             let phone = Phone()
-            #expect(try await Self.http("POST", a.baseURL + "/wake/v1/devices", body: try WireJSON.encode(phone.registration(audience: "wake.test"))).status == 201)
+            #expect(
+                try await Self.http("POST", a.baseURL + "/wake/v1/devices", body: try WireJSON.encode(phone.registration(audience: "wake.test")))
+                    .status == 201)
 
             // Not acknowledged: one fallback between the two.
             let unanswered = try await Self.wake(a, phone, key: key)

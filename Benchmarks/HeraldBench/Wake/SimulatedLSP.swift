@@ -37,8 +37,9 @@ struct SimulatedLSP: Sendable {
         let log = Log()
         let start = ContinuousClock.now
         let wake = try? WireJSON.encode(
-            WakeRequest(device: deviceID, kind: .incomingHtlc, paymentHash: paymentHash, amountMsat: Self.amountMsat,
-                        expiresAt: Date().addingTimeInterval(options.hardStop + 5)))
+            WakeRequest(
+                device: deviceID, kind: .incomingHtlc, paymentHash: paymentHash, amountMsat: Self.amountMsat,
+                expiresAt: Date().addingTimeInterval(options.hardStop + 5)))
 
         /// Whether the device can still be woken (not 404/410).
         func sendWake() async -> Bool {
@@ -69,14 +70,16 @@ struct SimulatedLSP: Sendable {
         let result: RetryOutcome<Duration>
         if hints {
             let path = "/api/v1/forwarding_hint?recipient=\(deviceID)&amount_msat=\(Self.amountMsat)"
-            result = await runner.run(using: &jitter, forwardingHint: {
-                guard let hint = await http.call("GET", path, bearer: wakeKey)?.decode(ForwardingHint.self) else {
-                    throw WakeBenchFailure("no forwarding hint")
-                }
-                // "Disconnected": neither present nor woken lately. Wake it, then retry.
-                if hint.hint == .retryLater, hint.reason == .disconnected { _ = await sendWake() }
-                return hint
-            }, attempt: attempt)
+            result = await runner.run(
+                using: &jitter,
+                forwardingHint: {
+                    guard let hint = await http.call("GET", path, bearer: wakeKey)?.decode(ForwardingHint.self) else {
+                        throw WakeBenchFailure("no forwarding hint")
+                    }
+                    // "Disconnected": neither present nor woken lately. Wake it, then retry.
+                    if hint.hint == .retryLater, hint.reason == .disconnected { _ = await sendWake() }
+                    return hint
+                }, attempt: attempt)
         } else {
             result = await runner.run(using: &jitter, attempt: attempt)
         }

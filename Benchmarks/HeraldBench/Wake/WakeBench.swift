@@ -47,7 +47,8 @@ enum WakeBench {
     }
 
     static func simulate(_ options: WakeBenchOptions, rules: WakePushRules) async throws {
-        let binary = options.herald.map { URL(fileURLWithPath: $0) }
+        let binary =
+            options.herald.map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw WakeBenchFailure("no herald binary at \(binary.path) (swift build, or --herald PATH)")
@@ -59,9 +60,10 @@ enum WakeBench {
         let certificate = try TestCertificate.make()
         let apns = MockAPNsServer(key: key, topic: topic, certificate: certificate, recordsRequests: false) { request in
             guard request.accepted else { return }
-            pushSink.yield(SeenPush(
-                token: request.deviceToken, kind: request.headers["apns-push-type"] == "background" ? .silent : .alert,
-                expiration: request.headers["apns-expiration"]))
+            pushSink.yield(
+                SeenPush(
+                    token: request.deviceToken, kind: request.headers["apns-push-type"] == "background" ? .silent : .alert,
+                    expiration: request.headers["apns-expiration"]))
         }
         let running = try await apns.start()
 
@@ -77,8 +79,9 @@ enum WakeBench {
                 binary: binary, folder: folder, database: database, wakeKey: wakeKey,
                 apnsURL: running.baseURL, key: key, caFile: try certificate.writeCAToTemporaryFile(), topic: topic)
             do {
-                try await runFleet(options, rules: rules, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
-                                   apnsURL: running.baseURL, pushes: pushes, pushSink: pushSink)
+                try await runFleet(
+                    options, rules: rules, fleet: fleet, server: server, http: FleetHTTP(client: client, baseURL: server.baseURL),
+                    apnsURL: running.baseURL, pushes: pushes, pushSink: pushSink)
             } catch {
                 await server.stop()
                 throw error
@@ -111,8 +114,9 @@ enum WakeBench {
             for i in 0..<options.payments {
                 let token = String(format: "%016llx", UInt64(s + 1)) + String(format: "%048llx", UInt64(i))
                 let registration = try await store.registerDevice(platform: .ios, token: token, now: Date())
-                let device = DeviceRegistrationAnswer(deviceID: registration.device.id, deviceSecret: registration.secret,
-                                                      alias: registration.device.alias, webhookURL: "")
+                let device = DeviceRegistrationAnswer(
+                    deviceID: registration.device.id, deviceSecret: registration.secret,
+                    alias: registration.device.alias, webhookURL: "")
                 fleet.append(FleetDevice(strategy: strategy, index: i, token: token, device: device))
             }
         }
@@ -134,9 +138,10 @@ enum WakeBench {
             var token: String
         }
         let payments = fleet.map {
-            Payment(strategy: $0.strategy, index: $0.index,
-                    phone: SimulatedPhone(strategy: $0.strategy, rules: rules, device: $0.device, payment: $0.index, http: http, options: options),
-                    deviceID: $0.device.deviceID, token: $0.token)
+            Payment(
+                strategy: $0.strategy, index: $0.index,
+                phone: SimulatedPhone(strategy: $0.strategy, rules: rules, device: $0.device, payment: $0.index, http: http, options: options),
+                deviceID: $0.device.deviceID, token: $0.token)
         }
         let phones = Dictionary(uniqueKeysWithValues: payments.map { ($0.token, $0.phone) })
         print("herald-bench wake: \(payments.count) phones registered with herald serve at \(server.baseURL); APNs look-alike at \(apnsURL)")
@@ -163,8 +168,9 @@ enum WakeBench {
                 group.addTask {
                     try? await Task.sleep(for: .seconds(startAfter))
                     // The token is unique per payment: it serves as the payment hash too.
-                    let outcome = await lsp.pay(phone: payment.phone, deviceID: payment.deviceID, paymentHash: payment.token,
-                                                payment: payment.index, hints: payment.strategy.usesHints)
+                    let outcome = await lsp.pay(
+                        phone: payment.phone, deviceID: payment.deviceID, paymentHash: payment.token,
+                        payment: payment.index, hints: payment.strategy.usesHints)
                     return (payment.strategy, outcome)
                 }
             }
@@ -188,11 +194,15 @@ enum WakeBench {
         }
         print(report(results: results, counts: counts, options: options, elapsed: elapsed))
         // Everything shares this machine's cores: a saturated CPU shows as push and hint latency.
-        print(String(format: "CPU during the run: herald serve %.1f s, this process (phones, LSPs, APNs look-alike) %.1f s, over %.1f s on %d cores.",
-                     serverCPU, benchCPU, seconds(elapsed), ProcessInfo.processInfo.activeProcessorCount))
+        print(
+            String(
+                format: "CPU during the run: herald serve %.1f s, this process (phones, LSPs, APNs look-alike) %.1f s, over %.1f s on %d cores.",
+                serverCPU, benchCPU, seconds(elapsed), ProcessInfo.processInfo.activeProcessorCount))
     }
 
-    static func report(results: [(WakeStrategy, SimulatedLSP.Outcome)], counts: [WakeStrategy: PhoneCounts], options: WakeBenchOptions, elapsed: Duration) -> String {
+    static func report(
+        results: [(WakeStrategy, SimulatedLSP.Outcome)], counts: [WakeStrategy: PhoneCounts], options: WakeBenchOptions, elapsed: Duration
+    ) -> String {
         var lines = [
             "",
             "| strategy | payments | completed within \(fmt(options.hardStop)) s | median | p90 |",
@@ -210,8 +220,10 @@ enum WakeBench {
                 let value = times[min(times.count - 1, max(0, Int((Double(times.count) * q).rounded(.up)) - 1))]
                 return value.isFinite ? String(format: "%.1f s", value) : "> \(fmt(options.hardStop)) s"
             }
-            lines.append(String(format: "| %@ | %d | %d (%.1f%%) | %@ | %@ |", strategy.label, outcomes.count, completed,
-                                100 * Double(completed) / Double(max(1, outcomes.count)), quantile(0.5), quantile(0.9)))
+            lines.append(
+                String(
+                    format: "| %@ | %d | %d (%.1f%%) | %@ | %@ |", strategy.label, outcomes.count, completed,
+                    100 * Double(completed) / Double(max(1, outcomes.count)), quantile(0.5), quantile(0.9)))
             let c = counts[strategy] ?? PhoneCounts()
             let wakes = tally(outcomes.flatMap(\.wakeAnswers))
             let hints = tally(outcomes.flatMap(\.hints))
@@ -219,12 +231,14 @@ enum WakeBench {
             let attempts = outcomes.map(\.attempts).reduce(0, +)
             let pushLatency = median(outcomes.compactMap(\.pushAfter))
             let lag = median(outcomes.compactMap(\.attemptLag))
-            notes.append("- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
-                + "\(c.outOfReach) phones out of reach got \(c.heldAlert) alerts, \(c.heldSilent) silent pushes, \(c.heldNothing) nothing on return; "
-                + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
-                + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")"
-                + "\(stops.isEmpty ? "" : "; senders gave up: \(stops)"); "
-                + String(format: "median wake → push at APNs %.0f ms, payable → taken %.0f ms (completed payments)", pushLatency * 1000, lag * 1000))
+            notes.append(
+                "- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
+                    + "\(c.outOfReach) phones out of reach got \(c.heldAlert) alerts, \(c.heldSilent) silent pushes, \(c.heldNothing) nothing on return; "
+                    + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
+                    + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")"
+                    + "\(stops.isEmpty ? "" : "; senders gave up: \(stops)"); "
+                    + String(
+                        format: "median wake → push at APNs %.0f ms, payable → taken %.0f ms (completed payments)", pushLatency * 1000, lag * 1000))
         }
         lines.append("")
         lines.append("Herald sends both pushes on iOS; \"silent only\" and \"alert only\" are simulated by the phones ignoring the other kind.")

@@ -161,7 +161,8 @@ struct WakeBenchOptions {
 }
 
 func fmt(_ value: Double) -> String {
-    value == value.rounded() ? String(Int(value)) : String(format: "%.2f", value).replacingOccurrences(of: #"0+$"#, with: "", options: .regularExpression)
+    value == value.rounded()
+        ? String(Int(value)) : String(format: "%.2f", value).replacingOccurrences(of: #"0+$"#, with: "", options: .regularExpression)
 }
 
 /// Which pushes reach the app, and whether the sender reads Herald's forwarding hints.

@@ -64,7 +64,7 @@ enum UnixSocket {
             throw POSIXFailure(operation: "bind \(path)", code: code)
         }
         chmod(path, 0o600)
-        guard Glibc_listen(fd, 8) == 0 else {
+        guard systemListen(fd, 8) == 0 else {
             let code = errno
             close(fd)
             throw POSIXFailure(operation: "listen \(path)", code: code)
@@ -77,7 +77,7 @@ enum UnixSocket {
         var address = try address(path)
         let fd = try makeSocket()
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc_connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         // A Unix socket connects at once or not at all; EAGAIN means the backlog is full.
         if result == 0 { return fd }
@@ -89,7 +89,7 @@ enum UnixSocket {
 
     /// An accepted connection, or `nil` when none is waiting.
     static func accept(from listener: Int32) -> Int32? {
-        let fd = Glibc_accept(listener, nil, nil)
+        let fd = systemAccept(listener, nil, nil)
         guard fd >= 0 else { return nil }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -131,10 +131,12 @@ enum UnixSocket {
 }
 
 // The system calls whose names the methods above shadow.
-@inline(__always) private func Glibc_listen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
-@inline(__always) private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+@inline(__always) private func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
+@inline(__always) private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
     connect(fd, address, length)
 }
-@inline(__always) private func Glibc_accept(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: UnsafeMutablePointer<socklen_t>?) -> Int32 {
+@inline(__always) private func systemAccept(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: UnsafeMutablePointer<socklen_t>?)
+    -> Int32
+{
     accept(fd, address, length)
 }

@@ -34,7 +34,8 @@ struct LnurlPayInvoiceTask: Sendable {
             guard report.delivered else {
                 return TaskOutcome(content: catalogue.content(for: .lnurlPayFailure), fallbackReason: "reply \(report.outcome.rawValue)")
             }
-            return TaskOutcome(content: catalogue.content(for: .lnurlPayInvoice, values: ["sats": String(request.amount / 1000)]), effects: [.pending(pending)])
+            return TaskOutcome(
+                content: catalogue.content(for: .lnurlPayInvoice, values: ["sats": String(request.amount / 1000)]), effects: [.pending(pending)])
         } catch {
             await context.reply(LnurlError(reason: WalletError.payerReason(for: error, otherwise: "Failed to create invoice")), to: request.replyURL)
             return TaskOutcome(content: catalogue.content(for: .lnurlPayFailure), fallbackReason: "wallet: \(error)")

@@ -26,7 +26,8 @@ struct LnurlPayVerifyTask: Sendable {
                 )
             }
             guard report.delivered else {
-                return TaskOutcome(content: catalogue.content(for: .lnurlPayVerifyFailure), fallbackReason: "reply \(report.outcome.rawValue)", effects: effects)
+                return TaskOutcome(
+                    content: catalogue.content(for: .lnurlPayVerifyFailure), fallbackReason: "reply \(report.outcome.rawValue)", effects: effects)
             }
             return TaskOutcome(content: catalogue.content(for: .lnurlPayVerify), effects: effects)
         } catch {

@@ -39,11 +39,15 @@ struct SwapUpdatedTask: Sendable {
                 return TaskOutcome(content: catalogue.content(for: .paymentSent, values: sats), effects: [.resolved(id: update.id)])
             }
             let receipt = Receipt(id: payment.paymentHash ?? update.id, amount: String(payment.amountMsat), unit: Receipt.millisatoshis, at: Date())
-            return TaskOutcome(content: catalogue.content(for: .paymentReceived, values: sats), effects: [.resolved(id: update.id), .received(receipt)])
+            return TaskOutcome(
+                content: catalogue.content(for: .paymentReceived, values: sats), effects: [.resolved(id: update.id), .received(receipt)])
         case .waitingFeeAcceptance:
             return TaskOutcome(
                 content: catalogue.content(for: .paymentWaitingFeeAcceptance, values: sats),
-                effects: [.pending(PendingItem(kind: .swap, id: update.id, amount: String(payment.amountMsat), unit: Receipt.millisatoshis, createdAt: Date()))]
+                effects: [
+                    .pending(
+                        PendingItem(kind: .swap, id: update.id, amount: String(payment.amountMsat), unit: Receipt.millisatoshis, createdAt: Date()))
+                ]
             )
         case .pending, .failed:
             return nil

@@ -62,7 +62,8 @@ public struct NostrRelaySubscriber: Sendable {
             else { return .other }
             return .event(subscription: subscription, event: raw)
         case "CLOSED":
-            return .closed(subscription: items.count > 1 ? items[1].stringValue ?? "" : "", message: items.count > 2 ? items[2].stringValue ?? "" : "")
+            return .closed(
+                subscription: items.count > 1 ? items[1].stringValue ?? "" : "", message: items.count > 2 ? items[2].stringValue ?? "" : "")
         default:
             return .other
         }

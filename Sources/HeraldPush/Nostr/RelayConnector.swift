@@ -28,7 +28,8 @@ struct RelayConnector: Sendable {
     /// Connects to `url` and runs `exchange` over the WebSocket (``RelayWebSocket/run``).
     func run(
         url: String,
-        _ exchange: @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
+        _ exchange:
+            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
     ) async throws {
         guard NostrRelayURL.isValid(url), let parsed = URL(string: url), let host = parsed.host else {
             throw Refused(description: "not a wss:// relay URL")

@@ -29,8 +29,10 @@ struct RelayWebSocket {
     ///
     /// - Parameter address: Where to connect, already resolved and checked; nil resolves the host.
     static func run(
-        url: String, address: SocketAddress? = nil, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup, connectTimeout: TimeAmount,
-        _ exchange: @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
+        url: String, address: SocketAddress? = nil, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup,
+        connectTimeout: TimeAmount,
+        _ exchange:
+            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
     ) async throws {
         let (origin, path) = try parse(url)
         let tls = origin.tls ? tlsContext : nil

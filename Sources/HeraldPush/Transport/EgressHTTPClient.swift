@@ -47,9 +47,11 @@ public final class EgressHTTPClient: Sendable {
                 timeout: .init(connect: TimeAmount(connectTimeout)),
                 connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost),
                 proxy: proxy.map { proxy in
-                    .server(host: proxy.host, port: proxy.port, authorization: proxy.authorization.map {
-                        .basic(credentials: String($0.dropFirst("Basic ".count)))
-                    })
+                    .server(
+                        host: proxy.host, port: proxy.port,
+                        authorization: proxy.authorization.map {
+                            .basic(credentials: String($0.dropFirst("Basic ".count)))
+                        })
                 }
             )
             // A failed connect (a refused address, a proxy that is down) fails the request at

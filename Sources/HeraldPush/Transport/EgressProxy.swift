@@ -34,9 +34,11 @@ public struct EgressProxy: Sendable, Hashable, CustomStringConvertible {
     /// The proxy `environment` names, or nil for none. A value that is not an `http://` URL with
     /// a host is an error naming its variable (without its credentials).
     public static func from(environment: [String: String]) throws(Invalid) -> EgressProxy? {
-        guard let (variable, text) = variables.lazy.compactMap({ name in
-            environment[name].map { (name, $0.trimmingCharacters(in: .whitespaces)) }
-        }).first(where: { !$0.1.isEmpty }) else { return nil }
+        guard
+            let (variable, text) = variables.lazy.compactMap({ name in
+                environment[name].map { (name, $0.trimmingCharacters(in: .whitespaces)) }
+            }).first(where: { !$0.1.isEmpty })
+        else { return nil }
         // "host:port" without a scheme is common in the wild and means http://.
         let withScheme = text.contains("://") ? text : "http://" + text
         guard let url = URLComponents(string: withScheme), let host = url.host, !host.isEmpty else {
@@ -48,9 +50,10 @@ public struct EgressProxy: Sendable, Hashable, CustomStringConvertible {
         let credentials = url.user.map { user in
             (user.removingPercentEncoding ?? user) + ":" + ((url.password?.removingPercentEncoding ?? url.password) ?? "")
         }
-        let bypass = bypassVariables.lazy.compactMap { environment[$0] }.first.map { list in
-            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-        } ?? []
+        let bypass =
+            bypassVariables.lazy.compactMap { environment[$0] }.first.map { list in
+                list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            } ?? []
         return EgressProxy(host: host, port: url.port ?? 80, credentials: credentials, bypass: bypass)
     }
 

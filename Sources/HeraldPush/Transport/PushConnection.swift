@@ -1,8 +1,8 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
 import NIOHPACK
+import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL

@@ -86,7 +86,11 @@ public final class PushEndpoint: Sendable {
 
     private func nextSlot() -> Slot {
         if slots.count == 1 { return slots[0] }
-        return slots[next.withLockedValue { n in defer { n = (n + 1) % slots.count }; return n }]
+        return slots[
+            next.withLockedValue { n in
+                defer { n = (n + 1) % slots.count }
+                return n
+            }]
     }
 
     private func submit(_ submission: Submission, to slot: Slot) {

@@ -164,7 +164,8 @@ public struct WebPushProvider: PushProvider {
                     "Web Push service refused Herald's VAPID authorization: check webpush.vapid_key_file and webpush.contact",
                     metadata: ["push.origin": "\(origin)", "http.status": "\(status)", "push.answer": "\(said)"])
             }
-            return PushOutcome(kind: .retry, reason: status == 401 ? "Unauthorized" : "Forbidden", status: status, retryAfter: retryAfter ?? .seconds(60))
+            return PushOutcome(
+                kind: .retry, reason: status == 401 ? "Unauthorized" : "Forbidden", status: status, retryAfter: retryAfter ?? .seconds(60))
         case 429, 500..<600:
             return PushOutcome(kind: .retry, reason: status == 429 ? "TooManyRequests" : "ServiceUnavailable", status: status, retryAfter: retryAfter)
         case 300..<400:

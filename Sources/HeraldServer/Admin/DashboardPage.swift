@@ -75,7 +75,10 @@ enum DashboardPage {
     }
 
     static func figures(_ data: DashboardData) -> String {
-        let total = data.activity.slots.reduce(into: (0, 0)) { $0.0 += $1.webhooks; $0.1 += $1.pushes }
+        let total = data.activity.slots.reduce(into: (0, 0)) {
+            $0.0 += $1.webhooks
+            $0.1 += $1.pushes
+        }
         var oldest = "none waiting"
         if let due = data.outbox.oldestDueAt {
             let wait = data.now.timeIntervalSince(due)
@@ -131,7 +134,8 @@ enum DashboardPage {
                 bar += "<span class=\"seg \(css)\" style=\"width:\(String(format: "%.2f", share))%\"></span>"
                 legend += "<span class=\"key \(css)\">\(css) \(String(format: "%.0f", share))% (\(count))</span>"
             }
-            rows += "<div class=\"provider\"><div><b>\(HTML.escape(provider))</b> <span class=\"muted\">\(total) sends</span></div>"
+            rows +=
+                "<div class=\"provider\"><div><b>\(HTML.escape(provider))</b> <span class=\"muted\">\(total) sends</span></div>"
                 + "<div class=\"bar\">\(bar)</div><div class=\"legend\">\(legend)</div></div>"
         }
         if rows.isEmpty { rows = "<p class=\"muted\">No sends since the server started.</p>" }
@@ -180,11 +184,14 @@ enum DashboardPage {
                 rows += "<tr><td>\(HTML.escape(platform))</td><td colspan=\"3\" class=\"muted\">no provider configured</td></tr>"
                 continue
             }
-            let connection = status.openConnections.map { $0 > 0 ? "<span class=\"ok\">connected (\($0))</span>" : "<span class=\"idle\">not connected</span>" }
+            let connection =
+                status.openConnections.map { $0 > 0 ? "<span class=\"ok\">connected (\($0))</span>" : "<span class=\"idle\">not connected</span>" }
                 ?? "<span class=\"muted\">no connection (in process)</span>"
             var token = "<span class=\"muted\">none used</span>"
             if status.usesToken {
-                token = status.tokenIssuedAt.map { "issued \(HTML.age(data.now.timeIntervalSince($0))) ago" } ?? "<span class=\"muted\">not issued yet</span>"
+                token =
+                    status.tokenIssuedAt.map { "issued \(HTML.age(data.now.timeIntervalSince($0))) ago" }
+                    ?? "<span class=\"muted\">not issued yet</span>"
             }
             rows += "<tr><td>\(HTML.escape(platform))</td><td>\(HTML.escape(status.name))</td><td>\(connection)</td><td>\(token)</td></tr>"
         }
@@ -213,7 +220,8 @@ enum DashboardPage {
                 <td>\(letter.attempts)</td><td>\(HTML.age(data.now.timeIntervalSince(letter.finishedAt))) ago</td><td>\(button)</td></tr>
                 """
         }
-        let more = data.outbox.deadLetters > data.deadLetters.letters.count
+        let more =
+            data.outbox.deadLetters > data.deadLetters.letters.count
             ? "<p class=\"muted small\">Showing the newest \(data.deadLetters.letters.count) of \(data.outbox.deadLetters); the rest through <code>GET /api/v1/admin/dead-letters</code> or <code>herald dead-letters list</code>.</p>"
             : ""
         let body =

@@ -127,7 +127,8 @@ struct DashboardRoutes: Sendable {
         }
         let form = try await Self.form(&request)
         guard let token = form["csrf"], Secrets.constantTimeEqual(Data(token.utf8), Data(session.csrf.utf8)) else {
-            throw RefusedForm(status: .forbidden, text: "The form was refused (its security token is missing or stale). Reload the dashboard and try again.")
+            throw RefusedForm(
+                status: .forbidden, text: "The form was refused (its security token is missing or stale). Reload the dashboard and try again.")
         }
         return (id, form)
     }

@@ -106,10 +106,13 @@ struct SessionRoutes: Sendable {
         let given = pushToken.flatMap { $0.isEmpty ? nil : $0 }
         var token = stored
         if given != nil || subscription != nil {
-            token = try await Edge.pushAddress(platform: platform, pushToken: given, subscription: subscription, policy: settings.registrationWebPushPolicy)
+            token = try await Edge.pushAddress(
+                platform: platform, pushToken: given, subscription: subscription, policy: settings.registrationWebPushPolicy)
         }
         if allowNotifications, token == nil {
-            throw APIError(.pushTokenRequired, platform == .webpush
+            throw APIError(
+                .pushTokenRequired,
+                platform == .webpush
                     ? "subscription is required when allow_notifications is true"
                     : "push_token is required when allow_notifications is true"
             )
@@ -124,7 +127,8 @@ struct SessionRoutes: Sendable {
                 case .platformNotConfigured, .unknownApp:
                     throw APIError(error)
                 case .invalidMessage, .payloadTooLarge:
-                    throw APIError(.invalidToken, "push_token is not a valid \(platform.rawValue) token: \(error.message)"
+                    throw APIError(
+                        .invalidToken, "push_token is not a valid \(platform.rawValue) token: \(error.message)"
                     )
                 }
             }

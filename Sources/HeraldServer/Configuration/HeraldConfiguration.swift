@@ -81,21 +81,30 @@ public struct HeraldConfiguration: Sendable {
     /// Every setting, in docs/configuration.md's order.
     public static let settings: [SettingDescription] = {
         func seconds(_ duration: Duration) -> String { String(duration.components.seconds) }
-        let dispatcher = defaultDispatcher, intake = defaultIntake, server = defaultSettings, edge = defaultEdge
+        let dispatcher = defaultDispatcher
+        let intake = defaultIntake
+        let server = defaultSettings
+        let edge = defaultEdge
         return [
             .init("host", default: defaultHost, "Address to listen on"),
             .init("port", default: String(defaultPort), "Port to listen on"),
             .init("database", default: defaultDatabase, "The database: a SQLite file, or a postgres:// URL"),
-            .init("lease_seconds", default: seconds(dispatcher.lease), "Seconds a job (and an NWC subscription) stays leased to the instance holding it"),
+            .init(
+                "lease_seconds", default: seconds(dispatcher.lease), "Seconds a job (and an NWC subscription) stays leased to the instance holding it"
+            ),
             .init("public_url", default: "http://HOST:PORT", "Base URL others reach this server at; webhook URLs start with it"),
             .init("accept_raw_tokens", default: String(server.acceptRawTokens), "Accept raw push tokens on the webhook, not only registered aliases"),
-            .init("registration", default: server.registration.rawValue, "Who may register devices: open, challenge (the app proves it holds the token) or key (an API key of scope devices)"),
+            .init(
+                "registration", default: server.registration.rawValue,
+                "Who may register devices: open, challenge (the app proves it holds the token) or key (an API key of scope devices)"),
             .init("job_ttl", default: seconds(server.jobTTL), "Seconds a push is worth delivering; later it is dead-lettered"),
             .init("reply_timeout", default: seconds(server.replyTimeout), "Seconds a request waits for the device's answer on its reply URL"),
             .init("max_concurrent_sends", default: String(dispatcher.maxConcurrentSends), "Sends in flight at once"),
             .init("max_jobs_in_memory", default: "4 x max_concurrent_sends", "Jobs the dispatcher holds in memory; the rest wait in the database"),
             .init("max_pending_webhooks", default: String(intake.maxPending), "Webhooks waiting for their commit; past it 503 overloaded"),
-            .init("target_pushes_per_minute", default: String(server.targetPushesPerMinute), "Pushes one device token may get per minute, sustained; past it 429"),
+            .init(
+                "target_pushes_per_minute", default: String(server.targetPushesPerMinute),
+                "Pushes one device token may get per minute, sustained; past it 429"),
             .init("target_push_burst", default: String(server.targetPushBurst), "Pushes one device token may get at once"),
             .init("max_held_replies", default: String(server.maxHeldReplies), "Requests held for a device's answer at once; past it 503 overloaded"),
             .init("idle_timeout", default: seconds(edge.idleTimeout), "Seconds an idle connection is kept open"),
@@ -114,22 +123,38 @@ public struct HeraldConfiguration: Sendable {
                 "Google service-account JSON; its `token_uri` is the OAuth endpoint. Set nowhere, `GOOGLE_APPLICATION_CREDENTIALS` is read"
             ),
             .init("fcm.url", flag: false, default: "https://fcm.googleapis.com", "Overrides the FCM base URL"),
-            .init("local_provider", default: "true", "With Web Push but no APNs or FCM credentials, serve iOS and Android with the local development provider; false turns them off"),
+            .init(
+                "local_provider", default: "true",
+                "With Web Push but no APNs or FCM credentials, serve iOS and Android with the local development provider; false turns them off"),
             .init("webpush.vapid_key_file", flag: false, default: "", "PEM of the P-256 VAPID key Web Push is signed with (`herald webpush keygen`)"),
             .init("webpush.contact", flag: false, default: "", "`mailto:` or `https:` contact push services see in the VAPID token"),
             .init("webpush.allow_insecure_endpoints", default: "false", "Take plain `http://` Web Push endpoints (local development only)"),
-            .init("webpush.allow_private_endpoints", default: "false", "Take Web Push endpoints on loopback, private, link-local or multicast addresses"),
-            .init("webpush.concurrency_per_origin", default: String(WebPushPolicy().concurrencyPerOrigin), "Web Push requests in flight to one push service at most"),
-            .init("nostr.secret_key_file", flag: false, default: "", "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
-            .init("nostr.allow_private_relays", default: "false", "Take zap requests naming relays on loopback, private, link-local or multicast addresses"),
-            .init("breez.webhook_secret_file", flag: false, default: "", "The webhook secret Breez gave for your domain; turns on `POST /api/v1/breez/payments`"),
-            .init("wake_gateway.audience", flag: false, default: "public_url's host", "The audience wake gateway registrations are signed for (`GET /wake/v1/info`)"),
+            .init(
+                "webpush.allow_private_endpoints", default: "false", "Take Web Push endpoints on loopback, private, link-local or multicast addresses"
+            ),
+            .init(
+                "webpush.concurrency_per_origin", default: String(WebPushPolicy().concurrencyPerOrigin),
+                "Web Push requests in flight to one push service at most"),
+            .init(
+                "nostr.secret_key_file", flag: false, default: "",
+                "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
+            .init(
+                "nostr.allow_private_relays", default: "false",
+                "Take zap requests naming relays on loopback, private, link-local or multicast addresses"),
+            .init(
+                "breez.webhook_secret_file", flag: false, default: "",
+                "The webhook secret Breez gave for your domain; turns on `POST /api/v1/breez/payments`"),
+            .init(
+                "wake_gateway.audience", flag: false, default: "public_url's host",
+                "The audience wake gateway registrations are signed for (`GET /wake/v1/info`)"),
             .init("tls.ca_file", flag: false, default: "", "PEM of extra trust roots for outgoing TLS"),
             .init(
                 "https_proxy", flag: false, default: "",
                 "`http://[user:password@]host:port` of the proxy APNs, FCM, Google's token endpoint and Web Push go through. Set nowhere, `HTTPS_PROXY` / `https_proxy` is read"
             ),
-            .init("no_proxy", flag: false, default: "", "Hosts reached without the proxy, comma-separated. Set nowhere, `NO_PROXY` / `no_proxy` is read"),
+            .init(
+                "no_proxy", flag: false, default: "", "Hosts reached without the proxy, comma-separated. Set nowhere, `NO_PROXY` / `no_proxy` is read"
+            ),
         ]
     }()
 
@@ -160,9 +185,11 @@ public struct HeraldConfiguration: Sendable {
         // set nowhere: Google's libraries (and gorush) take the service account from one, curl
         // and nearly everything else take the proxy from the others.
         for (variable, others) in conventionalVariables where values[variable] == nil {
-            guard let (other, value) = others.lazy.compactMap({ name in
-                environment[name].map { (name, $0.trimmingCharacters(in: .whitespaces)) }
-            }).first(where: { !$0.1.isEmpty }) else { continue }
+            guard
+                let (other, value) = others.lazy.compactMap({ name in
+                    environment[name].map { (name, $0.trimmingCharacters(in: .whitespaces)) }
+                }).first(where: { !$0.1.isEmpty })
+            else { continue }
             values[variable] = value
             let named = source
             source = { asked in asked == variable ? other : named(asked) }

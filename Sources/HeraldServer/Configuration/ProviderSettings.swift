@@ -81,9 +81,10 @@ public struct ProviderSettings: Sendable {
     /// `default` app under the top level (`HERALD_APNS_KEY_FILE`), for a named one under
     /// `apps.<name>.` in the configuration file.
     static let apnsRequired = ["apns.key_file", "apns.key_id", "apns.team_id", "apns.topic"]
-    static let appKeys = apnsRequired + [
-        "apns.environment", "apns.url", "fcm.service_account_file", "fcm.url", "webpush.vapid_key_file", "webpush.contact",
-    ]
+    static let appKeys =
+        apnsRequired + [
+            "apns.environment", "apns.url", "fcm.service_account_file", "fcm.url", "webpush.vapid_key_file", "webpush.contact",
+        ]
 
     /// Reads the settings from resolved values by `HERALD_*` name. A platform with some but not
     /// all of its settings is an error that names what is missing: a half-configured platform
@@ -115,7 +116,8 @@ public struct ProviderSettings: Sendable {
         webPushPolicy.allowPrivateEndpoints = try flag("webpush.allow_private_endpoints")
         if let text = value("webpush.concurrency_per_origin") {
             guard let n = Int(text), (1...1000).contains(n) else {
-                throw Missing(description: "\(source(variable("webpush.concurrency_per_origin"))) must be a whole number from 1 to 1000, not '\(text)'")
+                throw Missing(
+                    description: "\(source(variable("webpush.concurrency_per_origin"))) must be a whole number from 1 to 1000, not '\(text)'")
             }
             webPushPolicy.concurrencyPerOrigin = n
         }
@@ -131,7 +133,8 @@ public struct ProviderSettings: Sendable {
         let app = try App(reading: value, naming: { source(variable($0)) })
         if app.hasCredentials { apps[PushTarget.defaultApp] = app }
         if !localProviderAllowed, isLocal {
-            throw Missing(description: "\(source(variable("local_provider"))) is false, but no push credentials are configured: nothing could be delivered")
+            throw Missing(
+                description: "\(source(variable("local_provider"))) is false, but no push credentials are configured: nothing could be delivered")
         }
     }
 }

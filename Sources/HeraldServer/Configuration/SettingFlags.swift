@@ -5,9 +5,10 @@ public enum SettingFlags {
     /// The flags given, by setting key (a repeated flag: the last); a flag that names no setting,
     /// or has no value, is refused with the nearest name.
     public static func parse(_ arguments: [String]) throws -> [String: String] {
-        let byFlag = Dictionary(uniqueKeysWithValues: HeraldConfiguration.settings.compactMap { setting in
-            setting.flag.map { ($0, setting) }
-        })
+        let byFlag = Dictionary(
+            uniqueKeysWithValues: HeraldConfiguration.settings.compactMap { setting in
+                setting.flag.map { ($0, setting) }
+            })
         var given: [String: String] = [:]
         var rest = arguments[...]
         while let argument = rest.popFirst() {

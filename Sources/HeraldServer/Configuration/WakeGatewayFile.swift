@@ -78,7 +78,8 @@ enum WakeGatewayFile {
         for (name, entry) in topics {
             guard WakeTopicName.isName(name) else {
                 throw HeraldConfiguration.Invalid(
-                    "\(file): wake_gateway topic '\(name.prefix(64))' must be namespace.Name (a lower-case first segment, then segments starting with a letter)")
+                    "\(file): wake_gateway topic '\(name.prefix(64))' must be namespace.Name (a lower-case first segment, then segments starting with a letter)"
+                )
             }
             guard entry is [String: Any] else { throw HeraldConfiguration.Invalid("\(file): wake_gateway topic '\(name)' is not a map") }
         }

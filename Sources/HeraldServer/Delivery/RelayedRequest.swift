@@ -55,7 +55,9 @@ extension PushDelivery {
             do {
                 try relay.rawTokenHolds.take(client)
             } catch .client {
-                throw APIError(.tooManyHeldRequests, "this address holds \(relay.rawTokenHolds.perClient) requests to raw push tokens already; register the device and use its alias",
+                throw APIError(
+                    .tooManyHeldRequests,
+                    "this address holds \(relay.rawTokenHolds.perClient) requests to raw push tokens already; register the device and use its alias",
                     headers: [.retryAfter: "\(max(1, Int(settings.replyTimeout.timeInterval.rounded(.up))))"])
             } catch {
                 throw APIError.overloaded
@@ -98,14 +100,17 @@ extension PushDelivery {
 
 extension APIError {
     /// The token is the alias of a device deleted since: its webhook URL is gone for good.
-    static let deviceDeleted = APIError(.deviceDeleted, "the device this webhook URL belonged to was deleted; it receives nothing more"
+    static let deviceDeleted = APIError(
+        .deviceDeleted, "the device this webhook URL belonged to was deleted; it receives nothing more"
     )
 
-    static let tokenUnregistered = APIError(.tokenUnregistered, "the push service reported this device token as unregistered"
+    static let tokenUnregistered = APIError(
+        .tokenUnregistered, "the push service reported this device token as unregistered"
     )
 
     static func replyTimeout(_ settings: ServerSettings) -> APIError {
-        APIError(.replyTimeout, "the device did not answer within \(Int(settings.replyTimeout.timeInterval.rounded(.up))) s"
+        APIError(
+            .replyTimeout, "the device did not answer within \(Int(settings.replyTimeout.timeInterval.rounded(.up))) s"
         )
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
-import ServiceLifecycle
-import NIOConcurrencyHelpers
 import HTTPTypes
 import HeraldPush
 import HeraldSecp256k1
 import HeraldStore
 import HeraldWire
 import Hummingbird
+import NIOConcurrencyHelpers
+import ServiceLifecycle
 
 /// App registration: the app trades its push token for an alias webhook URL, so third-party
 /// services never see the real token, and a device secret to rotate or delete it later.
@@ -90,12 +90,14 @@ struct DeviceRoutes: Sendable {
         }
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
         if namesToken { try requireProvider(platform, app: device.app) }
-        let token = namesToken
+        let token =
+            namesToken
             ? try await Edge.pushAddress(
                 platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
             : device.token
         // What identity proofs sign: the token as sent, or the device's own when none was.
-        let signedToken = body.subscription?.endpoint ?? body.pushToken
+        let signedToken =
+            body.subscription?.endpoint ?? body.pushToken
             ?? (platform == .webpush ? WebPushSubscription(storageToken: device.token)?.endpoint ?? device.token : device.token)
         // Absent keeps the key; "" removes it.
         let sealKey = try body.sealKey.map(PushSealing.parseUpdate)
@@ -144,7 +146,9 @@ struct DeviceRoutes: Sendable {
             expiresAt: now().addingTimeInterval(settings.jobTTL.timeInterval))
         _ = try await delivery.submit(
             message, type: NotificationType.deviceChallenge.rawValue,
-            to: [PushDelivery.Recipient(target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey)],
+            to: [
+                PushDelivery.Recipient(target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey)
+            ],
             metric: NotificationType.deviceChallenge.rawValue)
     }
 
@@ -166,7 +170,9 @@ struct DeviceRoutes: Sendable {
     func vapidPublicKey(_ request: Request) throws -> Response {
         let app = try Edge.checkApp(request.uri.queryParameters.get("app"), providers: providers)
         guard let provider = providers.provider(for: .webpush, app: app) as? WebPushProvider else {
-            throw APIError(.notConfigured, "Web Push is not configured" + (app == PushTarget.defaultApp ? "" : " for app '\(app)'")
+            throw APIError(
+                .notConfigured,
+                "Web Push is not configured" + (app == PushTarget.defaultApp ? "" : " for app '\(app)'")
                     + ": set webpush.vapid_key_file and webpush.contact")
         }
         return try JSONResponse.make(VAPIDPublicKeyAnswer(publicKey: provider.signer.publicKey, app: app))

@@ -31,7 +31,10 @@ enum IdentityClaims {
         for text in identities {
             // ProvenIdentity takes only the canonical spelling, the one stored and signed.
             guard let identity = ProvenIdentity(text) else {
-                throw APIError(.invalidIdentity, "'\(text.prefix(80))' is not an identity: ln: and 66 lower-case hex digits of a compressed secp256k1 key, or pk: and 52 z-base-32 characters of an Ed25519 key")
+                throw APIError(
+                    .invalidIdentity,
+                    "'\(text.prefix(80))' is not an identity: ln: and 66 lower-case hex digits of a compressed secp256k1 key, or pk: and 52 z-base-32 characters of an Ed25519 key"
+                )
             }
             if !parsed.contains(identity) { parsed.append(identity) }
         }
@@ -44,7 +47,9 @@ enum IdentityClaims {
         for identity in parsed {
             let name = identity.description
             guard let proof = proofs?.first(where: { $0.identity == name }), identity.verifies(proof.sig, over: preimage) else {
-                throw APIError(.invalidProof, "no proof of '\(name)' verifies over the herald-identity-v1 preimage of this platform, push token, identities and ts")
+                throw APIError(
+                    .invalidProof,
+                    "no proof of '\(name)' verifies over the herald-identity-v1 preimage of this platform, push token, identities and ts")
             }
         }
         return parsed.map(\.description).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }

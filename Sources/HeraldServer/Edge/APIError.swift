@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldPush
 import HeraldStore
+import HeraldWire
 import Hummingbird
 import NIOCore
 import NIOHTTP1
@@ -49,14 +50,18 @@ extension APIError {
     static func unknownPlatform(_ text: String) -> APIError {
         APIError(.unknownPlatform, "platform must be 'ios', 'android' or 'webpush', not '\(text.prefix(32))'")
     }
-    static let invalidIdempotencyKey = APIError(.invalidIdempotencyKey, "Idempotency-Key must be 1 to 255 bytes"
+    static let invalidIdempotencyKey = APIError(
+        .invalidIdempotencyKey, "Idempotency-Key must be 1 to 255 bytes"
     )
     /// The same `Idempotency-Key` with another body: never answered with the earlier job, so
     /// whoever plants a key cannot hand the real caller their job.
-    static let idempotencyKeyReused = APIError(.idempotencyKeyReused, "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
+    static let idempotencyKeyReused = APIError(
+        .idempotencyKeyReused, "this Idempotency-Key was used for another body; a retry sends the same body, anything else takes a new key")
     /// No provider serves the platform (for the app): nothing sent to it could arrive.
     static func platformNotConfigured(_ platform: Platform, app: String) -> APIError {
-        APIError(.platformNotConfigured, "no push provider is configured for \(platform.rawValue)" + (app == PushTarget.defaultApp ? "" : " in app '\(app)'"))
+        APIError(
+            .platformNotConfigured,
+            "no push provider is configured for \(platform.rawValue)" + (app == PushTarget.defaultApp ? "" : " in app '\(app)'"))
     }
     static let shuttingDown = APIError(.shuttingDown, "the server is shutting down; retry shortly")
     /// The database failed (I/O, full disk, a lock held too long): nothing was done, and a retry
@@ -78,13 +83,15 @@ extension APIError {
 
     /// The push target has had its share of pushes (``ServerSettings/targetPushesPerMinute``).
     static func targetRateLimited(retryAfter wait: Duration) -> APIError {
-        APIError(.targetRateLimited, "too many pushes to this device; retry later",
+        APIError(
+            .targetRateLimited, "too many pushes to this device; retry later",
             headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"]
         )
     }
 
     /// More work waits in memory than the server's caps allow (jobs for the writer, held requests).
-    static let overloaded = APIError(.overloaded, "the server has too much work waiting; retry shortly", headers: [.retryAfter: "1"]
+    static let overloaded = APIError(
+        .overloaded, "the server has too much work waiting; retry shortly", headers: [.retryAfter: "1"]
     )
 
     /// A job ``OutboxIntake`` did not take: 503 whatever the reason, as a retry (later, or
@@ -109,8 +116,6 @@ enum JSONResponse {
         )
     }
 }
-
-import HeraldWire
 
 typealias WireJSONEncoding = WireJSON
 

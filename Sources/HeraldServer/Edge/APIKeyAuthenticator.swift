@@ -30,7 +30,8 @@ struct APIKeyAuthenticator: RouterMiddleware {
             throw APIError.unauthorized("unknown or revoked API key")
         }
         guard key.allows(scope) else {
-            throw APIError(.forbidden, "the API key '\(key.name)' lacks the '\(scope.rawValue)' scope",
+            throw APIError(
+                .forbidden, "the API key '\(key.name)' lacks the '\(scope.rawValue)' scope",
                 headers: [.wwwAuthenticate: "Bearer error=\"insufficient_scope\", scope=\"\(scope.rawValue)\""]
             )
         }

@@ -40,7 +40,8 @@ final class RateLimiter: Sendable {
     /// (device, wake gateway and NWC registrations alike).
     func admitRegistration(from address: String) throws {
         guard let wait = acquire(address) else { return }
-        throw APIError(.rateLimited, "too many registrations from this address",
+        throw APIError(
+            .rateLimited, "too many registrations from this address",
             headers: [.retryAfter: "\(max(1, Int(wait.timeInterval.rounded(.up))))"])
     }
 

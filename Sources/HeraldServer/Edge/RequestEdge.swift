@@ -162,7 +162,9 @@ enum Edge {
             return try checkPushToken(pushToken, platform: platform)
         }
         guard let subscription else {
-            throw APIError(.invalidSubscription, "platform webpush takes the subscription object: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
+            throw APIError(
+                .invalidSubscription,
+                "platform webpush takes the subscription object: {\"endpoint\": \"https://…\", \"keys\": {\"p256dh\": …, \"auth\": …}}")
         }
         if pushToken != nil {
             throw APIError(.invalidSubscription, "platform webpush takes subscription, not push_token")
@@ -193,7 +195,8 @@ enum Edge {
         case .keyNotFound(let key, let context):
             return "the field '\(path(context.codingPath, key))' is required"
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
-            return "the field '\(path(context.codingPath))' must be \(type == String.self ? "a string" : type == Bool.self ? "true or false" : "\(type)")"
+            return
+                "the field '\(path(context.codingPath))' must be \(type == String.self ? "a string" : type == Bool.self ? "true or false" : "\(type)")"
         case .dataCorrupted(let context):
             return "the field '\(path(context.codingPath))' is not valid: \(context.debugDescription)"
         @unknown default:
@@ -205,7 +208,9 @@ enum Edge {
     /// nothing but its challenge (`403 device_unconfirmed`).
     static func requireConfirmed(_ device: Device, settings: ServerSettings, challenges: any DeviceChallengeStore) async throws {
         guard settings.registration == .challenge, try await challenges.isUnconfirmed(deviceID: device.id) else { return }
-        throw APIError(.deviceUnconfirmed, "the device has not yet proven it receives pushes at its token (registration: challenge); its app confirms by itself once the challenge push arrives")
+        throw APIError(
+            .deviceUnconfirmed,
+            "the device has not yet proven it receives pushes at its token (registration: challenge); its app confirms by itself once the challenge push arrives"
+        )
     }
 }
-

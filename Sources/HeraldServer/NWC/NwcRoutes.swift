@@ -112,7 +112,8 @@ struct NwcRoutes: Sendable {
     /// Another service's webhook (breez-lnurl's clients register Breez's): Web Push's rules,
     /// https and public addresses unless the operator allows otherwise.
     static func checkForeignWebhook(_ url: String, policy: WebPushPolicy) async throws {
-        guard url.utf8.count <= 2048, (try? PushTokenForm.check(url, platform: .webhook)) != nil, let parsed = URL(string: url), let host = parsed.host
+        guard url.utf8.count <= 2048, (try? PushTokenForm.check(url, platform: .webhook)) != nil, let parsed = URL(string: url),
+            let host = parsed.host
         else { throw APIError(.invalidWebhookURL, "webhookUrl must be an http(s) URL with a host") }
         guard policy.allowInsecureEndpoints || parsed.scheme?.lowercased() == "https" else {
             throw APIError(.invalidWebhookURL, "webhookUrl must be https (webpush.allow_insecure_endpoints allows http)")

@@ -166,8 +166,12 @@ final class NwcWatcher: Service, Sendable {
 
     /// Why an event is not forwarded, for the metrics.
     enum Refusal: String {
-        case unreadable, invalidSignature = "invalid_signature", wrongKind = "wrong_kind", notAddressed = "not_addressed"
-        case unknownApp = "unknown_app", expired, undeliverable
+        case unreadable
+        case invalidSignature = "invalid_signature"
+        case wrongKind = "wrong_kind"
+        case notAddressed = "not_addressed"
+        case unknownApp = "unknown_app"
+        case expired, undeliverable
     }
 
     /// Checks one event and forwards it once.
@@ -245,7 +249,8 @@ final class NwcWatcher: Service, Sendable {
         writer.string(raw)
         writer.raw("}}")
         let recipient = PushDelivery.Recipient(
-            target: PushTarget(platform: .webhook, token: url), idempotencyKey: "nwc:\(event.id.lowercased()):\(EnqueueResult.fingerprint(of: Array(url.utf8)).prefix(16))")
+            target: PushTarget(platform: .webhook, token: url),
+            idempotencyKey: "nwc:\(event.id.lowercased()):\(EnqueueResult.fingerprint(of: Array(url.utf8)).prefix(16))")
         let message = PushMessage(
             kind: .background, data: [WebhookForwardProvider.bodyKey: String(decoding: writer.bytes, as: UTF8.self)],
             expiresAt: now().addingTimeInterval(settings.jobTTL.timeInterval))
@@ -264,7 +269,8 @@ final class NwcWatcher: Service, Sendable {
     func purgeLoop() async {
         while !Task.isCancelled {
             let moment = now()
-            if let gone = try? await store.purgeNwc(seenBefore: moment.addingTimeInterval(-Self.seenFor), unusedBefore: moment.addingTimeInterval(-Self.unusedFor)),
+            if let gone = try? await store.purgeNwc(
+                seenBefore: moment.addingTimeInterval(-Self.seenFor), unusedBefore: moment.addingTimeInterval(-Self.unusedFor)),
                 gone > 0
             {
                 registrationsChanged()

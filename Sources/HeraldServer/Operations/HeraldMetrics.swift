@@ -1,3 +1,5 @@
+import HeraldPush
+import HeraldWire
 import NIOConcurrencyHelpers
 import Prometheus
 
@@ -152,8 +154,10 @@ public struct HeraldMetrics: Sendable {
     /// Relays held open for NWC subscriptions now.
     public func nwcRelaysWatched(_ count: Int) {
         wakes.count { $0.nwcRelays = count }
-        registry.makeGauge(descriptor: .init(namespace: "herald", metricName: "nwc_relays", unitName: "", helpText: "Relays held open for NWC subscriptions"))
-            .set(Int64(count))
+        registry.makeGauge(
+            descriptor: .init(namespace: "herald", metricName: "nwc_relays", unitName: "", helpText: "Relays held open for NWC subscriptions")
+        )
+        .set(Int64(count))
     }
 
     /// A wake of an identity on a topic, and how many devices it reached.
@@ -227,9 +231,6 @@ public struct HeraldMetrics: Sendable {
     /// The exposition text.
     public func render() -> String { registry.emitToString() }
 }
-
-import HeraldPush
-import HeraldWire
 
 /// The metric label of a wake kind: callers choose kinds, so only Herald's own get their name.
 /// Callers choose LSPS5 method names: only bLIP-55's own become labels.

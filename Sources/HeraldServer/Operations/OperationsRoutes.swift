@@ -1,6 +1,6 @@
-import HeraldWire
 import HeraldPush
 import HeraldStore
+import HeraldWire
 import Hummingbird
 import NIOCore
 

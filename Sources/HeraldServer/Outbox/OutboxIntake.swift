@@ -54,7 +54,11 @@ public final class OutboxIntake: Service, Sendable {
         }
 
         func set(_ index: Int, _ result: Result<EnqueueResult, any Error>) {
-            enum Action { case none, succeed([EnqueueResult]), fail(any Error) }
+            enum Action {
+                case none
+                case succeed([EnqueueResult])
+                case fail(any Error)
+            }
             let action = state.withLockedValue { state -> Action in
                 state.remaining -= 1
                 switch result {

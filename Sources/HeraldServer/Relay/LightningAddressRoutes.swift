@@ -53,7 +53,8 @@ struct LightningAddressRoutes: Sendable {
         let device = try await DeviceRoutes.authenticate(request, deviceID: body.deviceID, in: devices)
         try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
         guard let username = LightningAddressName.valid(body.username) else {
-            throw APIError(.invalidUsername, "a username is 1 to \(LightningAddressName.maxLength) of a-z, 0-9, '-', '_' and '.' (LUD-16)"
+            throw APIError(
+                .invalidUsername, "a username is 1 to \(LightningAddressName.maxLength) of a-z, 0-9, '-', '_' and '.' (LUD-16)"
             )
         }
         switch try await addresses.claimUsername(username, deviceID: device.id, now: now()) {

@@ -168,7 +168,8 @@ struct LnurlPayRoutes: Sendable {
         let hash = context.parameters.get("payment_hash")?.lowercased() ?? ""
         var request = request
         let body = try await Edge.readJSONBody(ZapPaymentReport.self, from: &request)
-        guard let answer = try await zaps.paid(paymentHash: hash, preimage: body.preimage, deviceID: address.device.id, app: address.device.app) else {
+        guard let answer = try await zaps.paid(paymentHash: hash, preimage: body.preimage, deviceID: address.device.id, app: address.device.app)
+        else {
             throw APIError(.unknownZap, "no zap request was kept for this payment hash")
         }
         return try JSONResponse.make(answer, status: .accepted)

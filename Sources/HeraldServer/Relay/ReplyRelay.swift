@@ -92,7 +92,6 @@ public final class ReplyRelay: Service, Sendable {
         return Handle(id: id, url: settings.publicURL + Self.pathPrefix + id)
     }
 
-
     /// What waiting for a device's answer came to.
     enum Awaited: Sendable {
         case answered(ReplyAnswer)

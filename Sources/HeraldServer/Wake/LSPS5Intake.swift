@@ -93,7 +93,9 @@ struct LSPS5Intake: Sendable {
 
     func check(body: [UInt8], headers: HTTPFields, deviceID: String) async throws -> Checked {
         guard let timestamp = headers[Self.timestampHeader], let signature = headers[Self.signatureHeader] else {
-            throw APIError(.invalidNotification, "an LSPS5 notification needs both the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
+            throw APIError(
+                .invalidNotification,
+                "an LSPS5 notification needs both the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
             )
         }
         let notification = try Self.parse(body)
@@ -137,7 +139,8 @@ struct LSPS5Intake: Sendable {
             throw APIError(.invalidNotification, "the body is not an LSPS5 notification: \(error.reason)")
         }
         guard WakeRoutes.isValidKind(notification.method.name) else {
-            throw APIError(.invalidNotification, "method must be 1 to \(WakeRoutes.maxKindBytes) letters, digits, '_', '-' or '.'"
+            throw APIError(
+                .invalidNotification, "method must be 1 to \(WakeRoutes.maxKindBytes) letters, digits, '_', '-' or '.'"
             )
         }
         return notification
@@ -145,9 +148,11 @@ struct LSPS5Intake: Sendable {
 
     static func apiError(_ error: LSPS5VerificationError) -> APIError {
         switch error.code {
-        case .staleTimestamp: APIError(.staleTimestamp, "\(LSPS5Webhook.timestampHeader) is more than 10 minutes from Herald's clock: \(error.message)")
+        case .staleTimestamp:
+            APIError(.staleTimestamp, "\(LSPS5Webhook.timestampHeader) is more than 10 minutes from Herald's clock: \(error.message)")
         case .malformedTimestamp:
-            APIError(.invalidNotification, "\(LSPS5Webhook.timestampHeader) must be an RFC 3339 timestamp such as 2023-05-04T10:14:23.853Z"
+            APIError(
+                .invalidNotification, "\(LSPS5Webhook.timestampHeader) must be an RFC 3339 timestamp such as 2023-05-04T10:14:23.853Z"
             )
         case .malformedBody: APIError(.invalidNotification, error.message)
         default: APIError(.invalidSignature, "the signature is not the LSP's over this timestamp and body: \(error.message)")

@@ -70,7 +70,8 @@ struct PresenceRoutes: Sendable {
         let clock = self.clock
         // Opened before the answer starts, so a full server says so with a status.
         guard let (id, events) = presence.openStream(deviceID: device.id, now: now()) else {
-            throw APIError(.tooManyStreams, "the server holds its share of presence streams; send heartbeats instead",
+            throw APIError(
+                .tooManyStreams, "the server holds its share of presence streams; send heartbeats instead",
                 headers: [.retryAfter: "60"])
         }
         let opened = now()

@@ -140,7 +140,9 @@ struct WakeGatewayRoutes: Sendable {
             if let earlier = try await ledger.wakeGatewayDevice(installKey: gateway.installKey),
                 earlier.gateway.registeredTS > gateway.registeredTS
             {
-                throw APIError(.staleRegistration, "this install registered later (ts \(earlier.gateway.registeredTS)); a registration never replaces a newer one")
+                throw APIError(
+                    .staleRegistration,
+                    "this install registered later (ts \(earlier.gateway.registeredTS)); a registration never replaces a newer one")
             }
             return try await devices.registerDevice(
                 platform: platform, token: token, sealKey: nil, app: app,
@@ -155,7 +157,8 @@ struct WakeGatewayRoutes: Sendable {
 
     /// Known names and every pattern are stored; unknown exact names are answered back.
     func split(_ topics: [String]) -> (stored: [String], unknown: [String]) {
-        var stored: [String] = [], unknown: [String] = []
+        var stored: [String] = []
+        var unknown: [String] = []
         for topic in topics {
             if WakeTopicName.isPattern(topic) || settings.wakeGateway.topics[topic] != nil { stored.append(topic) } else { unknown.append(topic) }
         }

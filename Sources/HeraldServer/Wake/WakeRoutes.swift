@@ -84,7 +84,6 @@ struct WakeRoutes: Sendable {
         }
     }
 
-
     // MARK: Forwarding hint
 
     func hint(_ request: Request, context: HeraldRequestContext) async throws -> Response {

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import HTTPTypes
-import HeraldSecp256k1
 import HeraldPush
+import HeraldSecp256k1
 import HeraldStore
 import HeraldWire
 import Hummingbird
@@ -30,13 +30,15 @@ struct BreezPaymentRoutes: Sendable {
         var request = request
         let body = Array(buffer: try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes))
         guard Self.signatureMatches(request.headers[Self.signature], body: body, secret: secret) else {
-            throw APIError(.invalidSignature, "\(BreezPaymentWebhook.signatureHeader) must be the hex HMAC-SHA256 of the raw body under the webhook secret")
+            throw APIError(
+                .invalidSignature, "\(BreezPaymentWebhook.signatureHeader) must be the hex HMAC-SHA256 of the raw body under the webhook secret")
         }
         let webhook: BreezPaymentWebhook
         do {
             webhook = try WireJSON.decode(BreezPaymentWebhook.self, from: Data(body))
         } catch {
-            throw APIError.invalidBody("expected {\"template\": \"\(BreezPaymentWebhook.sparkPaymentReceived)\", \"data\": {payment_hash, user_pubkey, …}}: \(error)")
+            throw APIError.invalidBody(
+                "expected {\"template\": \"\(BreezPaymentWebhook.sparkPaymentReceived)\", \"data\": {payment_hash, user_pubkey, …}}: \(error)")
         }
         guard webhook.template == BreezPaymentWebhook.sparkPaymentReceived else {
             throw APIError(.unsupportedTemplate, "template '\(webhook.template.prefix(64))' is not one Herald knows")

@@ -144,10 +144,13 @@ struct WebhookRoutes: Sendable {
             throw APIError.invalidJSON("the body is not a JSON object")
         case .failure(.unknownShape(let reason)):
             if (try? JSONParser.parse(Array(buffer: body)))?.objectValue?["jsonrpc"] != nil {
-                throw APIError(.invalidNotification, "an LSPS5 notification needs the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
+                throw APIError(
+                    .invalidNotification,
+                    "an LSPS5 notification needs the \(LSPS5Webhook.timestampHeader) and \(LSPS5Webhook.signatureHeader) headers"
                 )
             }
-            throw APIError(.unknownBodyShape, "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}: \(reason)"
+            throw APIError(
+                .unknownBodyShape, "expected {\"event\": …, \"data\": {…}} or {\"template\": …, \"data\": {…}}: \(reason)"
             )
         }
     }

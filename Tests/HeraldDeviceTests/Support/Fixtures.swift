@@ -23,7 +23,8 @@ enum Fixtures {
     static func plugin(
         wallet: any WalletService,
         budget: Duration = .seconds(5),
-        reply: ReplyPolicy = ReplyPolicy(maxAttempts: 4, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), attemptTimeout: .seconds(2)),
+        reply: ReplyPolicy = ReplyPolicy(
+            maxAttempts: 4, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), attemptTimeout: .seconds(2)),
         wakeHandling: WakeHandling = .notifyOnly,
         swapPollInterval: Duration = .milliseconds(20),
         record: ContainerRecordStore? = nil,
