@@ -120,7 +120,12 @@ class Document:
         if key not in responses:
             return [f"status {answer.status} is not documented for {method.upper()} {template} "
                     f"(documented: {', '.join(responses)})"]
-        content = responses[key].get("content")
+        response = responses[key]
+        base = ["paths", template, method.lower(), "responses", key]
+        if "$ref" in response:  # a response the document shares in components/responses
+            base = response["$ref"].removeprefix("#/").split("/")
+            response = self.doc["components"]["responses"][base[-1]]
+        content = response.get("content")
         if not content:
             return [f"{answer.status} is documented without a body, got {len(answer.body)} bytes"] if answer.body else []
         media = answer.headers.get("content-type", "").split(";")[0].strip()
@@ -133,8 +138,7 @@ class Document:
         except ValueError as error:
             return [f"the body is not JSON: {error}: {answer.body[:120]!r}"]
         pointer = "/".join(part.replace("~", "~0").replace("/", "~1")
-                           for part in ["paths", template, method.lower(), "responses", key, "content", media,
-                                        "schema"])
+                           for part in [*base, "content", media, "schema"])
         validator = jsonschema.Draft202012Validator({"$ref": f"{DOC_URI}#/{pointer}"}, registry=self.registry)
         return [f"body does not match the schema at {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
                 for e in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))][:5]
