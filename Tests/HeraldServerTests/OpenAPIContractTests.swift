@@ -89,4 +89,36 @@ struct OpenAPIContractTests {
         let listed = (schemas?["ErrorCode"] as? [String: Any])?["enum"] as? [String]
         #expect(listed == ErrorCode.allCases.map(\.rawValue), "the ErrorCode schema is ErrorCode's cases, in order")
     }
+
+    @Test("every status and code the docs show together (tables, `401 stale_timestamp`, example answers) is the code's status")
+    func docsAgree() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let docs =
+            try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/\($0)" } + ["README.md"]
+        let known = Dictionary(uniqueKeysWithValues: ErrorCode.allCases.map { ($0.rawValue, $0.status.code) })
+        let tableRow = /^\|\s*(\d{3})\s*\|([^|]+)\|/
+        let inline = /`(\d{3}) ([a-z][a-z_]+)`/
+        let answer = /# (\d{3}) \{"error":"([a-z_]+)"/
+        let code = /`([a-z_]+)`/
+        var checked = 0
+        for name in docs.sorted() {
+            let text = try String(contentsOf: root.appendingPathComponent(name), encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                var pairs: [(Int, String)] = []
+                if let row = line.firstMatch(of: tableRow) {
+                    pairs += row.output.2.matches(of: code).map { (Int(row.output.1)!, String($0.output.1)) }
+                }
+                pairs += line.matches(of: inline).map { (Int($0.output.1)!, String($0.output.2)) }
+                pairs += line.matches(of: answer).map { (Int($0.output.1)!, String($0.output.2)) }
+                for (status, written) in pairs {
+                    checked += 1
+                    #expect(
+                        known[written] == status,
+                        "\(name):\(number + 1): \(status) \(written), but ErrorCode says \(known[written].map(String.init) ?? "no such code")")
+                }
+            }
+        }
+        #expect(checked > 50)
+    }
 }
