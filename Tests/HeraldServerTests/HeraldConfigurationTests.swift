@@ -386,6 +386,7 @@ struct HeraldConfigurationTests {
                 "HERALD_APNS_KEY_FILE: cannot read"
             ),
             ("port: [1, 2\n", [:], "not valid YAML"),
+            ("no_proxy: [a.example, b.example]\n", [:], "no_proxy is a list; it takes one value"),
         ])
     func invalid(yaml: String, environment: [String: String], message: String) async throws {
         let file = try Self.yaml(yaml)

@@ -8,7 +8,7 @@ import Yams
 /// setting.
 struct ConfigurationFile {
     let path: String
-    /// The top-level mapping: each scalar as its text, maps as `[String: Any]`, sequences as `[Any]`.
+    /// The top-level mapping: each scalar as its text, maps as `[String: Any]`.
     let document: [String: Any]
     /// Every value, by its key's components (`["apps", "com.example.wallet", "apns", "key_id"]`).
     let provider: InMemoryProvider
@@ -42,13 +42,11 @@ struct ConfigurationFile {
                 let components = prefix + [name]
                 if let nested = value.mapping {
                     out[name] = try tree(nested, at: components)
-                } else if let sequence = value.sequence {
-                    let items = sequence.compactMap(\.scalar?.string)
-                    guard items.count == sequence.count else {
-                        throw HeraldConfiguration.Invalid("\(path): \(components.joined(separator: ".")) holds a list of something other than values")
-                    }
-                    values[AbsoluteConfigKey(components)] = ConfigValue(.stringArray(items), isSecret: false)
-                    out[name] = items
+                } else if value.sequence != nil {
+                    // Every setting takes one value (lists are comma-separated text, as in the
+                    // environment): a YAML list would otherwise read as unset.
+                    throw HeraldConfiguration.Invalid(
+                        "\(path): \(components.joined(separator: ".")) is a list; it takes one value (several hosts: one comma-separated text)")
                 } else if let scalar = value.scalar {
                     values[AbsoluteConfigKey(components)] = ConfigValue(.string(scalar.string), isSecret: false)
                     out[name] = scalar.string
