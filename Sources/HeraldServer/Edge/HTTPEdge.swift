@@ -91,7 +91,10 @@ struct LimitedHTTP1Channel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        if let http = value.http { await http1(deadline: nil).handle(value: http, logger: logger) }
+        guard let http = value.http else { return }
+        await withTaskExecutorPreference(ConnectionExecutor.forLoop(value.channel.eventLoop)) {
+            await http1(deadline: nil).handle(value: http, logger: logger)
+        }
     }
 }
 
