@@ -37,6 +37,52 @@ struct DeviceTests {
         }
     }
 
+    @Test("forty devices rotate token and LSP node id at once, and one device takes twenty rotations at once: each lands whole")
+    func concurrentUpdates() async throws {
+        var nds = try TestNDS()
+        nds.settings.registrationsPerMinute = 1000
+        let store = nds.store
+        let lsp = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+        try await nds.app().test(.live) { client in
+            var devices: [(id: String, secret: String, alias: String)] = []
+            for n in 0..<40 {
+                let created = try await client.post("/api/v1/devices", json: #"{"platform":"android","push_token":"before-\#(n)"}"#)
+                devices.append(
+                    (
+                        try #require(created.json["device_id"] as? String), try #require(created.json["device_secret"] as? String),
+                        try #require(created.json["alias"] as? String)
+                    ))
+            }
+            func put(_ device: (id: String, secret: String, alias: String), _ json: String) async throws -> TestResponse {
+                try await client.execute(
+                    uri: "/api/v1/devices/\(device.id)", method: .put,
+                    headers: [.contentType: "application/json", .authorization: "Bearer \(device.secret)"], body: ByteBuffer(string: json))
+            }
+            let answers = try await withThrowingTaskGroup(of: (Int, HTTPResponse.Status, String?).self) { group in
+                for (n, device) in devices.enumerated() {
+                    group.addTask {
+                        let answer = try await put(device, #"{"push_token":"after-\#(n)","lsp_node_id":"\#(lsp)"}"#)
+                        return (n, answer.status, answer.json["lsp_node_id"] as? String)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.count == 40 && answers.allSatisfy { $0.1 == .ok && $0.2 == lsp })
+            for (n, device) in devices.enumerated() {
+                #expect(try await store.device(alias: device.alias)?.token == "after-\(n)")
+            }
+            // Twenty rotations of one device at once: every one answered, and the device holds one of them.
+            let target = devices[0]
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for n in 0..<20 { group.addTask { try await put(target, #"{"push_token":"race-\#(n)"}"#).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.count == 20 && statuses.allSatisfy { $0 == .ok })
+            let token = try await store.device(alias: target.alias)?.token
+            #expect(token.map { $0.hasPrefix("race-") } == true)
+        }
+    }
+
     @Test("the device secret rotates the token and deletes the device; the alias alone cannot")
     func rotateAndDelete() async throws {
         let nds = try TestNDS()
