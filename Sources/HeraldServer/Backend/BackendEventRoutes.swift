@@ -24,7 +24,7 @@ struct BackendEventRoutes: Sendable {
     }
 
     func event(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let userID = try backendID("user_id", in: context)
+        let userID = try backendID(.userID, in: context)
         let idempotencyPrefix = try Edge.idempotencyKey(request.headers, scope: "backend-event:\(userID)")
         var request = request
         let event = try await Edge.readJSONBody(BackendEventRequest.self, from: &request)
@@ -55,7 +55,7 @@ struct BackendEventRoutes: Sendable {
     /// Sends the onboarding push once per user. The claim is recorded before sending so two
     /// concurrent calls cannot both send; it is given back when no session could receive it.
     func welcome(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let userID = try backendID("user_id", in: context)
+        let userID = try backendID(.userID, in: context)
         var request = request
         let body = try await Edge.readOptionalJSONBody(WelcomeBody.self, from: &request) ?? WelcomeBody()
         let text = body.notification ?? Self.welcomeText

@@ -34,13 +34,24 @@ struct BackendRoutes: Sendable {
     }
 }
 
+/// The two ids of the backend's paths, each with the code that refuses it.
+enum BackendIDParameter: String {
+    case userID = "user_id"
+    case sessionID = "session_id"
+
+    var invalid: ErrorCode {
+        switch self {
+        case .userID: .invalidUserID
+        case .sessionID: .invalidSessionID
+        }
+    }
+}
+
 /// A user or session id from the path: 1 to 128 bytes of letters, digits and `. _ ~ @ + -`,
 /// so ids are safe in URLs, logs and (never containing `:`) in composed idempotency keys.
-func backendID(_ name: String, in context: HeraldRequestContext) throws -> String {
-    guard let value = context.parameters.get(name), BackendIDRules.isValid(value) else {
-        throw APIError(
-            name == "session_id" ? .invalidSessionID : .invalidUserID,
-            "\(name) must be 1 to 128 characters of letters, digits and . _ ~ @ + -")
+func backendID(_ parameter: BackendIDParameter, in context: HeraldRequestContext) throws -> String {
+    guard let value = context.parameters.get(parameter.rawValue), BackendIDRules.isValid(value) else {
+        throw APIError(parameter.invalid, "\(parameter.rawValue) must be 1 to 128 characters of letters, digits and . _ ~ @ + -")
     }
     return value
 }

@@ -22,8 +22,8 @@ struct SessionRoutes: Sendable {
 
     /// `PUT`: creates (201) or replaces (200) the session.
     func put(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let userID = try backendID("user_id", in: context)
-        let sessionID = try backendID("session_id", in: context)
+        let userID = try backendID(.userID, in: context)
+        let sessionID = try backendID(.sessionID, in: context)
         var request = request
         let body = try await Edge.readJSONBody(SessionPutBody.self, from: &request)
         let write = try await checked(
@@ -38,8 +38,8 @@ struct SessionRoutes: Sendable {
 
     /// `PATCH`: changes the fields sent (a refreshed token, notifications on or off).
     func patch(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        let userID = try backendID("user_id", in: context)
-        let sessionID = try backendID("session_id", in: context)
+        let userID = try backendID(.userID, in: context)
+        let sessionID = try backendID(.sessionID, in: context)
         var request = request
         let body = try await Edge.readJSONBody(SessionPatchBody.self, from: &request)
         guard let current = try await sessions.session(userID: userID, sessionID: sessionID) else {
@@ -66,15 +66,15 @@ struct SessionRoutes: Sendable {
 
     /// `DELETE` at logout: 204 whether or not the session existed, so a retried logout succeeds.
     func delete(context: HeraldRequestContext) async throws -> Response {
-        let userID = try backendID("user_id", in: context)
-        let sessionID = try backendID("session_id", in: context)
+        let userID = try backendID(.userID, in: context)
+        let sessionID = try backendID(.sessionID, in: context)
         _ = try await sessions.deleteSession(userID: userID, sessionID: sessionID)
         return Response(status: .noContent)
     }
 
     /// `GET`: every session of the user with its token status.
     func list(context: HeraldRequestContext) async throws -> Response {
-        let userID = try backendID("user_id", in: context)
+        let userID = try backendID(.userID, in: context)
         let list = try await sessions.sessions(userID: userID)
         return try JSONResponse.make(
             SessionListView(
