@@ -27,8 +27,7 @@ public enum SettingFlags {
             }
             guard name.hasPrefix("--"), let setting = byFlag[name] else {
                 throw HeraldConfiguration.Invalid(
-                    SettingNames.describe(argument, nearest: SettingNames.nearest(name, in: Array(byFlag.keys)))
-                        .replacingOccurrences(of: "no such setting", with: "no such option"))
+                    SettingNames.describe(argument, nearest: SettingNames.nearest(name, in: Array(byFlag.keys)), what: "option"))
             }
             if value == nil, let next = rest.first, !next.hasPrefix("--"),
                 !setting.isBoolean || HeraldConfiguration.parseBool(next) != nil

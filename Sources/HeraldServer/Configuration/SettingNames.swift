@@ -46,8 +46,9 @@ enum SettingNames {
         }
     }
 
-    static func describe(_ name: String, nearest: String?) -> String {
-        "'\(name.prefix(80))': no such setting" + (nearest.map { "; did you mean '\($0)'?" } ?? "")
+    /// `'jobttl': no such setting; did you mean 'job_ttl'?` (`what`: an option, for a flag).
+    static func describe(_ name: String, nearest: String?, what: String = "setting") -> String {
+        "'\(name.prefix(80))': no such \(what)" + (nearest.map { "; did you mean '\($0)'?" } ?? "")
     }
 
     /// The keys of a nested map, dotted, down to each value that is not a map itself.

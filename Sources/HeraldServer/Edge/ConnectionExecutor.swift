@@ -10,7 +10,7 @@ import Synchronization
 /// loop, a handler's resumption after the commit and its answer need no such wake. Under load a
 /// loop always has work queued, and two loops would then do what the pool spreads (issue 26 lost
 /// 11–21% of the throughput running every handler on its loop), so the job goes to the pool.
-final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
+final class ConnectionExecutor: TaskExecutor, Sendable {
     let loop: any EventLoop
     /// Jobs handed to the loop and not yet started.
     private let waiting = Atomic<Int>(0)
