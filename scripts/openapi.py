@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -35,7 +36,6 @@ STATUS_NUMBERS = {"badRequest": 400, "unauthorized": 401, "forbidden": 403, "not
 
 def read_error_codes() -> dict[str, int]:
     """Every code and its status, from the one list: the server's `ErrorCode` enum, in its order."""
-    import re
     text = ERROR_CODES_PATH.read_text()
     cases = re.findall(r"^    case (\w+)(?: = \"([a-z_]+)\")?$", text, re.M)
     statuses = dict(re.findall(r"^        case \.(\w+): \.(\w+)$", text, re.M))
