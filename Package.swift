@@ -146,11 +146,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Where async work runs: on an event loop while it is idle, on Swift's pool under load.
+        .target(
+            name: "HeraldExecutors",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The embedded default back end: one SQLite file through GRDB, one `serve` per file.
         .target(
             name: "HeraldSQLite",
             dependencies: [
-                "HeraldStore", "HeraldWire",
+                "HeraldStore", "HeraldWire", "HeraldExecutors",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -178,7 +187,7 @@ let package = Package(
             dependencies: [
                 // Zaps on the Lightning address: Nostr events, and BOLT11 to check the invoice.
                 "HeraldNostr", "HeraldBolt11",
-                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5", "HeraldSecp256k1", "HeraldWake",
+                "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5", "HeraldSecp256k1", "HeraldWake", "HeraldExecutors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -332,7 +341,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldWire",
+                "HeraldServer", "HeraldSQLite", "HeraldTestSupport", "HeraldWire", "HeraldExecutors",
                 // The LSPS5 tests sign notifications as an LSP would; identity proofs sign with node keys;
                 // the wake gateway tests register and open wakes as a bitkit-core app would.
                 "HeraldLSPS5", "HeraldSecp256k1", "HeraldWake",

@@ -58,6 +58,9 @@ struct AsyncDatabase: Sendable {
     /// The thread writes run on, for loops that should run there themselves.
     var writerExecutor: (any TaskExecutor)? { threads?.writer }
 
+    /// The writer's thread while it is idle, the pool under load (``DatabaseThread/whenIdle``).
+    var writerWhenIdle: (any TaskExecutor)? { threads?.writer.whenIdle }
+
     private static func mapped<T>(_ access: () async throws -> T) async throws -> T {
         do {
             return try await access()

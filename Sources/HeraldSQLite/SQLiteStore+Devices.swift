@@ -105,6 +105,10 @@ extension SQLiteStore: DeviceStore {
         let key = TokenResolutionCache.Key(token: token, rawPlatform: rawPlatform)
         let (cached, generation) = tokenCache.lookup(key)
         if let cached { return cached }
+        // A raw token never marked dead: known without a read (nearly every webhook's case).
+        if let rawPlatform, !DeviceAlias.couldBeAlias(token), !deadTokens.mightContain(platform: rawPlatform, token: token) {
+            return WebhookTokenResolution(device: nil, isDead: false)
+        }
         // `unsafeRead`: no transaction around two indexed lookups (they showed up as a third of
         // the lookup's cost); an answer one commit old is what the cache would give anyway.
         let resolution = try await database.unsafeRead { db in

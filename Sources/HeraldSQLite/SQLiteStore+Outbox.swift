@@ -7,6 +7,7 @@ extension SQLiteStore: OutboxStore {
     /// One process per file (WAL mode on a local disk).
 
     public var writerExecutor: (any TaskExecutor)? { database.writerExecutor }
+    public var senderExecutor: (any TaskExecutor)? { database.writerWhenIdle }
 
     public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date, leasing: Int) async throws -> [EnqueueResult] {
         guard !jobs.isEmpty else { return [] }
@@ -124,8 +125,9 @@ extension SQLiteStore: OutboxStore {
         // Committed without an fsync of its own: the next intake commit's fsync makes it durable.
         // A crash before then loses only outcomes, and the jobs are sent again (at-least-once);
         // meanwhile the webhooks' commits do not queue behind an fsync per send batch.
+        let deadTokens = self.deadTokens
         try await Self.withoutSync(database) { db in
-            try Self.record(completions, now: nowValue, in: db)
+            try Self.record(completions, now: nowValue, deadTokens: deadTokens, in: db)
         }
     }
 
@@ -145,7 +147,9 @@ extension SQLiteStore: OutboxStore {
         }
     }
 
-    private static func record(_ completions: [JobCompletion], now nowValue: Double, in db: Database) throws {
+    private static func record(
+        _ completions: [JobCompletion], now nowValue: Double, deadTokens: DeadTokenFilter, in db: Database
+    ) throws {
         // Every send stamps the attempt times and the provider's answer, for the dead-letter view.
         let delivered = try db.cachedStatement(
             sql: """
@@ -190,7 +194,8 @@ extension SQLiteStore: OutboxStore {
                     platform: completion.job.platform,
                     token: completion.job.token,
                     reason: reason,
-                    now: nowValue
+                    now: nowValue,
+                    filter: deadTokens
                 )
             }
         }
@@ -298,13 +303,19 @@ extension SQLiteStore: TokenStore {
     }
 
     public func markDead(platform: Platform, token: String, reason: String, now: Date) async throws {
+        let deadTokens = self.deadTokens
         try await database.write { db in
-            try Self.markDead(db, platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970)
+            try Self.markDead(db, platform: platform, token: token, reason: reason, now: now.timeIntervalSince1970, filter: deadTokens)
         }
     }
 
     /// Marks the token dead and dead-letters every job still waiting for it: no further sends.
-    static func markDead(_ db: Database, platform: Platform, token: String, reason: String, now: Double) throws {
+    static func markDead(
+        _ db: Database, platform: Platform, token: String, reason: String, now: Double, filter: DeadTokenFilter
+    ) throws {
+        // Before the commit: a webhook that then finds the token absent from the filter read it
+        // before the mark, as it would have read the table.
+        filter.insert(platform: platform, token: token)
         try db.execute(
             sql: """
                 INSERT INTO dead_token (platform, token, reason, marked_at) VALUES (?, ?, ?, ?)

@@ -33,6 +33,8 @@ public final class SQLiteStore: Sendable {
     /// In front of the webhook's token lookup; cleared by every commit that writes `device` or
     /// `dead_token`.
     let tokenCache = TokenResolutionCache()
+    /// Tokens that may be dead, so that a raw token not among them needs no read.
+    let deadTokens: DeadTokenFilter
     /// The WAL length, in pages, from which ``checkpoint()`` restarts the WAL.
     public let walRestartPages: Int
 
@@ -57,6 +59,15 @@ public final class SQLiteStore: Sendable {
         // Opening and migrating run once, before the server takes requests: synchronous is fine.
         let pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
+        let deadTokens = DeadTokenFilter()
+        try pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: "SELECT platform, token FROM dead_token")
+            while let row = try rows.next() {
+                guard let platform = Platform(rawValue: row[0]) else { continue }
+                deadTokens.insert(platform: platform, token: row[1])
+            }
+        }
+        self.deadTokens = deadTokens
         pool.add(transactionObserver: TokenResolutionCache.Invalidator(tokenCache), extent: .databaseLifetime)
         database = AsyncDatabase(pool, threads: (writer: DatabaseThread(), reader: DatabaseThread()))
         checkpointer = AsyncDatabase(try DatabaseQueue(path: path, configuration: config))

@@ -6,6 +6,10 @@ public protocol OutboxStore: Sendable {
     /// Where the outbox's own loops (intake's group commit, recording outcomes) run, for a
     /// store that writes on a thread of its own: there its writes need no hop. nil: anywhere.
     var writerExecutor: (any TaskExecutor)? { get }
+    /// Where the dispatcher's sends run, for a store that writes on a thread of its own: that
+    /// thread while it is idle, since a send begins after a commit there and ends with its
+    /// outcome written there; the pool under load. nil: anywhere.
+    var senderExecutor: (any TaskExecutor)? { get }
 
     /// Commits jobs in one transaction and returns one result per job, in order. The first
     /// `leasing` jobs start leased until `leaseUntil`, as the caller hands them straight to its
@@ -47,6 +51,7 @@ public struct EarlierJob: Sendable, Hashable {
 
 extension OutboxStore {
     public var writerExecutor: (any TaskExecutor)? { nil }
+    public var senderExecutor: (any TaskExecutor)? { nil }
 
     /// Commits jobs that all start leased.
     public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult] {

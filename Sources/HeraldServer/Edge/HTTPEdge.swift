@@ -1,3 +1,4 @@
+import HeraldExecutors
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -92,7 +93,7 @@ struct LimitedHTTP1Channel: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {
         guard let http = value.http else { return }
-        await withTaskExecutorPreference(ConnectionExecutor.forLoop(value.channel.eventLoop)) {
+        await withTaskExecutorPreference(IdleLoopExecutor.forLoop(value.channel.eventLoop)) {
             await http1(deadline: nil).handle(value: http, logger: logger)
         }
     }

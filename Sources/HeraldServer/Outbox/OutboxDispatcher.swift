@@ -138,7 +138,9 @@ public final class OutboxDispatcher: Service, Sendable {
             group.addTask(executorPreference: store.writerExecutor) { await dispatcher.recordCompletions() }
             group.addTask {
                 await withTaskGroup(of: SenderExit.self) { senders in
-                    senders.addTask {
+                    // Sends (child tasks of this loop) start where intake's commit handed their
+                    // jobs over and end where their outcomes are written, while that thread is idle.
+                    senders.addTask(executorPreference: dispatcher.store.senderExecutor) {
                         await dispatcher.sendLoop()
                         return .sendLoop
                     }

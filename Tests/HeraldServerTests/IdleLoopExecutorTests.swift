@@ -4,18 +4,18 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import HeraldServer
+import HeraldExecutors
 
 /// A connection's requests run on its event loop while the loop has nothing waiting, and on
 /// Swift's pool once it does.
-@Suite("the connection executor")
-struct ConnectionExecutorTests {
+@Suite("the idle-loop executor")
+struct IdleLoopExecutorTests {
     @Test("an idle loop runs the job itself; a loop with a job waiting sends the next one to the pool")
     func localWhenIdleSpreadUnderLoad() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { group.shutdownGracefully { _ in } }
         let loop = group.next()
-        let executor = ConnectionExecutor(loop: loop)
+        let executor = IdleLoopExecutor(loop: loop)
 
         // Idle: on the loop.
         let idle = await Task(executorPreference: executor) { loop.inEventLoop }.value
@@ -43,7 +43,7 @@ struct ConnectionExecutorTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         defer { group.shutdownGracefully { _ in } }
         let (a, b) = (group.next(), group.next())
-        #expect(ConnectionExecutor.forLoop(a) === ConnectionExecutor.forLoop(a))
-        #expect(ConnectionExecutor.forLoop(a) !== ConnectionExecutor.forLoop(b))
+        #expect(IdleLoopExecutor.forLoop(a) === IdleLoopExecutor.forLoop(a))
+        #expect(IdleLoopExecutor.forLoop(a) !== IdleLoopExecutor.forLoop(b))
     }
 }
