@@ -1,10 +1,9 @@
+import HeraldExecutors
 import HeraldTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
-
-import HeraldExecutors
 
 /// A connection's requests run on its event loop while the loop has nothing waiting, and on
 /// Swift's pool once it does.
