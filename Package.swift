@@ -229,6 +229,7 @@ let package = Package(
                 "HeraldServer", "HeraldPush", "HeraldStore", "HeraldSQLite", "HeraldPostgres", "HeraldWire", "HeraldNostr",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -321,6 +322,7 @@ let package = Package(
                 "HeraldPush", "HeraldTestSupport", "HeraldWire", "HeraldNostr",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             swiftSettings: testSwiftSettings

@@ -1,5 +1,6 @@
 import GRDB
 import HeraldStore
+import NIOCore
 
 /// The store's only way into SQLite: every access is `async`, and the SQLite work runs on a
 /// thread that is not Swift's cooperative pool: the store's own ``DatabaseThread``s, or GRDB's
@@ -60,6 +61,9 @@ struct AsyncDatabase: Sendable {
 
     /// The writer's thread while it is idle, the pool under load (``DatabaseThread/whenIdle``).
     var writerWhenIdle: (any TaskExecutor)? { threads?.writer.whenIdle }
+
+    /// The writer's event loop.
+    var writerLoop: (any EventLoop)? { threads?.writer.loop }
 
     private static func mapped<T>(_ access: () async throws -> T) async throws -> T {
         do {

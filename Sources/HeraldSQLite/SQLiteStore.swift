@@ -3,6 +3,7 @@ import GRDB
 import HeraldStore
 import HeraldWire
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The embedded store: one SQLite file in WAL mode, written by one process.
@@ -130,6 +131,11 @@ public final class SQLiteStore: Sendable {
 
     /// The file's path, for logs.
     public var path: String { database.path }
+
+    /// The event loop of the writer's thread, where the outbox's sends start while it is idle
+    /// (``senderExecutor``): give it to the push client as a local loop, so that those sends'
+    /// connection lives there too and a send costs no other thread's wake-up.
+    public var sendingLoop: (any EventLoop)? { database.writerLoop }
 
     /// Runs a trivial query: the health check.
     public func ping() async throws {

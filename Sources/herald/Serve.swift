@@ -7,6 +7,7 @@ import HeraldServer
 import HeraldStore
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// `herald serve`: runs the Notification Delivery Service.
@@ -56,7 +57,11 @@ struct Serve: AsyncParsableCommand {
         defer { withExtendedLifetime(processLock) {} }
         let opened = try await database.open(logger: logger.with(component: "store"))
         let store = opened.store
-        let httpClient = try providerSettings.makeHTTPClient(logger: logger)
+        // The dispatcher's sends start on SQLite's writer thread while it is idle: a connection
+        // there writes them and reads their answers without waking another thread.
+        var localLoops: [any EventLoop] = []
+        if case .sqlite(let sqlite) = opened, let loop = sqlite.sendingLoop { localLoops.append(loop) }
+        let httpClient = try providerSettings.makeHTTPClient(logger: logger, localLoops: localLoops)
         do {
             let providers = try providerSettings.makeRouter(
                 httpClient: httpClient,

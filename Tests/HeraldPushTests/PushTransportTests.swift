@@ -3,6 +3,7 @@ import HeraldPush
 import HeraldTestSupport
 import NIOCore
 import NIOHPACK
+import NIOPosix
 import Testing
 
 /// The HTTP/2 transport against a server that does what real connections do: multiplex
@@ -139,6 +140,50 @@ struct PushTransportTests {
         #expect(observed.connections == 1)
     }
 
+    @Test("a send started on a local loop goes over that loop's own connection, up to its in-flight limit; the rest share")
+    func localLoop() async throws {
+        let certificate = try TestCertificate.make()
+        var script = ScriptedHTTP2Server.Script()
+        script.responseDelay = .milliseconds(300)
+        let server = ScriptedHTTP2Server(script: script, certificate: certificate)
+        let baseURL = try await server.start()
+        let caFile = try certificate.writeCAToTemporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdownGracefully { _ in } }
+        let local = group.next()
+        let client = try PushHTTPClient(configuration: .init(extraTrustRootsPEMFile: caFile), localLoops: [local])
+        let endpoint = try client.endpoint(baseURL)
+        func send(_ path: String) async throws -> Int {
+            try await endpoint.execute(PushHTTPRequest(path: path, headers: [:], body: ByteBuffer(string: "{}")), timeout: .seconds(20))
+                .status
+        }
+
+        // From the local loop: its own connection, opened there; no shared one yet.
+        let first = try await Task(executorPreference: OnLoop(local)) { try await send("/3/device/first") }.value
+        #expect(first == 200)
+        #expect(endpoint.openConnections(on: local) == 1 && endpoint.openConnections == 1)
+
+        // From the pool: the shared connection, on the client's group.
+        #expect(try await send("/3/device/pooled") == 200)
+        #expect(endpoint.openConnections == 2 && endpoint.openConnections(on: local) == 1)
+
+        // Ten at once from the local loop: four ride its connection, the other six the shared one.
+        let statuses = try await Task(executorPreference: OnLoop(local)) {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for n in 0..<10 { group.addTask { try await send("/3/device/burst-\(n)") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }.value
+        #expect(statuses.count == 10 && statuses.allSatisfy { $0 == 200 })
+        let observed = server.observed
+        #expect(observed.connections == 2)
+        #expect(observed.received[1] == 1 + PushEndpoint.localInFlightLimit, "the local connection: \(observed.received)")
+        #expect(observed.received[2] == 1 + 10 - PushEndpoint.localInFlightLimit, "the shared connection: \(observed.received)")
+        await client.shutdown()
+        await server.stop()
+    }
+
     @Test("a refused connection fails the send with the connect error, not a timeout at its deadline")
     func refused() async throws {
         let client = try PushHTTPClient()
@@ -162,5 +207,16 @@ struct PushTransportTests {
         #expect(PushOrigin.path(of: "https://oauth2.googleapis.com/token") == "/token")
         #expect(throws: PushTransportError.self) { try PushOrigin(url: "ftp://x") }
         #expect(throws: PushTransportError.self) { try PushOrigin(url: "https://host:99999") }
+    }
+}
+
+/// Runs every job on one event loop: a task that starts its sends there, as the dispatcher's do
+/// on SQLite's writer thread.
+private final class OnLoop: TaskExecutor, Sendable {
+    let loop: any EventLoop
+    init(_ loop: any EventLoop) { self.loop = loop }
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

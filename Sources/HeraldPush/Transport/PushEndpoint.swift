@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import NIOSSL
+import Synchronization
 
 /// The connections to one origin, and where requests go when a connection stops taking them.
 ///
@@ -10,6 +11,9 @@ import NIOSSL
 /// connection (opened on demand); when that connection retires (GOAWAY, closed, PING timeout)
 /// the requests it had not finished come back here and go to a fresh one. Consecutive failed
 /// connects back off, so a dead APNs is not hammered.
+///
+/// A request submitted on one of the client's local loops goes to that loop's own slot instead:
+/// written by the thread that submitted it, answered on it. Those slots take no other requests.
 public final class PushEndpoint: Sendable {
     let origin: PushOrigin
     private let configuration: PushHTTPClient.Configuration
@@ -17,6 +21,8 @@ public final class PushEndpoint: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let slots: [Slot]
+    /// One per local loop, for the requests submitted on it.
+    private let localSlots: [Slot]
     private let next = NIOLockedValueBox(0)
 
     init(origin: PushOrigin, client: PushHTTPClient) {
@@ -25,7 +31,8 @@ public final class PushEndpoint: Sendable {
         self.tlsContext = client.tlsContext
         self.eventLoopGroup = client.eventLoopGroup
         self.logger = client.logger
-        self.slots = (0..<client.configuration.connectionsPerOrigin).map { _ in Slot() }
+        self.slots = (0..<client.configuration.connectionsPerOrigin).map { _ in Slot(loop: nil) }
+        self.localSlots = client.localLoops.map { Slot(loop: $0) }
     }
 
     /// Sends one request and waits for its answer, at most `timeout`. A cancelled caller (the
@@ -34,8 +41,13 @@ public final class PushEndpoint: Sendable {
         let answer = ResponseSink()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                guard answer.attach({ continuation.resume(with: $0) }) else { return }
-                submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), answer: answer))
+                let (slot, local) = slotForRequest()
+                let attached = answer.attach { result in
+                    if local { slot.inFlight.subtract(1, ordering: .relaxed) }
+                    continuation.resume(with: result)
+                }
+                guard attached else { return }
+                submit(Submission(request: request, deadline: .now() + TimeAmount(timeout), answer: answer), to: slot)
             }
         } onCancel: {
             answer.cancel()
@@ -77,11 +89,30 @@ public final class PushEndpoint: Sendable {
 
     /// Connections currently open or opening; for tests and the bench.
     public var openConnections: Int {
-        slots.reduce(0) { $0 + ($1.state.withLockedValue { $0.connection == nil ? 0 : 1 }) }
+        (slots + localSlots).reduce(0) { $0 + ($1.state.withLockedValue { $0.connection == nil ? 0 : 1 }) }
     }
 
-    func submit(_ submission: Submission) {
-        submit(submission, to: nextSlot())
+    /// Connections open or opening whose event loop is `loop`; for tests.
+    public func openConnections(on loop: any EventLoop) -> Int {
+        (slots + localSlots).reduce(0) { count, slot in
+            count + slot.state.withLockedValue { $0.connection.map { $0.eventLoop === loop } == true ? 1 : 0 }
+        }
+    }
+
+    /// Requests in flight on a local slot at most: past it the loop is busy (under load it is the
+    /// SQLite writer, committing), and its requests go to the shared connections, whose loops
+    /// are free to read their answers.
+    public static let localInFlightLimit = 4
+
+    /// The slot of the local loop this runs on while it has room (counted until the answer);
+    /// otherwise the next shared one.
+    private func slotForRequest() -> (Slot, local: Bool) {
+        for slot in localSlots where slot.loop?.inEventLoop == true {
+            if slot.inFlight.add(1, ordering: .relaxed).newValue <= Self.localInFlightLimit { return (slot, true) }
+            slot.inFlight.subtract(1, ordering: .relaxed)
+            break
+        }
+        return (nextSlot(), false)
     }
 
     private func nextSlot() -> Slot {
@@ -101,7 +132,7 @@ public final class PushEndpoint: Sendable {
                 let connection = PushConnection(
                     origin: origin,
                     configuration: configuration,
-                    eventLoop: eventLoopGroup.next(),
+                    eventLoop: slot.loop ?? eventLoopGroup.next(),
                     logger: logger
                 )
                 state.connection = connection
@@ -147,7 +178,7 @@ public final class PushEndpoint: Sendable {
 
     func shutdown() async {
         var closing: [PushConnection] = []
-        for slot in slots {
+        for slot in slots + localSlots {
             slot.state.withLockedValue { state in
                 state.shutDown = true
                 if let connection = state.connection { closing.append(connection) }
@@ -164,6 +195,14 @@ public final class PushEndpoint: Sendable {
             var shutDown = false
         }
         let state = NIOLockedValueBox(State())
+        /// Where its connections live: a local loop, or nil for the client's group.
+        let loop: (any EventLoop)?
+        /// Requests sent through it and not yet answered (counted for local slots only).
+        let inFlight = Atomic<Int>(0)
+
+        init(loop: (any EventLoop)?) {
+            self.loop = loop
+        }
     }
 }
 

@@ -58,6 +58,8 @@ public final class PushHTTPClient: Sendable {
     let configuration: Configuration
     let tlsContext: NIOSSLContext
     let eventLoopGroup: any EventLoopGroup
+    /// Loops that keep a connection of their own per origin, for the sends they start.
+    let localLoops: [any EventLoop]
     let logger: Logger
     /// HTTP/1.1-or-2 for Google's token endpoint.
     let tokenClient: EgressHTTPClient
@@ -68,9 +70,15 @@ public final class PushHTTPClient: Sendable {
 
     /// Reads the trust roots now, so a missing or broken file fails at start-up rather than on
     /// every send.
+    ///
+    /// - Parameter localLoops: Event loops that send from themselves (the SQLite writer's, where
+    ///   the dispatcher's sends start while it is idle). A request submitted on one of them goes
+    ///   over a connection of that loop's own, opened on first use beside the shared ones: it is
+    ///   written without waking another thread, and its answer is read where it is recorded.
     public init(
         configuration: Configuration = .init(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        localLoops: [any EventLoop] = [],
         logger: Logger = Logger(label: "herald.push-http", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -81,6 +89,7 @@ public final class PushHTTPClient: Sendable {
         self.tlsContext = try NIOSSLContext(configuration: tls)
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
+        self.localLoops = localLoops
         self.logger = logger
         self.tokenClient = try EgressHTTPClient(
             proxy: configuration.proxy, extraTrustRootsPEMFile: configuration.extraTrustRootsPEMFile,

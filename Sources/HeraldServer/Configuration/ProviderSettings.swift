@@ -2,6 +2,7 @@ import Foundation
 import HeraldPush
 import HeraldWire
 import Logging
+import NIOCore
 
 /// Push credentials and the egress: each app's APNs key, FCM service account and VAPID key, the
 /// trust roots and the HTTPS proxy. Read like every setting (a flag where there is one, a
@@ -209,11 +210,13 @@ extension ProviderSettings.App {
 
 extension ProviderSettings {
     /// The push client for these settings: trust roots read now, connections opened on first use.
-    public func makeHTTPClient(logger: Logger) throws -> PushHTTPClient {
+    /// `localLoops`: see ``PushHTTPClient/init(configuration:eventLoopGroup:localLoops:logger:)``.
+    public func makeHTTPClient(logger: Logger, localLoops: [any EventLoop] = []) throws -> PushHTTPClient {
         try PushHTTPClient(
             configuration: .init(
                 extraTrustRootsPEMFile: extraTrustRootsFile, connectionsPerOrigin: connectionsPerOrigin, proxy: proxy,
                 allowPrivateWebPushEndpoints: webPushPolicy.allowPrivateEndpoints),
+            localLoops: localLoops,
             logger: logger
         )
     }
