@@ -136,7 +136,8 @@ extension PostgresStore: DeviceStore {
         // A token no alias can have (a raw APNs or FCM token) needs only the dead-token check.
         guard DeviceAlias.couldBeAlias(token) else {
             guard let rawPlatform else { return WebhookTokenResolution(device: nil, isDead: false) }
-            let dead = try await rows(DeadTokenStatement(platform: rawPlatform.rawValue, token: token)).first ?? false
+            let key = DeadTokenKey(platform: rawPlatform.rawValue, token: token)
+            let dead = try await deadTokenChecks.answer(key) { keys in try await self.deadTokens(among: keys) }
             return WebhookTokenResolution(device: nil, isDead: dead)
         }
         guard let row = try await rows(ResolveAliasStatement(token: token, rawPlatform: rawPlatform?.rawValue)).first else {
@@ -174,6 +175,38 @@ extension PostgresStore: DeviceStore {
     }
 
     /// Whether a raw token is known dead. Prepared: every raw-token webhook runs it.
+    /// Which of `keys` are dead, in one statement; the webhooks' raw tokens, batched.
+    func deadTokens(among keys: [DeadTokenKey]) async throws -> [DeadTokenKey: Bool] {
+        if keys.count == 1 {
+            return [keys[0]: try await rows(DeadTokenStatement(platform: keys[0].platform, token: keys[0].token)).first ?? false]
+        }
+        let dead = try await rows(DeadTokensStatement(platforms: keys.map(\.platform), tokens: keys.map(\.token)))
+        return Dictionary(dead.map { ($0, true) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The dead ones among many tokens. Prepared: under load every batch of webhooks runs it.
+    struct DeadTokensStatement: PostgresPreparedStatement {
+        static let sql = """
+            SELECT d.platform, d.token FROM dead_token d
+            JOIN unnest($1::text[], $2::text[]) AS k(platform, token) ON d.platform = k.platform AND d.token = k.token
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.textArray, .textArray]
+        var platforms: [String]
+        var tokens: [String]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(platforms)
+            bindings.append(tokens)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> DeadTokenKey {
+            let (platform, token) = try row.decode((String, String).self)
+            return DeadTokenKey(platform: platform, token: token)
+        }
+    }
+
     struct DeadTokenStatement: PostgresPreparedStatement {
         static let sql = "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = $1 AND token = $2)"
         static let bindingDataTypes: [PostgresDataType] = [.text, .text]
@@ -242,4 +275,10 @@ extension PostgresStore: LocalPushStore {
                 seq: seq, platform: platform, payload: payload, createdAt: PostgresRow.date(createdAt))
         }
     }
+}
+
+/// A raw token on its platform, as `dead_token` keys it.
+struct DeadTokenKey: Hashable, Sendable {
+    var platform: String
+    var token: String
 }

@@ -15,12 +15,15 @@ import ServiceLifecycle
 ///
 /// The use cases are in `PostgresStore+X.swift`, one file per `SQLiteStore+X.swift` with the
 /// same use cases, and three of their own: `+Notifications`, `+TargetRates` and `+WakeClaims`,
-/// what several processes share (``SharedStoreCapabilities``).
+/// what several processes share (``SharedStoreCapabilities``). ``RequestBatcher`` has no
+/// counterpart either: SQLite answers those lookups from memory (its `DeadTokenFilter`).
 public final class PostgresStore: Sendable {
     /// The connection pool. Run it for as long as the store is used.
     public let client: PostgresClient
     public let postgres: PostgresLocation
     let logger: Logger
+    /// The dead-token checks of webhooks to raw tokens, batched across concurrent webhooks.
+    let deadTokenChecks = RequestBatcher<DeadTokenKey, Bool>(absent: false)
 
     /// - Parameter maximumConnections: Connections the pool opens at most. Each `herald serve`
     ///   needs few: the intake's and the dispatcher's batches, plus reads from the routes.

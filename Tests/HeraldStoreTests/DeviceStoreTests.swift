@@ -28,6 +28,26 @@ struct DeviceStoreTests {
         }
     }
 
+    @Test("raw tokens resolved at once, a third of them dead, each get their own answer", arguments: Backend.allCases)
+    func concurrentDeadChecks(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let tokens = (0..<150).map { String(format: "%064x", 0xdead_0000 + $0) }
+            for token in tokens.enumerated().filter({ $0.offset % 3 == 0 }).map(\.element) {
+                try await store.markDead(platform: .ios, token: token, reason: "Unregistered", now: t0)
+            }
+            let answers = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+                for token in tokens {
+                    group.addTask { (token, try await store.resolveWebhookToken(token, rawPlatform: .ios).isDead) }
+                }
+                return try await group.reduce(into: [String: Bool]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(answers.count == tokens.count)
+            for (index, token) in tokens.enumerated() {
+                #expect(answers[token] == (index % 3 == 0), "token \(index)")
+            }
+        }
+    }
+
     @Test("a deleted alias is stamped with the caller's time, not the database's or the machine's", arguments: Backend.allCases)
     func deletedAt(_ backend: Backend) async throws {
         try await withStoreAndDatabase(backend) { store, database in
