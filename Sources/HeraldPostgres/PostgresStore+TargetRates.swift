@@ -10,7 +10,13 @@ extension PostgresStore: TargetRateStore {
         let keys = Array(Set(keys)).sorted()
         guard !keys.isEmpty else { return nil }
         let nowValue = now.timeIntervalSince1970
-        if keys.count == 1 { return try await takeTargetPush(key: keys[0], capacity: capacity, refillPerSecond: refillPerSecond, now: nowValue) }
+        if keys.count == 1 {
+            // Batched with the webhooks to other targets that come meanwhile. Their allowance is
+            // the process's one setting, so the query's capacity and refill are every caller's.
+            return try await targetTakes.answer(keys[0]) { keys in
+                try await self.takeTargetPushes(distinct: keys, capacity: capacity, refillPerSecond: refillPerSecond, now: nowValue)
+            }.wait
+        }
         return try await transaction { connection, logger in
             try await connection.query(
                 """
@@ -49,11 +55,33 @@ extension PostgresStore: TargetRateStore {
         }
     }
 
+    /// One push from each of several distinct keys' buckets, each granted or refused on its own:
+    /// the webhooks of a batch, one upsert for all. A refused key reads its wait as
+    /// ``takeTargetPush(key:capacity:refillPerSecond:now:)`` does.
+    func takeTargetPushes(
+        distinct keys: [String], capacity: Double, refillPerSecond: Double, now: Double
+    ) async throws -> [String: TargetTake] {
+        if keys.count == 1 {
+            return [keys[0]: TargetTake(wait: try await takeTargetPush(key: keys[0], capacity: capacity, refillPerSecond: refillPerSecond, now: now))]
+        }
+        // Sorted: instances taking shared keys at once lock them in one order.
+        let sorted = keys.sorted()
+        let taken = Set(try await rows(TakeManyStatement(keys: sorted, capacity: capacity, refillPerSecond: refillPerSecond, now: now)))
+        var answers: [String: TargetTake] = [:]
+        for key in sorted {
+            answers[key] =
+                taken.contains(key)
+                ? TargetTake(wait: nil)
+                : TargetTake(wait: try await takeTargetPush(key: key, capacity: capacity, refillPerSecond: refillPerSecond, now: now))
+        }
+        return answers
+    }
+
     /// One target, the webhook's case: one statement, no transaction. The row is refilled and
     /// taken from in the upsert itself, only when it has a push to give; otherwise nothing is
     /// written and a read says how long to wait. Measured on the scale-out bench: the
     /// three-statement transaction doubled PostgreSQL's CPU per webhook.
-    private func takeTargetPush(key: String, capacity: Double, refillPerSecond: Double, now: Double) async throws
+    func takeTargetPush(key: String, capacity: Double, refillPerSecond: Double, now: Double) async throws
         -> TimeInterval?
     {
         // Taken, or refused with the wait read after; a bucket refilled between the two is
@@ -72,7 +100,40 @@ extension PostgresStore: TargetRateStore {
     }
 }
 
+/// What a batched take answered one key: nil when a push was taken, else the seconds to wait.
+struct TargetTake: Sendable {
+    var wait: TimeInterval?
+}
+
 extension PostgresStore {
+    /// ``TakeOneStatement`` for many distinct keys at once: the keys whose push was taken.
+    struct TakeManyStatement: PostgresPreparedStatement {
+        static let sql = """
+            INSERT INTO target_rate AS r (key, tokens, updated_at) SELECT k, $2 - 1, $4 FROM unnest($1::text[]) AS k
+            ON CONFLICT (key) DO UPDATE
+            SET tokens = least($2, r.tokens + greatest(0, $4 - r.updated_at) * $3) - 1,
+                updated_at = $4
+            WHERE least($2, r.tokens + greatest(0, $4 - r.updated_at) * $3) >= 1
+            RETURNING r.key
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.textArray, .float8, .float8, .float8]
+        var keys: [String]
+        var capacity: Double
+        var refillPerSecond: Double
+        var now: Double
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(keys)
+            bindings.append(capacity)
+            bindings.append(refillPerSecond)
+            bindings.append(now)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
+    }
+
     /// One push taken from one key's bucket, refilled first; no row when the bucket is empty.
     /// Prepared: every webhook to one device runs it.
     struct TakeOneStatement: PostgresPreparedStatement {

@@ -24,6 +24,9 @@ public final class PostgresStore: Sendable {
     let logger: Logger
     /// The dead-token checks of webhooks to raw tokens, batched across concurrent webhooks.
     let deadTokenChecks = RequestBatcher<DeadTokenKey, Bool>(absent: false)
+    /// Webhooks' pushes taken from their targets' allowances, batched the same way. A key the
+    /// query leaves out is refused (it answers every key; this is only a safe default).
+    let targetTakes = RequestBatcher<String, TargetTake>(absent: TargetTake(wait: 1))
 
     /// - Parameter maximumConnections: Connections the pool opens at most. Each `herald serve`
     ///   needs few: the intake's and the dispatcher's batches, plus reads from the routes.

@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 
 /// Lookups that arrive together, answered by one query: while one caller's query is under way,
-/// the others wait, and the next of them then asks for all that waited.
+/// the others wait, and the next of them then asks for all that waited, each key once.
 ///
 /// Why: every webhook to a raw token asked PostgreSQL on its own whether the token is dead, a
 /// statement and a round trip each (issue 38: without that check at all, Herald and PostgreSQL
@@ -60,11 +60,21 @@ final class RequestBatcher<Key: Hashable & Sendable, Answer: Sendable>: Sendable
             }
             if case .answered(let answer) = turn { return answer }
         }
-        // This caller's turn: its key and those waiting, then the turn goes on.
+        // This caller's turn: its key and those waiting, each key once (a key asked again waits
+        // for the next query: an upsert may touch a row once per statement), then the turn goes on.
         let others = state.withLockedValue { state in
-            let count = min(state.waiting.count, limit - 1)
-            defer { state.waiting.removeFirst(count) }
-            return Array(state.waiting.prefix(count))
+            var keys: Set<Key> = [key]
+            var taken: [Waiting] = []
+            var left: [Waiting] = []
+            for waiting in state.waiting {
+                if taken.count < limit - 1, keys.insert(waiting.key).inserted {
+                    taken.append(waiting)
+                } else {
+                    left.append(waiting)
+                }
+            }
+            state.waiting = left
+            return taken
         }
         let result: Result<[Key: Answer], any Error>
         do {

@@ -187,4 +187,29 @@ struct PostgresLocationTests {
             #expect(try await stores[0].takeTargetPushes(keys: ["phone"], capacity: 5, refillPerSecond: 1, now: later) != nil)
         }
     }
+
+    @Test("webhooks to many targets at once, through two instances: each target's burst granted exactly once, each refusal with its wait")
+    func batchedAllowances() async throws {
+        let database = try await ThrowawayPostgres.shared.makeDatabase()
+        try await withPostgresStores(on: database, count: 2) { stores in
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            // 12 targets, 4 takes each at once, a burst of 2: concurrent takes share statements,
+            // a target asked twice waits for the next one.
+            let answers = try await withThrowingTaskGroup(of: (String, TimeInterval?).self) { group in
+                for index in 0..<48 {
+                    let key = "target-\(index % 12)"
+                    group.addTask {
+                        (key, try await stores[index % 2].takeTargetPushes(keys: [key], capacity: 2, refillPerSecond: 1, now: now))
+                    }
+                }
+                return try await group.reduce(into: [(String, TimeInterval?)]()) { $0.append($1) }
+            }
+            let byKey = Dictionary(grouping: answers, by: \.0)
+            #expect(byKey.count == 12)
+            for (key, takes) in byKey {
+                #expect(takes.filter { $0.1 == nil }.count == 2, "\(key): \(takes.map(\.1))")
+                #expect(takes.compactMap(\.1).allSatisfy { abs($0 - 1) < 0.001 }, "\(key): \(takes.map(\.1))")
+            }
+        }
+    }
 }
