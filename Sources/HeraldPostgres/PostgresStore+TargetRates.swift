@@ -87,7 +87,7 @@ extension PostgresStore: TargetRateStore {
         // Taken, or refused with the wait read after; a bucket refilled between the two is
         // tried again rather than granted without taking.
         for _ in 0..<3 {
-            let taken = try await rows(TakeOneStatement(key: key, capacity: capacity, refillPerSecond: refillPerSecond, now: now))
+            let taken = try await rows(TakeManyStatement(keys: [key], capacity: capacity, refillPerSecond: refillPerSecond, now: now))
             guard taken.isEmpty else { return nil }
             guard let row = try await rows("SELECT tokens, updated_at FROM target_rate WHERE key = \(key)").first else {
                 continue
@@ -106,7 +106,9 @@ struct TargetTake: Sendable {
 }
 
 extension PostgresStore {
-    /// ``TakeOneStatement`` for many distinct keys at once: the keys whose push was taken.
+    /// One push taken from each of several distinct keys' buckets, each refilled first: the
+    /// keys whose push was taken (an empty bucket gives no row). Prepared: every webhook, or
+    /// batch of them, runs it.
     struct TakeManyStatement: PostgresPreparedStatement {
         static let sql = """
             INSERT INTO target_rate AS r (key, tokens, updated_at) SELECT k, $2 - 1, $4 FROM unnest($1::text[]) AS k
@@ -132,34 +134,5 @@ extension PostgresStore {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
-    }
-
-    /// One push taken from one key's bucket, refilled first; no row when the bucket is empty.
-    /// Prepared: every webhook to one device runs it.
-    struct TakeOneStatement: PostgresPreparedStatement {
-        static let sql = """
-            INSERT INTO target_rate AS r (key, tokens, updated_at) VALUES ($1, $2 - 1, $4)
-            ON CONFLICT (key) DO UPDATE
-            SET tokens = least($2, r.tokens + greatest(0, $4 - r.updated_at) * $3) - 1,
-                updated_at = $4
-            WHERE least($2, r.tokens + greatest(0, $4 - r.updated_at) * $3) >= 1
-            RETURNING 1
-            """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .float8, .float8, .float8]
-        var key: String
-        var capacity: Double
-        var refillPerSecond: Double
-        var now: Double
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(key)
-            bindings.append(capacity)
-            bindings.append(refillPerSecond)
-            bindings.append(now)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Int32 { try row.decode(Int32.self) }
     }
 }
