@@ -174,17 +174,13 @@ extension PostgresStore: DeviceStore {
         func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
-    /// Whether a raw token is known dead. Prepared: every raw-token webhook runs it.
-    /// Which of `keys` are dead, in one statement; the webhooks' raw tokens, batched.
+    /// Which of `keys` are dead, in one statement: a webhook's raw token, or a batch of them.
     func deadTokens(among keys: [DeadTokenKey]) async throws -> [DeadTokenKey: Bool] {
-        if keys.count == 1 {
-            return [keys[0]: try await rows(DeadTokenStatement(platform: keys[0].platform, token: keys[0].token)).first ?? false]
-        }
         let dead = try await rows(DeadTokensStatement(platforms: keys.map(\.platform), tokens: keys.map(\.token)))
         return Dictionary(dead.map { ($0, true) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// The dead ones among many tokens. Prepared: under load every batch of webhooks runs it.
+    /// The dead ones among the tokens given. Prepared: every raw-token webhook, or batch of them, runs it.
     struct DeadTokensStatement: PostgresPreparedStatement {
         static let sql = """
             SELECT d.platform, d.token FROM dead_token d
@@ -205,22 +201,6 @@ extension PostgresStore: DeviceStore {
             let (platform, token) = try row.decode((String, String).self)
             return DeadTokenKey(platform: platform, token: token)
         }
-    }
-
-    struct DeadTokenStatement: PostgresPreparedStatement {
-        static let sql = "SELECT EXISTS (SELECT 1 FROM dead_token WHERE platform = $1 AND token = $2)"
-        static let bindingDataTypes: [PostgresDataType] = [.text, .text]
-        var platform: String
-        var token: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(platform)
-            bindings.append(token)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Bool { try row.decode(Bool.self) }
     }
 }
 
