@@ -56,47 +56,46 @@ extension PostgresStore: TargetRateStore {
     }
 
     /// One push from each of several distinct keys' buckets, each granted or refused on its own:
-    /// the webhooks of a batch, one upsert for all. A refused key reads its wait as
-    /// ``takeTargetPush(key:capacity:refillPerSecond:now:)`` does.
+    /// a webhook's target, or a batch of them, one upsert for all and no transaction. The row is
+    /// refilled and taken from in the upsert itself, only when it has a push to give; otherwise
+    /// nothing is written and a read says how long to wait. Measured on the scale-out bench: the
+    /// three-statement transaction doubled PostgreSQL's CPU per webhook.
     func takeTargetPushes(
         distinct keys: [String], capacity: Double, refillPerSecond: Double, now: Double
     ) async throws -> [String: TargetTake] {
-        if keys.count == 1 {
-            return [keys[0]: TargetTake(wait: try await takeTargetPush(key: keys[0], capacity: capacity, refillPerSecond: refillPerSecond, now: now))]
-        }
         // Sorted: instances taking shared keys at once lock them in one order.
-        let sorted = keys.sorted()
-        let taken = Set(try await rows(TakeManyStatement(keys: sorted, capacity: capacity, refillPerSecond: refillPerSecond, now: now)))
+        var refused = keys.sorted()
         var answers: [String: TargetTake] = [:]
-        for key in sorted {
-            answers[key] =
-                taken.contains(key)
-                ? TargetTake(wait: nil)
-                : TargetTake(wait: try await takeTargetPush(key: key, capacity: capacity, refillPerSecond: refillPerSecond, now: now))
+        // A bucket refilled between the take and the read is tried again rather than granted
+        // without taking.
+        for _ in 0..<3 where !refused.isEmpty {
+            let taken = Set(
+                try await rows(TakeManyStatement(keys: refused, capacity: capacity, refillPerSecond: refillPerSecond, now: now)))
+            var again: [String] = []
+            for key in refused {
+                if taken.contains(key) {
+                    answers[key] = TargetTake(wait: nil)
+                } else if let wait = try await waitAfterRefusal(key: key, capacity: capacity, refillPerSecond: refillPerSecond, now: now) {
+                    answers[key] = TargetTake(wait: wait)
+                } else {
+                    again.append(key)
+                }
+            }
+            refused = again
         }
+        for key in refused { answers[key] = TargetTake(wait: 1 / refillPerSecond) }
         return answers
     }
 
-    /// One target, the webhook's case: one statement, no transaction. The row is refilled and
-    /// taken from in the upsert itself, only when it has a push to give; otherwise nothing is
-    /// written and a read says how long to wait. Measured on the scale-out bench: the
-    /// three-statement transaction doubled PostgreSQL's CPU per webhook.
-    func takeTargetPush(key: String, capacity: Double, refillPerSecond: Double, now: Double) async throws
+    /// How long a refused key's bucket needs for its next push; nil when it has one after all
+    /// (refilled since, or its row purged), to take again.
+    private func waitAfterRefusal(key: String, capacity: Double, refillPerSecond: Double, now: Double) async throws
         -> TimeInterval?
     {
-        // Taken, or refused with the wait read after; a bucket refilled between the two is
-        // tried again rather than granted without taking.
-        for _ in 0..<3 {
-            let taken = try await rows(TakeManyStatement(keys: [key], capacity: capacity, refillPerSecond: refillPerSecond, now: now))
-            guard taken.isEmpty else { return nil }
-            guard let row = try await rows("SELECT tokens, updated_at FROM target_rate WHERE key = \(key)").first else {
-                continue
-            }
-            let (tokens, updated) = try row.decode((Double, Double).self)
-            let refilled = min(capacity, tokens + max(0, now - updated) * refillPerSecond)
-            if refilled < 1 { return (1 - refilled) / refillPerSecond }
-        }
-        return 1 / refillPerSecond
+        guard let row = try await rows("SELECT tokens, updated_at FROM target_rate WHERE key = \(key)").first else { return nil }
+        let (tokens, updated) = try row.decode((Double, Double).self)
+        let refilled = min(capacity, tokens + max(0, now - updated) * refillPerSecond)
+        return refilled < 1 ? (1 - refilled) / refillPerSecond : nil
     }
 }
 
