@@ -12,8 +12,9 @@ import Synchronization
 /// the requests it had not finished come back here and go to a fresh one. Consecutive failed
 /// connects back off, so a dead APNs is not hammered.
 ///
-/// A request submitted on one of the client's local loops goes to that loop's own slot instead:
-/// written by the thread that submitted it, answered on it. Those slots take no other requests.
+/// A request sent with ``execute(_:timeout:)`` on one of the client's local loops goes to that
+/// loop's own slot instead: written by the thread that submitted it, answered on it. Those
+/// slots take no other requests; ``executeInOrder(_:timeout:)`` (a wake's pair) uses the shared ones.
 public final class PushEndpoint: Sendable {
     let origin: PushOrigin
     private let configuration: PushHTTPClient.Configuration

@@ -72,7 +72,7 @@ public final class PushHTTPClient: Sendable {
     /// every send.
     ///
     /// - Parameter localLoops: Event loops that send from themselves (the SQLite writer's, where
-    ///   the dispatcher's sends start while it is idle). A request submitted on one of them goes
+    ///   the dispatcher's sends start while it is idle). A request executed on one of them goes
     ///   over a connection of that loop's own, opened on first use beside the shared ones: it is
     ///   written without waking another thread, and its answer is read where it is recorded.
     public init(
