@@ -32,7 +32,7 @@ public enum PushTokenForm {
     /// mark or idempotency key sees it: an APNs token's hex in lower case (APNs reads `5A5B…` and
     /// `5a5b…` as one device, so Herald must too). Anything else is returned as given.
     public static func normalized(_ token: String, platform: Platform) -> String {
-        guard platform == .ios, token.utf8.contains(where: { (0x41...0x46).contains($0) }), token.utf8.allSatisfy(\.isHex) else {
+        guard platform == .ios, !token.allUTF8Bytes({ !(0x41...0x46).contains($0) }), token.allUTF8Bytes(\.isHex) else {
             return token
         }
         return token.lowercased()
@@ -43,14 +43,14 @@ public enum PushTokenForm {
         switch platform {
         case .ios:
             // APNs device tokens are bytes in hex: an even number of hex digits.
-            guard token.utf8.count <= maximumAPNsHexDigits, token.utf8.count.isMultiple(of: 2), token.utf8.allSatisfy(\.isHex) else {
+            guard token.utf8.count <= maximumAPNsHexDigits, token.utf8.count.isMultiple(of: 2), token.allUTF8Bytes(\.isHex) else {
                 throw PushValidationError(
                     .invalidMessage,
                     message: "an APNs device token is an even number of hex digits, at most \(maximumAPNsHexDigits)")
             }
         case .android:
             // FCM registration tokens: letters, digits, '-', '_' and ':'.
-            guard token.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ":") })
+            guard token.allUTF8Bytes({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ":") })
             else {
                 throw PushValidationError(.invalidMessage, message: "an FCM registration token is letters, digits, '-', '_' and ':'")
             }

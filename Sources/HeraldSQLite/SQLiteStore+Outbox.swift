@@ -136,14 +136,11 @@ extension SQLiteStore: OutboxStore {
     /// fsync.
     static func withoutSync(_ database: AsyncDatabase, _ updates: @escaping @Sendable (Database) throws -> Void) async throws {
         try await database.writeWithoutTransaction { db in
-            // Cached: prepared once per connection, not twice per outcome batch (callgrind put the
-            // two parses at about 6% of a webhook's instructions).
+            // SQLite prepares a pragma again each time it runs (it acts while being prepared), so
+            // caching spares only GRDB's own splitting and wrapping of the SQL.
             try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
             defer { try? db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
-            try db.inTransaction {
-                try updates(db)
-                return .commit
-            }
+            try db.inPreparedTransaction(updates)
         }
     }
 
@@ -151,44 +148,46 @@ extension SQLiteStore: OutboxStore {
         _ completions: [JobCompletion], now nowValue: Double, deadTokens: DeadTokenFilter, in db: Database
     ) throws {
         // Every send stamps the attempt times and the provider's answer, for the dead-letter view.
-        let delivered = try db.cachedStatement(
-            sql: """
-                UPDATE job SET state = 'delivered', attempts = attempts + 1, lease_until = NULL,
-                               finished_at = ?1, last_error = NULL,
-                               first_attempt_at = coalesce(first_attempt_at, ?1), last_attempt_at = ?1
-                WHERE id = ?2 AND state = 'pending'
-                """
-        )
-        let retry = try db.cachedStatement(
-            sql: """
-                UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ?1, last_error = ?2,
-                               last_answer = ?2, first_attempt_at = coalesce(first_attempt_at, ?3), last_attempt_at = ?3
-                WHERE id = ?4 AND state = 'pending'
-                """
-        )
+        let delivered = """
+            UPDATE job SET state = 'delivered', attempts = attempts + 1, lease_until = NULL,
+                           finished_at = ?1, last_error = NULL,
+                           first_attempt_at = coalesce(first_attempt_at, ?1), last_attempt_at = ?1
+            WHERE id = ?2 AND state = 'pending'
+            """
+        let retry = """
+            UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ?1, last_error = ?2,
+                           last_answer = ?2, first_attempt_at = coalesce(first_attempt_at, ?3), last_attempt_at = ?3
+            WHERE id = ?4 AND state = 'pending'
+            """
         // ?3 is the provider's answer: nil when no send was made, which keeps the earlier answer and
         // times and counts no attempt (a job that expired waiting for its retry was not tried again).
-        let dead = try db.cachedStatement(
-            sql: """
-                UPDATE job SET state = 'dead', attempts = attempts + (CASE WHEN ?3 IS NULL THEN 0 ELSE 1 END), lease_until = NULL,
-                               finished_at = ?1, last_error = ?2, last_answer = coalesce(?3, last_answer),
-                               first_attempt_at = CASE WHEN ?3 IS NULL THEN first_attempt_at
-                                                       ELSE coalesce(first_attempt_at, ?1) END,
-                               last_attempt_at = CASE WHEN ?3 IS NULL THEN last_attempt_at ELSE ?1 END
-                WHERE id = ?4 AND state = 'pending'
-                """
-        )
+        let dead = """
+            UPDATE job SET state = 'dead', attempts = attempts + (CASE WHEN ?3 IS NULL THEN 0 ELSE 1 END), lease_until = NULL,
+                           finished_at = ?1, last_error = ?2, last_answer = coalesce(?3, last_answer),
+                           first_attempt_at = CASE WHEN ?3 IS NULL THEN first_attempt_at
+                                                   ELSE coalesce(first_attempt_at, ?1) END,
+                           last_attempt_at = CASE WHEN ?3 IS NULL THEN last_attempt_at ELSE ?1 END
+            WHERE id = ?4 AND state = 'pending'
+            """
+        // Each looked up once a batch, and only when used: a lookup hashes the whole SQL text.
+        var prepared: (delivered: Statement?, retry: Statement?, dead: Statement?)
+        func statement(_ slot: inout Statement?, _ sql: String) throws -> Statement {
+            if let slot { return slot }
+            let found = try db.cachedStatement(sql: sql)
+            slot = found
+            return found
+        }
         for completion in completions {
             let id = completion.job.id
             switch completion.resolution {
             case .delivered:
-                try delivered.execute(arguments: [nowValue, id])
+                try statement(&prepared.delivered, delivered).execute(arguments: [nowValue, id])
             case .retry(let at, let error):
-                try retry.execute(arguments: [at.timeIntervalSince1970, error, nowValue, id])
+                try statement(&prepared.retry, retry).execute(arguments: [at.timeIntervalSince1970, error, nowValue, id])
             case .deadLetter(let reason, let answer):
-                try dead.execute(arguments: [nowValue, reason, answer, id])
+                try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, answer, id])
             case .tokenDead(let reason):
-                try dead.execute(arguments: [nowValue, reason, reason, id])
+                try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, reason, id])
                 try Self.markDead(
                     db,
                     platform: completion.job.platform,

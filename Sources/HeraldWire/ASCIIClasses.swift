@@ -14,3 +14,13 @@ extension UInt8 {
         (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
     }
 }
+
+extension String {
+    /// Whether every UTF-8 byte satisfies `predicate`, read from the string's own storage when it
+    /// has one: stepping through `utf8` cost about 30 instructions a byte (callgrind), and a
+    /// webhook checks its token three times.
+    @inlinable
+    public func allUTF8Bytes(_ predicate: (UInt8) -> Bool) -> Bool {
+        utf8.withContiguousStorageIfAvailable { $0.allSatisfy(predicate) } ?? utf8.allSatisfy(predicate)
+    }
+}

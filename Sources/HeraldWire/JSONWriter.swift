@@ -27,11 +27,12 @@ public struct JSONWriter: Sendable {
         value.withUTF8 { utf8 in
             var start = 0
             for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                bytes.append(contentsOf: utf8[start..<index])
+                // Rebased: a slice is appended byte by byte, a buffer with one copy.
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
                 escape(byte)
                 start = index + 1
             }
-            bytes.append(contentsOf: utf8[start...])
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }
         bytes.append(0x22)
     }

@@ -29,6 +29,25 @@ struct SQLiteStoreTests {
         }
     }
 
+    @Test("a write that fails part-way keeps none of it, and the next write commits")
+    func failedWriteRollsBack() async throws {
+        // The second row repeats the first one's id: the batch fails at its second INSERT, after
+        // the first went in. The transaction Herald begins and commits itself must roll that back
+        // and leave the connection outside any transaction.
+        let first = job("a")
+        var twin = job("b")
+        twin.id = first.id
+        await #expect(throws: StoreError.self) {
+            _ = try await store.enqueue([first, twin], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+        }
+        #expect(try await store.pendingCount() == 0)
+        let next = job("c")
+        _ = try await store.enqueue([next], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+        let reopened = try SQLiteStore(path: store.path)
+        let claimed = try await reopened.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(60), limit: 10)
+        #expect(claimed.map(\.id) == [next.id])
+    }
+
     @Test("jobs survive reopening the file")
     func reopen() async throws {
         let new = job()
