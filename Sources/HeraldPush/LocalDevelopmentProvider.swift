@@ -47,6 +47,16 @@ public struct LocalDevelopmentProvider: PushProvider {
         }
     }
 
+    /// ``validate(_:for:)`` and ``render(_:for:)`` in one: APNs's check already renders the body.
+    private func checkedBody(_ message: PushMessage, for target: PushTarget) throws -> Data {
+        guard target.platform == .ios else {
+            try validate(message, for: target)
+            return try render(message, for: target.platform)
+        }
+        try PushTokenForm.check(target.token, platform: .ios)
+        return try APNsPayload.validate(message)
+    }
+
     /// The body the device would receive for `message`.
     public func render(_ message: PushMessage, for platform: Platform) throws -> Data {
         switch platform {
@@ -61,8 +71,7 @@ public struct LocalDevelopmentProvider: PushProvider {
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
         let payload: Data
         do {
-            try validate(message, for: target)
-            payload = try render(message, for: target.platform)
+            payload = try checkedBody(message, for: target)
         } catch {
             return .refused(error, service: "local", logger: logger)
         }
