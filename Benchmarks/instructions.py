@@ -14,8 +14,13 @@ first-use costs cancelled out: HTTP parse, route, token lookup, group commit, th
 provider's send and record, the outcome's write. Prints that, and the functions with the most
 instructions of their own in the larger run (`callgrind_annotate`). Needs valgrind
 (apt); takes a few minutes. Build first: `swift build -c release --product herald-instructions`.
+
+`--by-thread` runs the pair again with one count per thread and prints the per-webhook figure of
+each kind of thread: the SQLite writer (commits, and the sends it starts while idle), the HTTP
+connections' loop, the reader, the dispatch queues and Swift's pool.
 """
 import argparse
+import glob
 import os
 import re
 import signal
@@ -53,13 +58,15 @@ def post_all(port, count):
     return ok
 
 
-def run(binary, work, name, webhooks):
-    """One `herald serve` under callgrind; returns (total instructions, callgrind output file)."""
+def run(binary, work, name, webhooks, by_thread=False):
+    """One `herald serve` under callgrind; returns (total instructions, callgrind output file).
+    With `by_thread`, the total is a dict: kind of thread -> instructions."""
     port = free_port()
     out = os.path.join(work, "callgrind.%s" % name)
     env = dict(os.environ, HERALD_LOG_LEVEL="warning")
     process = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary, str(port),
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
+        + (["--separate-threads=yes"] if by_thread else []) + [binary, str(port),
          os.path.join(work, "%s.sqlite" % name)],
         env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "%s.log" % name), "w"))
     for _ in range(600):
@@ -75,10 +82,36 @@ def run(binary, work, name, webhooks):
     time.sleep(3)  # the last outcomes written
     process.send_signal(signal.SIGTERM)
     process.wait(120)
+    if by_thread:
+        return thread_totals(out), out, ok
     text = open(out).read()
     total = int(re.search(r"^summary: (\d+)", text, re.M).group(1)) if "summary:" in text else \
         int(re.search(r"^totals: (\d+)", text, re.M).group(1))
     return total, out, ok
+
+
+# What a thread runs tells its kind: the first whose every marker it has. The store's two threads
+# both run DatabaseThread.run; only the writer writes. Names are matched demangled.
+THREAD_KINDS = [
+    ("the SQLite writer", ("DatabaseThread.run", "writeWithoutTransaction")),
+    ("the SQLite reader", ("DatabaseThread.run",)),
+    ("the HTTP connections' loops", ("HTTPChannelHandler",)),
+    ("dispatch queues and Swift's pool", ("_dispatch_worker_thread",)),
+]
+
+
+def thread_totals(out):
+    """Instructions per kind of thread, from callgrind's one file per thread."""
+    totals = {}
+    for path in sorted(glob.glob(out + "-*")):
+        text = subprocess.run(["swift", "demangle", "--simplified"], input=open(path).read(),
+                              capture_output=True, text=True).stdout
+        match = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
+        if not match:
+            continue
+        kind = next((name for name, markers in THREAD_KINDS if all(m in text for m in markers)), "others")
+        totals[kind] = totals.get(kind, 0) + int(match.group(1))
+    return totals
 
 
 def main():
@@ -86,6 +119,7 @@ def main():
     parser.add_argument("--webhooks", type=int, default=1000)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--herald", default=os.path.join(ROOT, ".build/release/herald-instructions"))
+    parser.add_argument("--by-thread", action="store_true", help="also count each kind of thread apart")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="herald-callgrind-")
     # valgrind 3.19 gives up on the DWARF 5 the Swift toolchain writes; symbols are enough.
@@ -105,6 +139,12 @@ def main():
     print("  instructions of their own in the larger run, top %d (%s):" % (args.top, out))
     for line in demangled.splitlines():
         print("   " + line.strip()[:160])
+    if args.by_thread:
+        small, _, _ = run(args.herald, work, "small-threads", args.webhooks, by_thread=True)
+        large, _, _ = run(args.herald, work, "large-threads", 3 * args.webhooks, by_thread=True)
+        print("  per webhook, by thread (the same pair again, one count per thread):")
+        for kind in sorted(large, key=lambda k: small.get(k, 0) - large[k]):
+            print("   %8.0f  %s" % ((large[kind] - small.get(kind, 0)) / (2 * args.webhooks), kind))
 
 if __name__ == "__main__":
     main()
