@@ -37,24 +37,21 @@ public struct LocalDevelopmentProvider: PushProvider {
     /// The real providers' rules: the token's form for its platform, the payload's size and
     /// reserved keys. What passes here passes APNs and FCM too.
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
+        _ = try check(message, for: target)
+    }
+
+    /// ``validate(_:for:)``, returning the APNs body its size check rendered (nil on the other
+    /// platforms), so that a send does not render it again.
+    private func check(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) -> Data? {
         try PushTokenForm.check(target.token, platform: target.platform)
         switch target.platform {
-        case .ios: try APNsPayload.validate(message)
+        case .ios: return try APNsPayload.validate(message)
         case .android: try FCMPayload.validate(message, now: now())
         case .webpush: try WebPushPayload.validate(message)
         case .nostr: throw PushValidationError(.platformNotConfigured, message: "relays are published to, never recorded")
         case .webhook: throw PushValidationError(.platformNotConfigured, message: "webhooks are posted to, never recorded")
         }
-    }
-
-    /// ``validate(_:for:)`` and ``render(_:for:)`` in one: APNs's check already renders the body.
-    private func checkedBody(_ message: PushMessage, for target: PushTarget) throws -> Data {
-        guard target.platform == .ios else {
-            try validate(message, for: target)
-            return try render(message, for: target.platform)
-        }
-        try PushTokenForm.check(target.token, platform: .ios)
-        return try APNsPayload.validate(message)
+        return nil
     }
 
     /// The body the device would receive for `message`.
@@ -71,7 +68,7 @@ public struct LocalDevelopmentProvider: PushProvider {
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
         let payload: Data
         do {
-            payload = try checkedBody(message, for: target)
+            payload = try check(message, for: target) ?? render(message, for: target.platform)
         } catch {
             return .refused(error, service: "local", logger: logger)
         }
