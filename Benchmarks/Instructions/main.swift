@@ -24,9 +24,8 @@ Task.detached {
         var logger = Logger(label: "herald")
         logger.logLevel = .warning
         let store = try await SQLiteStore.open(path: arguments[2])
-        let local = LocalDevelopmentProvider { push in
-            try await store.recordLocalPush(platform: push.target.platform, token: push.target.token, payload: push.payload, now: Date())
-        }
+        // As `herald serve` makes it: each push is stored with its outcome.
+        let local = LocalDevelopmentProvider()
         let configuration = try HeraldConfiguration(values: ["HERALD_PORT": "\(port)"]).server
         try await buildApplication(configuration: configuration, store: store, providers: PushRouter(both: local), logger: logger)
             .runService()

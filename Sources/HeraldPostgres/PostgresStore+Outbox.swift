@@ -212,6 +212,16 @@ extension PostgresStore: OutboxStore {
                 WHERE job.id = r.id AND job.state = 'pending'
                 """)
         }
+        // The local development provider's pushes, kept with their outcomes.
+        for completion in completions {
+            for payload in completion.localPushes {
+                try statements.append(
+                    """
+                    INSERT INTO local_push (platform, token, payload, created_at)
+                    VALUES (\(completion.job.platform.rawValue), \(completion.job.token), \(payload), \(nowValue))
+                    """)
+            }
+        }
         // The usual batch, all delivered, is one statement: it commits alone, without the two
         // round trips of BEGIN and COMMIT. (Prepared, it cost PostgreSQL more: ~135 instead of
         // ~95 µs per webhook in paired runs, likely its generic plan for `id = ANY($1)`.)

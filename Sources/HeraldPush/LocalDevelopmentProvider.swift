@@ -18,20 +18,27 @@ public struct RecordedPush: Sendable, Hashable {
 }
 
 /// A provider for running with no APNs or FCM credentials: renders each push exactly as the
-/// real provider for its platform would, and hands it to a recorder (the server stores it so
-/// `herald device` can pick it up) instead of a push service.
+/// real provider for its platform would, and keeps it instead of sending it: the server stores
+/// it so `herald device` can pick it up.
 public struct LocalDevelopmentProvider: PushProvider {
     /// Keeps a rendered push. Throwing makes the send a retry, as a push service outage would.
     public typealias Recorder = @Sendable (RecordedPush) async throws -> Void
 
     public var name: String { "local" }
 
-    private let recorder: Recorder
+    private let recorder: Recorder?
     private let now: @Sendable () -> Date
 
-    public init(now: @escaping @Sendable () -> Date = { Date() }, recorder: @escaping Recorder) {
+    /// - Parameter recorder: keeps each push as it is sent. Nil: the push rides on its outcome
+    ///   (``PushOutcome/recorded``), for the outbox to store with the outcome in one commit.
+    public init(now: @escaping @Sendable () -> Date = { Date() }, recorder: Recorder?) {
         self.recorder = recorder
         self.now = now
+    }
+
+    /// Each push rides on its outcome, for the outbox to store with it, as `herald serve` has it.
+    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(now: now, recorder: nil)
     }
 
     /// The real providers' rules: the token's form for its platform, the payload's size and
@@ -72,11 +79,17 @@ public struct LocalDevelopmentProvider: PushProvider {
         } catch {
             return .refused(error, service: "local", logger: logger)
         }
-        do {
-            try await recorder(RecordedPush(target: target, payload: payload, message: message))
-        } catch {
-            logger.warning("local push could not be recorded", metadata: ["error.type": "\(type(of: error))"])
-            return PushOutcome(kind: .retry, reason: "recorder_failed")
+        let push = RecordedPush(target: target, payload: payload, message: message)
+        var outcome = PushOutcome.delivered(id: UUID().uuidString)
+        if let recorder {
+            do {
+                try await recorder(push)
+            } catch {
+                logger.warning("local push could not be recorded", metadata: ["error.type": "\(type(of: error))"])
+                return PushOutcome(kind: .retry, reason: "recorder_failed")
+            }
+        } else {
+            outcome.recorded = [push]
         }
         logger.info(
             "local push",
@@ -90,7 +103,7 @@ public struct LocalDevelopmentProvider: PushProvider {
                     "\(loggable(message.data["notification_type"] ?? message.data["type"] ?? message.data["action"] ?? message.data["sealed_type"] ?? "-"))",
             ]
         )
-        return .delivered(id: UUID().uuidString)
+        return outcome
     }
 }
 

@@ -21,6 +21,9 @@ public struct PushOutcome: Sendable, Hashable, CustomStringConvertible {
     public var retryAfter: Duration?
     /// The service's id for the accepted message (`apns-id`, FCM message name).
     public var providerMessageID: String?
+    /// What the local development provider "sent", when it has no recorder of its own: the
+    /// outbox keeps these in the transaction that records this outcome (one commit, not two).
+    public var recorded: [RecordedPush] = []
 
     public init(
         kind: Kind,

@@ -93,7 +93,10 @@ public struct PushRouter: PushProvider {
         main.prelude = nil
         let outcomes = await provider.send(inOrder: prelude + [main], to: target, logger: logger)
         // The prelude is best effort (a silent push APNs may throttle): its failures are logged
-        // by the provider, and only the message's own outcome decides the job.
-        return outcomes.last ?? PushOutcome(kind: .retry, reason: "not_sent")
+        // by the provider, and only the message's own outcome decides the job. What the local
+        // provider rendered for each is kept all the same.
+        guard var outcome = outcomes.last else { return PushOutcome(kind: .retry, reason: "not_sent") }
+        if outcomes.count > 1 { outcome.recorded = outcomes.flatMap(\.recorded) }
+        return outcome
     }
 }

@@ -169,8 +169,9 @@ extension SQLiteStore: OutboxStore {
                            last_attempt_at = CASE WHEN ?3 IS NULL THEN last_attempt_at ELSE ?1 END
             WHERE id = ?4 AND state = 'pending'
             """
+        let localPush = "INSERT INTO local_push (platform, token, payload, created_at) VALUES (?, ?, ?, ?)"
         // Each looked up once a batch, and only when used: a lookup hashes the whole SQL text.
-        var prepared: (delivered: Statement?, retry: Statement?, dead: Statement?)
+        var prepared: (delivered: Statement?, retry: Statement?, dead: Statement?, localPush: Statement?)
         func statement(_ slot: inout Statement?, _ sql: String) throws -> Statement {
             if let slot { return slot }
             let found = try db.cachedStatement(sql: sql)
@@ -179,6 +180,10 @@ extension SQLiteStore: OutboxStore {
         }
         for completion in completions {
             let id = completion.job.id
+            for payload in completion.localPushes {
+                try statement(&prepared.localPush, localPush).execute(
+                    arguments: [completion.job.platform.rawValue, completion.job.token, payload, nowValue])
+            }
             switch completion.resolution {
             case .delivered:
                 try statement(&prepared.delivered, delivered).execute(arguments: [nowValue, id])

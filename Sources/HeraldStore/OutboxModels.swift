@@ -138,9 +138,13 @@ public enum JobResolution: Sendable, Hashable {
 public struct JobCompletion: Sendable, Hashable {
     public var job: OutboxJob
     public var resolution: JobResolution
-    public init(job: OutboxJob, resolution: JobResolution) {
+    /// The bodies the local development provider rendered for this send (a prelude's first), to
+    /// keep as the job's device's local pushes in the transaction that records the outcome.
+    public var localPushes: [Data]
+    public init(job: OutboxJob, resolution: JobResolution, localPushes: [Data] = []) {
         self.job = job
         self.resolution = resolution
+        self.localPushes = localPushes
     }
 }
 

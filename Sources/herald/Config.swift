@@ -34,7 +34,7 @@ struct Config: AsyncParsableCommand {
             do {
                 let client = try settings.providers.makeHTTPClient(logger: logger)
                 do {
-                    _ = try settings.providers.makeRouter(httpClient: client, recordLocal: { _ in }, logger: logger)
+                    _ = try settings.providers.makeRouter(httpClient: client, logger: logger)
                 } catch {
                     await client.shutdown()
                     throw error

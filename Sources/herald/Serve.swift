@@ -65,11 +65,6 @@ struct Serve: AsyncParsableCommand {
         do {
             let providers = try providerSettings.makeRouter(
                 httpClient: httpClient,
-                recordLocal: { push in
-                    try await store.recordLocalPush(
-                        platform: push.target.platform, token: push.target.token, payload: push.payload, now: Date()
-                    )
-                },
                 sharing: TokenSharing(store: StoreTokenSharing(store: store), logger: logger.with(component: "provider-tokens")),
                 logger: logger
             )

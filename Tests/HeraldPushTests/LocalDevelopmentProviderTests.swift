@@ -68,6 +68,24 @@ struct LocalDevelopmentProviderTests {
         )
     }
 
+    @Test("without a recorder, each push rides on its outcome, a prelude's first, for the outbox to store")
+    func carriedPushes() async throws {
+        let router = PushRouter(ios: LocalDevelopmentProvider(), android: nil)
+        let target = PushTarget(platform: .ios, token: "73696d756c617465642d6970686f6e65")
+
+        let single = await router.send(.wake(swapUpdateData), to: target, logger: testLogger)
+        #expect(single.kind == .delivered)
+        #expect(single.recorded.map(\.payload) == [try APNsPayload.render(.wake(swapUpdateData))])
+        #expect(single.recorded.map(\.target) == [target])
+
+        var twoPush = PushMessage.wake(swapUpdateData)
+        let silent = PushMessage(kind: .background, data: ["type": "incoming_htlc_wake"])
+        twoPush.prelude = [silent]
+        let both = await router.send(twoPush, to: target, logger: testLogger)
+        #expect(both.kind == .delivered)
+        #expect(both.recorded.map(\.message) == [silent, .wake(swapUpdateData)])
+    }
+
     @Test("a recorder failure is a retry; an oversized payload is refused like the real provider")
     func failures() async throws {
         struct StoreDown: Error {}

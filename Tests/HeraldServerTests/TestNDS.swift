@@ -39,16 +39,10 @@ struct TestNDS {
         self.logger = logger
     }
 
-    /// The local development provider, recording into this NDS's store.
+    /// The local development provider as `herald serve` has it: each push is stored in this
+    /// NDS's store with its outcome.
     func localRouter() -> PushRouter {
-        let store = self.store
-        let local = LocalDevelopmentProvider(
-            recorder: { push in
-                try await store.recordLocalPush(
-                    platform: push.target.platform, token: push.target.token, payload: push.payload, now: Date()
-                )
-            }
-        )
+        let local = LocalDevelopmentProvider()
         return PushRouter(ios: local, android: local)
     }
 

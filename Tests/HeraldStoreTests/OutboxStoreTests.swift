@@ -302,6 +302,34 @@ struct OutboxStoreTests {
         }
     }
 
+    @Test(
+        "the local provider's pushes are written with their jobs' outcomes, whatever the outcome",
+        arguments: Backend.allCases)
+    func localPushesWithOutcomes(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let jobs = [job("75"), job("76")]
+            _ = try await store.enqueue(jobs, now: t0, leaseUntil: t0.addingTimeInterval(60))
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: OutboxJob(jobs[0], createdAt: t0), resolution: .delivered, localPushes: [Data("a".utf8)]),
+                    // A prelude went out and the main push did not: what went out is still shown.
+                    JobCompletion(
+                        job: OutboxJob(jobs[1], createdAt: t0), resolution: .retry(at: t0.addingTimeInterval(5), error: "x"),
+                        localPushes: [Data("b1".utf8), Data("b2".utf8)]),
+                ],
+                now: t0
+            )
+            #expect(try await store.status(jobID: jobs[0].id)?.state == .delivered)
+            #expect(try await store.status(jobID: jobs[1].id)?.attempts == 1)
+            let first = try await store.localPushes(platform: .ios, token: "75", after: 0, limit: 10)
+            #expect(first.map(\.payload) == [Data("a".utf8)])
+            #expect(first.allSatisfy { $0.createdAt == t0 })
+            let second = try await store.localPushes(platform: .ios, token: "76", after: 0, limit: 10)
+            #expect(second.map(\.payload) == ["b1", "b2"].map { Data($0.utf8) })
+        }
+    }
+
     @Test("finished jobs are purged after their retention", arguments: Backend.allCases)
     func purge(_ backend: Backend) async throws {
         try await withStore(backend) { store in

@@ -221,12 +221,14 @@ extension ProviderSettings {
         )
     }
 
-    /// The providers for these settings; `recordLocal` stores what the local provider sends.
+    /// The providers for these settings. `recordLocal` keeps what the local provider sends;
+    /// without it, each push rides on its outcome and the outbox stores it with that outcome
+    /// (``PushOutcome/recorded``), as `herald serve` does.
     /// With `sharing`, each key's provider token is shared through the database with every
     /// process on it (and between apps of this process that use the same key).
     public func makeRouter(
         httpClient: PushHTTPClient,
-        recordLocal: @escaping @Sendable (RecordedPush) async throws -> Void,
+        recordLocal: LocalDevelopmentProvider.Recorder? = nil,
         sharing: TokenSharing? = nil,
         logger: Logger
     ) throws -> PushRouter {

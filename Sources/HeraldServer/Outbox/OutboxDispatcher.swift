@@ -228,7 +228,8 @@ public final class OutboxDispatcher: Service, Sendable {
             memory.noteBacklog()
             return
         }
-        let resolution = await resolve(item.job, message: item.message)
+        var localPushes: [Data] = []
+        let resolution = await resolve(item.job, message: item.message, localPushes: &localPushes)
         if Task.isCancelled, case .retry = resolution {
             // Given up at shutdown, not refused: back to the store unattempted, sent after the restart.
             // In a task of its own: this one is cancelled, and the write must not be.
@@ -240,10 +241,13 @@ public final class OutboxDispatcher: Service, Sendable {
             memory.forget(1)
             return
         }
-        completions.append(JobCompletion(job: item.job, resolution: resolution))
+        completions.append(JobCompletion(job: item.job, resolution: resolution, localPushes: localPushes))
     }
 
-    private func resolve(_ job: OutboxJob, message decoded: PushMessage?) async -> JobResolution {
+    /// - Parameter localPushes: set to what the local development provider rendered, if it sent.
+    private func resolve(
+        _ job: OutboxJob, message decoded: PushMessage?, localPushes: inout [Data]
+    ) async -> JobResolution {
         let target = PushTarget(platform: job.platform, token: job.token, app: job.app)
         // Built only where something is logged: each metadata change makes the standard handler
         // re-render all of its metadata, a measurable cost when done for every send.
@@ -276,6 +280,7 @@ public final class OutboxDispatcher: Service, Sendable {
         // The provider adds the service and the redacted token.
         let outcome = await providers.send(message, to: target, logger: verbose ? logger : baseLogger)
         metrics.sendLatency.record(ContinuousClock.now - started)
+        if !outcome.recorded.isEmpty { localPushes = outcome.recorded.map(\.payload) }
         // Every push written counts: a wake's silent push ahead of its alert is one more.
         metrics.sent(
             provider: providers.providerName(for: job.platform, app: job.app), outcome: outcome.kind.rawValue, app: job.app,
