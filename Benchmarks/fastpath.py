@@ -17,7 +17,11 @@ Prints, in order:
      of Herald, the sink and wrk, RSS idle and peak;
   4. RSS 5 s after the load, and Herald's CPU over 10 idle seconds;
   5. each paced rate (pacer.py) for 10 s: webhook written -> request logged by the sink, p50/p99
-     (the sink's clock has millisecond resolution), Herald's CPU µs per webhook;
+     (the sink's clock has millisecond resolution), Herald's CPU µs per webhook; then the same
+     paced load on the durable floor (Benchmarks/floor/durable_floor.c, built with cc): one C
+     thread that appends and fdatasyncs, answers, asks an echoing child and writes the outcome,
+     the least any durable design does per webhook, so Herald's CPU and switches read as a
+     multiple of what this machine makes unavoidable (skipped without cc);
   6. one `herald serve` on a throwaway PostgreSQL 15 (its binaries from apt), first paced at
      100/s for 10 s (latency, CPU of both, context switches), then under the same wrk:
      delivered/s, CPU µs per webhook of Herald and of PostgreSQL;
@@ -239,6 +243,36 @@ def paced_run(pid, port, log, rate, here, seconds=10):
             len(rows), count, pacer.stdout.strip(), (c1 - c0) / max(len(rows), 1))
 
 
+def build_floor(work):
+    """Compiles the durable floor into `work`; None without a C compiler."""
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not compiler:
+        return None
+    binary = os.path.join(work, "durable_floor")
+    subprocess.run([compiler, "-O2", "-o", binary, os.path.join(HERE, "floor", "durable_floor.c")], check=True)
+    return binary
+
+
+def floor_runs(binary, work, rates, seconds=10):
+    """The durable floor paced like Herald at each rate: {rate: (CPU s per request, switches per request)}."""
+    port = free_port()
+    floor = subprocess.Popen([binary, str(port), os.path.join(work, "floor.wal")], stdout=subprocess.PIPE, text=True)
+    try:
+        floor.stdout.readline()
+        figures = {}
+        for rate in rates:
+            c0, s0 = cpu_seconds(floor.pid), context_switches(floor.pid)
+            sent = subprocess.run([sys.executable, os.path.join(HERE, "pacer.py"), "127.0.0.1", str(port),
+                                   "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
+                                  capture_output=True, text=True).stdout.split()
+            answered = max(int(sent[-1]), 1) if sent else 1
+            figures[rate] = ((cpu_seconds(floor.pid) - c0) / answered, (context_switches(floor.pid) - s0) / answered)
+        return figures
+    finally:
+        floor.kill()
+        floor.wait()
+
+
 def postgres_run(args, env, work, log):
     """One `herald serve` on a fresh PostgreSQL under the same wrk load; the figures as a dict."""
     from scaleout import PG_BIN, as_postgres, create_database, postgres_cpu, start_postgres
@@ -384,6 +418,12 @@ def main():
         rss_final = status_kb(server.pid, "VmHWM")
         stop_herald(server)
         server = None
+        floor_binary = build_floor(work)
+        floors = floor_runs(floor_binary, work, args.rates) if floor_binary else {}
+        for rate, (cpu, switches) in floors.items():
+            print("5. durable floor (one C thread), paced %d/s for 10 s: CPU %.0f µs, %.1f context switches per request; "
+                  "Herald is %.1fx its CPU and %.1fx its switches" % (
+                      rate, cpu * 1e6, switches, paced[rate][0] / cpu, paced[rate][7] / switches))
 
         # 6. PostgreSQL, one instance, the same wrk load.
         pg = None
@@ -402,13 +442,16 @@ def main():
         full_cpu = (h1 - h0) / max(acked, 1)
         rows = [("pipe round trip across cores / on one core", "%.1f / %.1f µs" % (across, pinned), "(the machine)", None)]
         if 100 in paced:
-            rows.append(("context switches per webhook at 100/s", "%.1f" % paced[100][7], "<= 6", paced[100][7] <= 6))
+            floor_note = " (floor %.1f)" % floors[100][1] if 100 in floors else ""
+            rows.append(("context switches per webhook at 100/s", "%.1f%s" % (paced[100][7], floor_note), "<= 6",
+                         paced[100][7] <= 6))
         rows.append(("context switches per webhook, wrk -c%d" % args.connections, "%.2f" % full_switches, "<= 1",
                      full_switches <= 1))
         cpu_targets = {100: 300, 1000: 150}
         for rate in args.rates:
             limit = cpu_targets.get(rate)
-            rows.append(("CPU per webhook at %d/s" % rate, "%.0f µs" % (paced[rate][0] * 1e6),
+            floor_note = " (floor %.0f µs)" % (floors[rate][0] * 1e6) if rate in floors else ""
+            rows.append(("CPU per webhook at %d/s" % rate, "%.0f µs%s" % (paced[rate][0] * 1e6, floor_note),
                          "<= %d µs" % limit if limit else "", paced[rate][0] <= limit * 1e-6 if limit else None))
         rows.append(("CPU per webhook at full load", "%.0f µs" % (full_cpu * 1e6), "<= 100 µs", full_cpu <= 100e-6))
         rows.append(("acknowledged and delivered, wrk -c%d" % args.connections,
