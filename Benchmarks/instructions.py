@@ -2,7 +2,7 @@
 """Instructions per webhook, counted by valgrind's callgrind: a figure that wall-clock noise
 does not move, to compare two builds of the intake path.
 
-    python3 Benchmarks/instructions.py [--webhooks 1000] [--top 25]
+    python3 Benchmarks/instructions.py [--webhooks 1000] [--top 25] [--by-thread] [--bare-route]
 
 Runs `herald serve`'s application (release `herald-instructions`: the same application behind a
 synchronous main, which valgrind 3.19 needs; local development provider, a fresh SQLite file)
@@ -14,6 +14,10 @@ first-use costs cancelled out: HTTP parse, route, token lookup, group commit, th
 provider's send and record, the outcome's write. Prints that, and the functions with the most
 instructions of their own in the larger run (`callgrind_annotate`). Needs valgrind
 (apt); takes a few minutes. Build first: `swift build -c release --product herald-instructions`.
+
+`--bare-route` counts a bare Hummingbird POST route at the same path the same way (the same
+requests, one at a time), and prints how many times that a webhook costs: the framework's share,
+which no change inside Herald's handler can remove.
 
 `--by-thread` runs the pair again with one count per thread and prints the per-webhook figure of
 each kind of thread: the SQLite writer (commits, and the sends it starts while idle), the HTTP
@@ -58,16 +62,17 @@ def post_all(port, count):
     return ok
 
 
-def run(binary, work, name, webhooks, by_thread=False):
+def run(binary, work, name, webhooks, by_thread=False, bare=False):
     """One `herald serve` under callgrind; returns (total instructions, callgrind output file).
-    With `by_thread`, the total is a dict: kind of thread -> instructions."""
+    With `by_thread`, the total is a dict: kind of thread -> instructions. With `bare`, the bare
+    Hummingbird route instead of `herald serve`."""
     port = free_port()
     out = os.path.join(work, "callgrind.%s" % name)
     env = dict(os.environ, HERALD_LOG_LEVEL="warning")
     process = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
         + (["--separate-threads=yes"] if by_thread else []) + [binary, str(port),
-         os.path.join(work, "%s.sqlite" % name)],
+         "--bare-route" if bare else os.path.join(work, "%s.sqlite" % name)],
         env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "%s.log" % name), "w"))
     for _ in range(600):
         if process.poll() is not None:
@@ -120,6 +125,8 @@ def main():
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--herald", default=os.path.join(ROOT, ".build/release/herald-instructions"))
     parser.add_argument("--by-thread", action="store_true", help="also count each kind of thread apart")
+    parser.add_argument("--bare-route", action="store_true",
+                        help="also count a bare Hummingbird POST route the same way, for the framework's share")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="herald-callgrind-")
     # valgrind 3.19 gives up on the DWARF 5 the Swift toolchain writes; symbols are enough.
@@ -132,6 +139,7 @@ def main():
         args.webhooks, 3 * args.webhooks, ok_small, ok_large))
     print("  instructions: %d and %d" % (small, large))
     print("  per webhook: %.0f instructions" % ((large - small) / (2 * args.webhooks)))
+    small_total, large_total = small, large
     annotate = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True).stdout
     lines = [l for l in annotate.splitlines() if re.match(r"^\s*[\d,]+ \(\s*[\d.]+%\)\s+\S", l) and "PROGRAM TOTALS" not in l]
     demangled = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(lines[:args.top]),
@@ -145,6 +153,13 @@ def main():
         print("  per webhook, by thread (the same pair again, one count per thread):")
         for kind in sorted(large, key=lambda k: small.get(k, 0) - large[k]):
             print("   %8.0f  %s" % ((large[kind] - small.get(kind, 0)) / (2 * args.webhooks), kind))
+    if args.bare_route:
+        bare_small, _, bare_ok_small = run(args.herald, work, "bare-small", args.webhooks, bare=True)
+        bare_large, _, bare_ok_large = run(args.herald, work, "bare-large", 3 * args.webhooks, bare=True)
+        webhook = (large_total - small_total) / (2 * args.webhooks)
+        bare = (bare_large - bare_small) / (2 * args.webhooks)
+        print("  a bare Hummingbird POST route, the same requests (%d and %d answered 200): %.0f instructions "
+              "per request; a webhook is %.1fx that" % (bare_ok_small, bare_ok_large, bare, webhook / bare))
 
 if __name__ == "__main__":
     main()
