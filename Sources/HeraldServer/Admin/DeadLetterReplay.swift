@@ -10,7 +10,7 @@ public enum DeadLetterReplay {
     /// the dispatcher dead-letters it again as `undecodable_payload`.
     public static func plan(now: Date) -> ReplayPlan {
         ReplayPlan(now: now) { payload, expiresAt in
-            guard var message = try? WireJSON.decode(PushMessage.self, from: payload) else { return payload }
+            guard var message = try? PushMessage(storedJSON: payload) else { return payload }
             message.expiresAt = expiresAt
             return message.storedJSON()
         }

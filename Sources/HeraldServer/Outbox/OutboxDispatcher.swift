@@ -266,7 +266,7 @@ public final class OutboxDispatcher: Service, Sendable {
         if deadTokens.withLockedValue({ !$0.isEmpty && $0.contains(Self.key(target)) }) {
             return deadLetter("token_unregistered", logger: logger)
         }
-        guard var message = decoded ?? (try? WireJSON.decode(PushMessage.self, from: job.payload)) else {
+        guard var message = decoded ?? (try? PushMessage(storedJSON: job.payload)) else {
             return deadLetter("undecodable_payload", logger: logger)
         }
         if message.collapseID == nil && job.platform == .ios {
