@@ -112,6 +112,42 @@ struct EdgeLimitTests {
         #expect(ContinuousClock.now - bodyStart < .seconds(6))
     }
 
+    @Test("each request on a keep-alive connection gets the whole read timeout, from its own first byte")
+    func readTimeoutPerRequest() async throws {
+        let server = try await ServerProcess.running(
+            arguments: ServerProcess.liftedTargetLimits + ["--idle-timeout", "20", "--request-read-timeout", "1"])
+        let connection = try await RawConnection.open(port: server.port)
+
+        // Whole requests for longer than the timeout: an earlier request's clock cuts none off.
+        var sent = 0
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .milliseconds(1500) {
+            try await connection.write(RawHTTP.Request.get("/health").bytes)
+            sent += 1
+            let answers = await connection.read(responses: sent, timeout: .seconds(5))
+            #expect(answers.statuses == Array(repeating: 200, count: sent), "\(answers)")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+
+        // Then a body that trickles in: 408 a timeout after this request began, not sooner.
+        let webhook = RawHTTP.Request.post("/api/v1/notify?platform=android&token=slow", body: swapWebhook(id: "slow-2"))
+        let split = webhook.bytes.count - 60
+        let began = ContinuousClock.now
+        try await connection.write(Array(webhook.bytes[..<split]))
+        let writer = connection.writer
+        let trickle = Task {
+            for byte in webhook.bytes[split...] {
+                writer.write([byte])
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let answers = await connection.read(responses: sent + 1, timeout: .seconds(10))
+        trickle.cancel()
+        let took = ContinuousClock.now - began
+        #expect(answers.statuses.last == 408, "\(answers)")
+        #expect(took >= .milliseconds(900) && took < .seconds(4), "408 after \(took)")
+    }
+
     @Test("past the connection cap new connections get 503 and the held ones are still answered")
     func connectionCap() async throws {
         let server = try await ServerProcess.running(

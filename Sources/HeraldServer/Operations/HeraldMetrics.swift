@@ -3,8 +3,10 @@ import HeraldWire
 import NIOConcurrencyHelpers
 import Prometheus
 
-/// The NDS's Prometheus metrics, on a registry that is passed in rather than global.
-public struct HeraldMetrics: Sendable {
+/// The NDS's Prometheus metrics, on a registry that is passed in rather than global. A class:
+/// routes, intake and the dispatcher each hold it, and a struct of its dozen handles cost a
+/// dozen retains and releases every time one was copied along a webhook's way.
+public final class HeraldMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
 
     /// The last minutes per 10 s, for the dashboard.
