@@ -15,14 +15,15 @@ struct TargetLimiter: Sendable {
     /// (and counts it). Checked before anything is stored, so a spammed phone costs the store
     /// nothing; one check for webhooks, relayed requests, backend events and wakes alike.
     func takePushes(for targets: [PushTarget], metrics: HeraldMetrics) async throws {
-        let keys = targets.map { "\($0.platform.rawValue):\($0.token)" }
         // The local bucket first: it only ever holds as much as the shared one (which also
         // counts the other instances' pushes), so a refusal here is final and costs no query.
-        if let wait = local.acquire(keys) {
+        // Its keys are hashed from the target's parts: no "platform:token" string is built for it.
+        if let wait = local.acquire(hashes: targets.map(Self.localKey)) {
             metrics.rateLimited()
             throw APIError.targetRateLimited(retryAfter: wait)
         }
         guard let shared else { return }
+        let keys = targets.map { "\($0.platform.rawValue):\($0.token)" }
         let wait: TimeInterval?
         do {
             wait = try await shared.takeTargetPushes(
@@ -35,5 +36,13 @@ struct TargetLimiter: Sendable {
             metrics.rateLimited()
             throw APIError.targetRateLimited(retryAfter: .seconds(wait))
         }
+    }
+
+    /// The local bucket's key of a target, under the process's random seed as every `hashValue`.
+    private static func localKey(_ target: PushTarget) -> Int {
+        var hasher = Hasher()
+        hasher.combine(target.platform)
+        hasher.combine(target.token)
+        return hasher.finalize()
     }
 }

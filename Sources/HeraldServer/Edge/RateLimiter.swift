@@ -48,8 +48,12 @@ final class RateLimiter: Sendable {
     /// Takes one token from each key's bucket, or none when any is empty: then returns how long
     /// until every one of them has a token again.
     func acquire(_ keys: [String]) -> Duration? {
+        acquire(hashes: keys.map(\.hashValue))
+    }
+
+    /// ``acquire(_:)`` for keys the caller hashed (as `hashValue` does: under the process's seed).
+    func acquire(hashes: [Int]) -> Duration? {
         let now = self.now()
-        let hashes = keys.map(\.hashValue)
         return buckets.withLockedValue { buckets in
             var refilled: [(Int, Bucket)] = []
             refilled.reserveCapacity(hashes.count)
