@@ -79,13 +79,7 @@ struct EdgeLimitTests {
 
         // A head, one byte every 100 ms: never whole within the timeout.
         let head = try await RawConnection.open(port: server.port)
-        let headWriter = head.writer
-        let trickle = Task {
-            for byte in Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: \(String(repeating: "s", count: 200))".utf8) {
-                headWriter.write([byte])
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+        let trickle = head.writer.trickle(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: \(String(repeating: "s", count: 200))".utf8))
         let start = ContinuousClock.now
         let cut = await head.read(responses: nil, timeout: .seconds(10))
         trickle.cancel()
@@ -97,13 +91,7 @@ struct EdgeLimitTests {
         let webhook = RawHTTP.Request.post("/api/v1/notify?platform=android&token=slow", body: swapWebhook(id: "slow"))
         let split = webhook.bytes.count - 60
         try await body.write(Array(webhook.bytes[..<split]))
-        let bodyWriter = body.writer
-        let bodyTrickle = Task {
-            for byte in webhook.bytes[split...] {
-                bodyWriter.write([byte])
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+        let bodyTrickle = body.writer.trickle(Array(webhook.bytes[split...]))
         let bodyStart = ContinuousClock.now
         let slowBody = await body.read(responses: nil, timeout: .seconds(10))
         bodyTrickle.cancel()
@@ -134,13 +122,7 @@ struct EdgeLimitTests {
         let split = webhook.bytes.count - 60
         let began = ContinuousClock.now
         try await connection.write(Array(webhook.bytes[..<split]))
-        let writer = connection.writer
-        let trickle = Task {
-            for byte in webhook.bytes[split...] {
-                writer.write([byte])
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+        let trickle = connection.writer.trickle(Array(webhook.bytes[split...]))
         let answers = await connection.read(responses: sent + 1, timeout: .seconds(10))
         trickle.cancel()
         let took = ContinuousClock.now - began

@@ -138,6 +138,16 @@ final class RawConnection {
     struct Writer: Sendable {
         let channel: any Channel
         func write(_ bytes: [UInt8]) { channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil) }
+
+        /// Writes `bytes` one at a time, one every 100 ms, until done or cancelled.
+        func trickle(_ bytes: [UInt8]) -> Task<Void, any Error> {
+            Task {
+                for byte in bytes {
+                    write([byte])
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
     }
 }
 
