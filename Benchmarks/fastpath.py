@@ -17,11 +17,11 @@ Prints, in order:
      of Herald, the sink and wrk, RSS idle and peak;
   4. RSS 5 s after the load, and Herald's CPU over 10 idle seconds;
   5. each paced rate (pacer.py) for 10 s: webhook written -> request logged by the sink, p50/p99
-     (the sink's clock has millisecond resolution), Herald's CPU µs per webhook; then the same
-     paced load on the durable floor (Benchmarks/floor/durable_floor.c, built with cc): one C
-     thread that appends and fdatasyncs, answers, asks an echoing child and writes the outcome,
-     the least any durable design does per webhook, so Herald's CPU and switches read as a
-     multiple of what this machine makes unavoidable (skipped without cc);
+     (the sink's clock has millisecond resolution), Herald's CPU µs per webhook and its kernel
+     share; then the same paced load on the durable floor (Benchmarks/floor/durable_floor.c,
+     built with cc): one C thread that appends and fdatasyncs, answers, asks an echoing child
+     and writes the outcome, the least any durable design does per webhook, so Herald's CPU and
+     switches read as a multiple of what this machine makes unavoidable (skipped without cc);
   6. one `herald serve` on a throwaway PostgreSQL 15 (its binaries from apt), first paced at
      100/s for 10 s (latency, CPU of both, context switches), then under the same wrk:
      delivered/s, CPU µs per webhook of Herald and of PostgreSQL;
@@ -55,12 +55,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cpu_seconds(pid):
-    """user + system CPU of a process, from /proc."""
+def cpu_seconds(pid, kernel_only=False):
+    """user + system CPU of a process, from /proc; with `kernel_only`, system alone."""
     try:
         with open("/proc/%d/stat" % pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return (int(fields[12]) + (0 if kernel_only else int(fields[11]))) / os.sysconf("SC_CLK_TCK")
     except OSError:
         return 0.0
 
@@ -221,9 +221,10 @@ def raw_phase(args, shared, work, sink_port, env):
 
 def paced_run(pid, port, log, rate, here, seconds=10):
     """`rate` webhooks/s for `seconds` by pacer.py, each with a fresh token carrying its send
-    time; returns (Herald CPU s per webhook, p50 ms, p99 ms, max ms, delivered, sent, pacer's line, context switches per webhook)."""
+    time; returns (Herald CPU s per webhook, p50 ms, p99 ms, max ms, delivered, sent, pacer's line, context switches per webhook,
+    Herald's kernel CPU s per webhook)."""
     before_lines = len(sink_lines(log))
-    h0, c0 = cpu_seconds(pid), context_switches(pid)
+    h0, c0, k0 = cpu_seconds(pid), context_switches(pid), cpu_seconds(pid, kernel_only=True)
     count = rate * seconds
     pacer = subprocess.run([sys.executable, os.path.join(here, "pacer.py"), "127.0.0.1", str(port),
                             "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
@@ -234,13 +235,13 @@ def paced_run(pid, port, log, rate, here, seconds=10):
         if len(rows) >= count or time.monotonic() > deadline:
             break
         time.sleep(1)
-    h1, c1 = cpu_seconds(pid), context_switches(pid)
+    h1, c1, k1 = cpu_seconds(pid), context_switches(pid), cpu_seconds(pid, kernel_only=True)
     latencies = sorted((arrived - int(uri[16:32], 16) / 1e9) * 1000 for arrived, uri in rows)
 
     def pct(p):
         return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
     return ((h1 - h0) / max(len(rows), 1), pct(0.5), pct(0.99), latencies[-1] if latencies else float("nan"),
-            len(rows), count, pacer.stdout.strip(), (c1 - c0) / max(len(rows), 1))
+            len(rows), count, pacer.stdout.strip(), (c1 - c0) / max(len(rows), 1), (k1 - k0) / max(len(rows), 1))
 
 
 def build_floor(work):
@@ -254,19 +255,20 @@ def build_floor(work):
 
 
 def floor_runs(binary, work, rates, seconds=10):
-    """The durable floor paced like Herald at each rate: {rate: (CPU s per request, switches per request)}."""
+    """The durable floor paced like Herald at each rate: {rate: (CPU s, switches, kernel CPU s) per request}."""
     port = free_port()
     floor = subprocess.Popen([binary, str(port), os.path.join(work, "floor.wal")], stdout=subprocess.PIPE, text=True)
     try:
         floor.stdout.readline()
         figures = {}
         for rate in rates:
-            c0, s0 = cpu_seconds(floor.pid), context_switches(floor.pid)
+            c0, s0, k0 = cpu_seconds(floor.pid), context_switches(floor.pid), cpu_seconds(floor.pid, kernel_only=True)
             sent = subprocess.run([sys.executable, os.path.join(HERE, "pacer.py"), "127.0.0.1", str(port),
                                    "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
                                   capture_output=True, text=True).stdout.split()
             answered = max(int(sent[-1]), 1) if sent else 1
-            figures[rate] = ((cpu_seconds(floor.pid) - c0) / answered, (context_switches(floor.pid) - s0) / answered)
+            figures[rate] = ((cpu_seconds(floor.pid) - c0) / answered, (context_switches(floor.pid) - s0) / answered,
+                             (cpu_seconds(floor.pid, kernel_only=True) - k0) / answered)
         return figures
     finally:
         floor.kill()
@@ -411,19 +413,19 @@ def main():
         for rate in args.rates:
             time.sleep(1)
             paced[rate] = paced_run(server.pid, port, log, rate, HERE)
-            cpu, p50, p99, worst, got, count, sent, switches = paced[rate]
+            cpu, p50, p99, worst, got, count, sent, switches, kernel = paced[rate]
             print("5. paced %d webhooks/s for 10 s (%s): webhook -> sink p50 %.1f ms, p99 %.1f ms, max %.1f ms "
-                  "(%d of %d; sink clock 1 ms); per webhook: Herald CPU %.0f µs, %.1f context switches" % (
-                      rate, sent, p50, p99, worst, got, count, cpu * 1e6, switches))
+                  "(%d of %d; sink clock 1 ms); per webhook: Herald CPU %.0f µs (%.0f of it in the kernel), "
+                  "%.1f context switches" % (rate, sent, p50, p99, worst, got, count, cpu * 1e6, kernel * 1e6, switches))
         rss_final = status_kb(server.pid, "VmHWM")
         stop_herald(server)
         server = None
         floor_binary = build_floor(work)
         floors = floor_runs(floor_binary, work, args.rates) if floor_binary else {}
-        for rate, (cpu, switches) in floors.items():
-            print("5. durable floor (one C thread), paced %d/s for 10 s: CPU %.0f µs, %.1f context switches per request; "
-                  "Herald is %.1fx its CPU and %.1fx its switches" % (
-                      rate, cpu * 1e6, switches, paced[rate][0] / cpu, paced[rate][7] / switches))
+        for rate, (cpu, switches, kernel) in floors.items():
+            print("5. durable floor (one C thread), paced %d/s for 10 s: CPU %.0f µs (%.0f of it in the kernel), "
+                  "%.1f context switches per request; Herald is %.1fx its CPU and %.1fx its switches" % (
+                      rate, cpu * 1e6, kernel * 1e6, switches, paced[rate][0] / cpu, paced[rate][7] / switches))
 
         # 6. PostgreSQL, one instance, the same wrk load.
         pg = None
