@@ -224,19 +224,6 @@ extension PostgresStore: LocalPushStore {
         ).first?.decode(String.self)
     }
 
-    public func recordLocalPush(
-        platform: Platform, token: String, payload: Data, now: Date
-    )
-        async throws
-    {
-        try await rows(
-            """
-            INSERT INTO local_push (platform, token, payload, created_at)
-            VALUES (\(platform.rawValue), \(token), \(payload), \(now.timeIntervalSince1970))
-            """
-        )
-    }
-
     public func localPushes(
         platform: Platform, token: String, after: Int64, limit: Int
     ) async throws

@@ -183,17 +183,6 @@ extension SQLiteStore: LocalPushStore {
         }
     }
 
-    public func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws {
-        // The local provider's "send": committed without an fsync of its own, as outcomes are
-        // (the next webhook commit's fsync covers it). One fsync per push queued every outcome
-        // behind it on the writer, and each moment an outcome waits is one in which `kill -9`
-        // makes its push go out twice.
-        try await Self.withoutSync(database) { db in
-            try db.cachedStatement(sql: "INSERT INTO local_push (platform, token, payload, created_at) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [platform.rawValue, token, payload, now.timeIntervalSince1970])
-        }
-    }
-
     public func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush] {
         try await database.read { db in
             try Row.fetchAll(

@@ -229,9 +229,9 @@ public enum DeviceAlias {
     }
 }
 
-/// Pushes the local development provider recorded, for the device they were addressed to.
+/// Pushes the local development provider recorded, for the device they were addressed to. They
+/// are written with their jobs' outcomes (``JobCompletion/localPushes``).
 public protocol LocalPushStore: Sendable {
-    func recordLocalPush(platform: Platform, token: String, payload: Data, now: Date) async throws
     func localPushes(platform: Platform, token: String, after: Int64, limit: Int) async throws -> [LocalPush]
     /// The device whose feed the token's pushes are: the first registered with it. A device
     /// registered later with the same token (someone else's, say) reads nothing of it.

@@ -287,12 +287,18 @@ struct OutboxStoreTests {
         arguments: Backend.allCases)
     func localPushes(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            for n in 1...3 {
-                try await store.recordLocalPush(
-                    platform: .ios, token: "74", payload: Data("\(n)".utf8), now: t0)
-            }
-            try await store.recordLocalPush(
-                platform: .android, token: "74", payload: Data("x".utf8), now: t0)
+            var android = job("74")
+            android.platform = .android
+            let jobs = [job("74"), android]
+            _ = try await store.enqueue(jobs, now: t0, leaseUntil: t0.addingTimeInterval(60))
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: OutboxJob(jobs[0], createdAt: t0), resolution: .delivered,
+                        localPushes: ["1", "2", "3"].map { Data($0.utf8) }),
+                    JobCompletion(job: OutboxJob(jobs[1], createdAt: t0), resolution: .delivered, localPushes: [Data("x".utf8)]),
+                ],
+                now: t0)
             let all = try await store.localPushes(platform: .ios, token: "74", after: 0, limit: 10)
             #expect(all.map(\.payload) == ["1", "2", "3"].map { Data($0.utf8) })
             #expect(all.allSatisfy { $0.createdAt == t0 && $0.platform == .ios })
