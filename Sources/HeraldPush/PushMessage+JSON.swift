@@ -38,11 +38,12 @@ extension PushMessage {
             self.alert = Alert(title: title, body: body, image: try alert["image"].storedString())
         }
         sound = try members["sound"].storedString()
-        if case .int(let badge)? = members["badge"] {
+        switch members["badge"] {
+        case .int(let badge)?:
             guard let exact = Int(exactly: badge) else { throw StoredShapeMismatch() }
             self.badge = exact
-        } else if members["badge"].isPresent {
-            throw StoredShapeMismatch()
+        case nil, .null?: break
+        default: throw StoredShapeMismatch()
         }
         category = try members["category"].storedString()
         interruptionLevel = try members["interruptionLevel"].storedString()
@@ -216,13 +217,6 @@ extension JSONValue {
 }
 
 extension Optional where Wrapped == JSONValue {
-    fileprivate var isPresent: Bool {
-        switch self {
-        case nil, .null?: false
-        default: true
-        }
-    }
-
     /// A string member: nil when absent or null, as `decodeIfPresent` reads it.
     fileprivate func storedString() throws(StoredShapeMismatch) -> String? {
         switch self {
