@@ -219,29 +219,40 @@ def raw_phase(args, shared, work, sink_port, env):
         print("   ratio Herald / Go: %.2f" % (float(raw_rate.group(1)) / float(peer_rate.group(1))))
 
 
-def paced_run(pid, port, log, rate, here, seconds=10):
+def pace(port, rate, seconds):
+    """pacer.py: `rate` webhooks/s for `seconds`, each to a fresh token carrying its send time."""
+    return subprocess.run([sys.executable, os.path.join(HERE, "pacer.py"), "127.0.0.1", str(port),
+                           "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
+                          capture_output=True, text=True)
+
+
+def counters(pid):
+    """(CPU s, context switches, kernel CPU s) of a process so far."""
+    return cpu_seconds(pid), context_switches(pid), cpu_seconds(pid, kernel_only=True)
+
+
+def paced_run(pid, port, log, rate, seconds=10):
     """`rate` webhooks/s for `seconds` by pacer.py, each with a fresh token carrying its send
     time; returns (Herald CPU s per webhook, p50 ms, p99 ms, max ms, delivered, sent, pacer's line, context switches per webhook,
     Herald's kernel CPU s per webhook)."""
     before_lines = len(sink_lines(log))
-    h0, c0, k0 = cpu_seconds(pid), context_switches(pid), cpu_seconds(pid, kernel_only=True)
+    before = counters(pid)
     count = rate * seconds
-    pacer = subprocess.run([sys.executable, os.path.join(here, "pacer.py"), "127.0.0.1", str(port),
-                            "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
-                           capture_output=True, text=True)
+    pacer = pace(port, rate, seconds)
     deadline = time.monotonic() + 60
     while True:
         rows = [r for r in sink_lines(log)[before_lines:] if r[1].endswith("%032x" % 0xbe)]
         if len(rows) >= count or time.monotonic() > deadline:
             break
         time.sleep(1)
-    h1, c1, k1 = cpu_seconds(pid), context_switches(pid), cpu_seconds(pid, kernel_only=True)
+    cpu, switches, kernel = (after - start for after, start in zip(counters(pid), before))
     latencies = sorted((arrived - int(uri[16:32], 16) / 1e9) * 1000 for arrived, uri in rows)
 
     def pct(p):
         return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
-    return ((h1 - h0) / max(len(rows), 1), pct(0.5), pct(0.99), latencies[-1] if latencies else float("nan"),
-            len(rows), count, pacer.stdout.strip(), (c1 - c0) / max(len(rows), 1), (k1 - k0) / max(len(rows), 1))
+    delivered = max(len(rows), 1)
+    return (cpu / delivered, pct(0.5), pct(0.99), latencies[-1] if latencies else float("nan"),
+            len(rows), count, pacer.stdout.strip(), switches / delivered, kernel / delivered)
 
 
 def build_floor(work):
@@ -262,13 +273,10 @@ def floor_runs(binary, work, rates, seconds=10):
         floor.stdout.readline()
         figures = {}
         for rate in rates:
-            c0, s0, k0 = cpu_seconds(floor.pid), context_switches(floor.pid), cpu_seconds(floor.pid, kernel_only=True)
-            sent = subprocess.run([sys.executable, os.path.join(HERE, "pacer.py"), "127.0.0.1", str(port),
-                                   "/api/v1/notify?platform=ios&token={token}", str(rate), str(seconds), "32"],
-                                  capture_output=True, text=True).stdout.split()
+            before = counters(floor.pid)
+            sent = pace(port, rate, seconds).stdout.split()
             answered = max(int(sent[-1]), 1) if sent else 1
-            figures[rate] = ((cpu_seconds(floor.pid) - c0) / answered, (context_switches(floor.pid) - s0) / answered,
-                             (cpu_seconds(floor.pid, kernel_only=True) - k0) / answered)
+            figures[rate] = tuple((after - start) / answered for after, start in zip(counters(floor.pid), before))
         return figures
     finally:
         floor.kill()
@@ -286,7 +294,7 @@ def postgres_run(args, env, work, log):
         time.sleep(2)
         # First 100/s paced, on the fresh database: the wake-ups a quiet deployment pays.
         p0 = postgres_cpu(pg_data)
-        paced = paced_run(server.pid, port, log, 100, os.path.dirname(os.path.abspath(__file__)))
+        paced = paced_run(server.pid, port, log, 100)
         paced_postgres = (postgres_cpu(pg_data) - p0) / max(paced[4], 1)
         script = os.path.join(work, "pg.lua")
         with open(script, "w") as f:
@@ -412,7 +420,7 @@ def main():
         paced = {}
         for rate in args.rates:
             time.sleep(1)
-            paced[rate] = paced_run(server.pid, port, log, rate, HERE)
+            paced[rate] = paced_run(server.pid, port, log, rate)
             cpu, p50, p99, worst, got, count, sent, switches, kernel = paced[rate]
             print("5. paced %d webhooks/s for 10 s (%s): webhook -> sink p50 %.1f ms, p99 %.1f ms, max %.1f ms "
                   "(%d of %d; sink clock 1 ms); per webhook: Herald CPU %.0f µs (%.0f of it in the kernel), "

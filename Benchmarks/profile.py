@@ -13,11 +13,10 @@ import argparse
 import collections
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
-from fastpath import WRK_SCRIPT, start_herald, start_sink, stop_herald, stop_sink
+from fastpath import WRK_SCRIPT, pace, start_herald, start_sink, stop_herald, stop_sink
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -57,9 +56,7 @@ def main():
                            capture_output=True)
             load = "wrk -c64 %d s" % args.seconds
         else:
-            subprocess.run([sys.executable, os.path.join(HERE, "pacer.py"), "127.0.0.1", str(port),
-                            "/api/v1/notify?platform=ios&token={token}", str(args.rate), str(args.seconds), "32"],
-                           capture_output=True)
+            pace(port, args.rate, args.seconds)
             load = "%d webhooks/s for %d s" % (args.rate, args.seconds)
         time.sleep(1)
         perf.send_signal(2)
