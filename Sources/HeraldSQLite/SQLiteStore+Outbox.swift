@@ -13,7 +13,7 @@ extension SQLiteStore: OutboxStore {
         guard !jobs.isEmpty else { return [] }
         let nowValue = now.timeIntervalSince1970
         let lease = leaseUntil.timeIntervalSince1970
-        return try await database.write { db in
+        return try await writeCarryingOutcomes { db in
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
@@ -70,7 +70,7 @@ extension SQLiteStore: OutboxStore {
 
     public func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxJob] {
         let nowValue = now.timeIntervalSince1970
-        return try await database.write { db in
+        return try await writeCarryingOutcomes { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -119,15 +119,87 @@ extension SQLiteStore: OutboxStore {
         )
     }
 
+    /// Returns once the outcomes are committed: by the next intake or claim when one comes within
+    /// the store's outcome linger (``HeldOutcomes``), alone otherwise.
     public func complete(_ completions: [JobCompletion], now: Date) async throws {
         guard !completions.isEmpty else { return }
         let nowValue = now.timeIntervalSince1970
-        // Committed without an fsync of its own: the next intake commit's fsync makes it durable.
-        // A crash before then loses only outcomes, and the jobs are sent again (at-least-once);
-        // meanwhile the webhooks' commits do not queue behind an fsync per send batch.
+        guard let heldOutcomes else {
+            try await writeAlone([(completions, nowValue)])
+            return
+        }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            heldOutcomes.hold(HeldOutcomes.Held(completions: completions, now: nowValue, continuation: continuation)) {
+                Task(executorPreference: self.database.writerExecutor) { await self.writeHeldAlone() }
+            }
+        }
+    }
+
+    /// Commits what is still held once the linger is over.
+    private func writeHeldAlone() async {
+        guard let heldOutcomes else { return }
+        do {
+            let taken = try await writeAloneTaking { heldOutcomes.take() }
+            taken.finish(.success(()))
+        } catch {
+            // Each taken call was resumed with the error inside the write: the dispatcher retries.
+        }
+    }
+
+    /// Outcomes committed alone, without an fsync of their own: the next intake commit's fsync
+    /// makes them durable. A crash before then loses only outcomes, and the jobs are sent again
+    /// (at-least-once); meanwhile the webhooks' commits do not queue behind an fsync per batch.
+    private func writeAlone(_ batches: [([JobCompletion], Double)]) async throws {
         let deadTokens = self.deadTokens
         try await Self.withoutSync(database) { db in
-            try Self.record(completions, now: nowValue, deadTokens: deadTokens, in: db)
+            for (completions, now) in batches {
+                try Self.record(completions, now: now, deadTokens: deadTokens, in: db)
+            }
+        }
+    }
+
+    /// ``writeAlone(_:)`` for the held outcomes `take` returns on the writer's thread; a failure
+    /// resumes them with the error before it is rethrown.
+    private func writeAloneTaking(_ take: @escaping @Sendable () -> [HeldOutcomes.Held]) async throws -> [HeldOutcomes.Held] {
+        let deadTokens = self.deadTokens
+        return try await database.writeWithoutTransaction { db in
+            let taken = take()
+            guard !taken.isEmpty else { return [] }
+            do {
+                try Self.withoutSync(db) { db in try Self.record(taken, deadTokens: deadTokens, in: db) }
+            } catch {
+                taken.finish(.failure(error))
+                throw error
+            }
+            return taken
+        }
+    }
+
+    /// A write in a transaction that first commits the outcomes held for it, so one commit
+    /// serves both; their callers learn its result.
+    func writeCarryingOutcomes<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard let heldOutcomes else { return try await database.write(updates) }
+        let deadTokens = self.deadTokens
+        let (value, carried) = try await database.writeWithoutTransaction { db in
+            let carried = heldOutcomes.take()
+            do {
+                let value = try db.inPreparedTransaction { db in
+                    try Self.record(carried, deadTokens: deadTokens, in: db)
+                    return try updates(db)
+                }
+                return (value, carried)
+            } catch {
+                carried.finish(.failure(error))
+                throw error
+            }
+        }
+        carried.finish(.success(()))
+        return value
+    }
+
+    private static func record(_ held: [HeldOutcomes.Held], deadTokens: DeadTokenFilter, in db: Database) throws {
+        for batch in held {
+            try record(batch.completions, now: batch.now, deadTokens: deadTokens, in: db)
         }
     }
 
@@ -135,13 +207,16 @@ extension SQLiteStore: OutboxStore {
     /// process (the kernel has the pages), made durable against power loss by the next commit's
     /// fsync.
     static func withoutSync(_ database: AsyncDatabase, _ updates: @escaping @Sendable (Database) throws -> Void) async throws {
-        try await database.writeWithoutTransaction { db in
-            // SQLite prepares a pragma again each time it runs (it acts while being prepared), so
-            // caching spares only GRDB's own splitting and wrapping of the SQL.
-            try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
-            defer { try? db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
-            try db.inPreparedTransaction(updates)
-        }
+        try await database.writeWithoutTransaction { db in try withoutSync(db, updates) }
+    }
+
+    /// ``withoutSync(_:_:)`` on the writer's thread.
+    private static func withoutSync(_ db: Database, _ updates: (Database) throws -> Void) throws {
+        // SQLite prepares a pragma again each time it runs (it acts while being prepared), so
+        // caching spares only GRDB's own splitting and wrapping of the SQL.
+        try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+        defer { try? db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
+        try db.inPreparedTransaction(updates)
     }
 
     private static func record(

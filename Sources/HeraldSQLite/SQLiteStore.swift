@@ -38,12 +38,18 @@ public final class SQLiteStore: Sendable {
     let deadTokens: DeadTokenFilter
     /// The WAL length, in pages, from which ``checkpoint()`` restarts the WAL.
     public let walRestartPages: Int
+    /// Send outcomes waiting to ride on the writer's next transaction; nil to write each batch
+    /// at once.
+    let heldOutcomes: HeldOutcomes?
 
     /// Opens (creating if needed) the database file and migrates it.
     ///
-    /// - Parameter walRestartPages: From this many WAL pages (4 KiB each) on, a checkpoint also
-    ///   restarts the WAL, taking the writer for a moment. The default is 16 MiB.
-    public init(path: String, walRestartPages: Int = 4_096) throws {
+    /// - Parameters:
+    ///   - walRestartPages: From this many WAL pages (4 KiB each) on, a checkpoint also
+    ///     restarts the WAL, taking the writer for a moment. The default is 16 MiB.
+    ///   - outcomeLinger: How long send outcomes wait for the next intake or claim to carry
+    ///     them before they are committed alone (``HeldOutcomes``); zero commits each at once.
+    public init(path: String, walRestartPages: Int = 4_096, outcomeLinger: Duration = .milliseconds(20)) throws {
         self.walRestartPages = walRestartPages
         var config = Configuration()
         config.busyMode = .timeout(10)
@@ -70,16 +76,23 @@ public final class SQLiteStore: Sendable {
         }
         self.deadTokens = deadTokens
         pool.add(transactionObserver: TokenResolutionCache.Invalidator(tokenCache), extent: .databaseLifetime)
-        database = AsyncDatabase(pool, threads: (writer: DatabaseThread(), reader: DatabaseThread()))
+        let writer = DatabaseThread()
+        database = AsyncDatabase(pool, threads: (writer: writer, reader: DatabaseThread()))
+        heldOutcomes = outcomeLinger > .zero ? HeldOutcomes(linger: TimeAmount(outcomeLinger), loop: writer.loop) : nil
         checkpointer = AsyncDatabase(try DatabaseQueue(path: path, configuration: config))
     }
 
     /// Opens the store from async code: opening and migrating are synchronous SQLite work, run
     /// on a dispatch queue so no cooperative thread waits on the file.
-    public static func open(path: String, walRestartPages: Int = 4_096) async throws -> SQLiteStore {
+    public static func open(
+        path: String, walRestartPages: Int = 4_096, outcomeLinger: Duration = .milliseconds(20)
+    ) async throws -> SQLiteStore {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try SQLiteStore(path: path, walRestartPages: walRestartPages) })
+                continuation.resume(
+                    with: Result {
+                        try SQLiteStore(path: path, walRestartPages: walRestartPages, outcomeLinger: outcomeLinger)
+                    })
             }
         }
     }

@@ -1,0 +1,139 @@
+import Foundation
+import HeraldSQLite
+import HeraldStore
+import HeraldWire
+import Synchronization
+import Testing
+
+/// Send outcomes ride on the SQLite writer's next transaction, or are committed alone after the
+/// store's linger (`SQLiteStore(path:outcomeLinger:)`).
+@Suite("SQLite store: outcomes carried by the next commit")
+struct HeldOutcomesTests {
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-held-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    func open(linger: Duration) async throws -> SQLiteStore {
+        try await SQLiteStore.open(path: folder.appendingPathComponent("herald.sqlite").path, outcomeLinger: linger)
+    }
+
+    /// A leased job, enqueued and ready for its outcome.
+    func sentJob(_ store: SQLiteStore) async throws -> OutboxJob {
+        let new = job("t-\(UUID().uuidString)")
+        _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+        return try #require(try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(600), limit: 1).first)
+    }
+
+    /// Starts `complete` for `sent` and returns a flag that turns true once it has returned.
+    func completing(_ store: SQLiteStore, _ sent: OutboxJob, _ resolution: JobResolution = .delivered)
+        -> (returned: Flag, task: Task<Void, any Error>)
+    {
+        let returned = Flag()
+        let task = Task {
+            defer { returned.set() }
+            try await store.complete([JobCompletion(job: sent, resolution: resolution)], now: t0)
+        }
+        return (returned, task)
+    }
+
+    /// Polls `done` for up to `seconds`.
+    func eventually(_ seconds: Double, _ done: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if done() { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return done()
+    }
+
+    @Test("an outcome waits for the next intake and is committed in its transaction")
+    func ridesOnIntake() async throws {
+        let store = try await open(linger: .seconds(60))
+        let sent = try await sentJob(store)
+        let (returned, task) = completing(store, sent)
+        try await Task.sleep(for: .milliseconds(300))
+        // Held: nothing written yet, and its caller still waits.
+        #expect(!returned.isSet)
+        #expect(try await store.status(jobID: sent.id)?.state == .pending)
+        let next = job("t-next")
+        _ = try await store.enqueue([next], now: t0, leaseUntil: t0.addingTimeInterval(600))
+        // Long before the minute's linger: the intake's commit carried it.
+        #expect(try await eventually(5) { returned.isSet })
+        try await task.value
+        #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+        #expect(try await store.status(jobID: next.id)?.state == .pending)
+    }
+
+    @Test("a claim carries held outcomes too: a retry's new due time is written with it")
+    func ridesOnClaim() async throws {
+        let store = try await open(linger: .seconds(60))
+        let sent = try await sentJob(store)
+        let (returned, task) = completing(store, sent, .retry(at: t0.addingTimeInterval(30), error: "503"))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!returned.isSet)
+        // The outcome is written first in the claim's transaction, so the claim sees its due time.
+        #expect(try await store.claimDue(now: t0.addingTimeInterval(10), leaseUntil: t0.addingTimeInterval(600), limit: 10).isEmpty)
+        #expect(try await eventually(5) { returned.isSet })
+        try await task.value
+        let status = try #require(try await store.status(jobID: sent.id))
+        #expect(status.attempts == 1 && status.lastError == "503")
+        #expect(status.nextAttemptAt == t0.addingTimeInterval(30))
+    }
+
+    @Test("an outcome no commit carries is committed alone once the linger is over")
+    func writtenAlone() async throws {
+        let store = try await open(linger: .milliseconds(150))
+        let sent = try await sentJob(store)
+        let started = ContinuousClock.now
+        try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(140), "\(waited)")
+        #expect(waited < .seconds(5), "\(waited)")
+        // Committed, not only remembered: a second connection to the file sees it.
+        let reopened = try SQLiteStore(path: store.path, outcomeLinger: .zero)
+        #expect(try await reopened.status(jobID: sent.id)?.state == .delivered)
+    }
+
+    @Test("an intake whose commit fails fails the outcomes it carried; they are written on the next try")
+    func failedCarrier() async throws {
+        let store = try await open(linger: .seconds(60))
+        let sent = try await sentJob(store)
+        let (_, task) = completing(store, sent)
+        try await Task.sleep(for: .milliseconds(200))
+        // The batch's second row repeats the first one's id: its transaction rolls back whole.
+        let first = job("a")
+        var twin = job("b")
+        twin.id = first.id
+        await #expect(throws: StoreError.self) {
+            _ = try await store.enqueue([first, twin], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+        }
+        await #expect(throws: StoreError.self) { try await task.value }
+        #expect(try await store.status(jobID: sent.id)?.state == .pending)
+        // The dispatcher's retry: held again, carried by the next intake this time.
+        let (returned, again) = completing(store, sent)
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try await store.enqueue([job("c")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+        #expect(try await eventually(5) { returned.isSet })
+        try await again.value
+        #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+    }
+
+    @Test("with no linger each outcome is committed at once")
+    func noLinger() async throws {
+        let store = try await open(linger: .zero)
+        let sent = try await sentJob(store)
+        let started = ContinuousClock.now
+        try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+    }
+}
+
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+}
