@@ -15,10 +15,21 @@ extension PostgresStore: OutboxStore {
         // One prepared statement whatever the batch's size: a VALUES list per batch was new SQL
         // for PostgreSQL to parse and plan every time. It commits on its own; a job it skips met
         // an earlier one with its key, whose id is read back after (that row is committed too).
-        var inserted: Set<String> = []
-        for id in try await rows(InsertJobsStatement(jobs, now: nowValue, lease: lease, leasing: leasing)) {
-            inserted.insert(id)
+        // Delivered outcomes held for this moment ride in the same statement (``HeldOutcomes``).
+        let carried = heldOutcomes?.take() ?? []
+        var statement = InsertJobsStatement(jobs, now: nowValue, lease: lease, leasing: leasing)
+        for held in carried {
+            statement.deliveredIDs += held.completions.map(\.job.id)
+            statement.deliveredAt += repeatElement(held.now, count: held.completions.count)
         }
+        var inserted: Set<String> = []
+        do {
+            for id in try await rows(statement) { inserted.insert(id) }
+        } catch {
+            HeldOutcomes.finish(carried, .failure(error))
+            throw error
+        }
+        HeldOutcomes.finish(carried, .success(()))
         let duplicateKeys = jobs.filter { !inserted.contains($0.id) }.compactMap(\.idempotencyKey)
         var existing: [String: (id: String, fingerprint: String?)] = [:]
         if !duplicateKeys.isEmpty {
@@ -37,9 +48,16 @@ extension PostgresStore: OutboxStore {
     }
 
     /// A batch of new jobs as one row each of parallel arrays. Arrays hold no NULLs here: a
-    /// missing time is NaN and a missing text is flagged beside it.
+    /// missing time is NaN and a missing text is flagged beside it. It also marks delivered the
+    /// jobs whose outcomes it carries (`$15`, `$16`; empty arrays when none).
     struct InsertJobsStatement: PostgresPreparedStatement {
         static let sql = """
+            WITH delivered AS (
+                UPDATE job SET state = 'delivered', attempts = attempts + 1, lease_until = NULL, finished_at = d.at,
+                               last_error = NULL, first_attempt_at = coalesce(first_attempt_at, d.at),
+                               last_attempt_at = d.at
+                FROM unnest($15::text[], $16::float8[]) AS d(id, at)
+                WHERE job.id = d.id AND job.state = 'pending')
             INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state, attempts,
                              next_attempt_at, lease_until, created_at, expires_at, app, idempotency_fingerprint)
             SELECT j.id, j.platform, j.token, j.type, j.payload, CASE WHEN j.has_key THEN j.key END, 'pending', 0,
@@ -55,11 +73,14 @@ extension PostgresStore: OutboxStore {
         static let bindingDataTypes: [PostgresDataType] = [
             .textArray, .textArray, .textArray, .textArray, .byteaArray, .textArray, .boolArray,
             .float8Array, .float8Array, .float8Array, .textArray, .float8, .textArray, .boolArray,
+            .textArray, .float8Array,
         ]
         let jobs: [NewJob]
         let now: Double
         let lease: Double
         let leasing: Int
+        var deliveredIDs: [String] = []
+        var deliveredAt: [Double] = []
 
         init(_ jobs: [NewJob], now: Double, lease: Double, leasing: Int) {
             self.jobs = jobs
@@ -69,7 +90,7 @@ extension PostgresStore: OutboxStore {
         }
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 14)
+            var bindings = PostgresBindings(capacity: 16)
             bindings.append(jobs.map(\.id))
             bindings.append(jobs.map(\.platform.rawValue))
             bindings.append(jobs.map(\.token))
@@ -84,6 +105,8 @@ extension PostgresStore: OutboxStore {
             bindings.append(now)
             bindings.append(jobs.map { $0.idempotencyFingerprint ?? "" })
             bindings.append(jobs.map { $0.idempotencyFingerprint != nil })
+            bindings.append(deliveredIDs)
+            bindings.append(deliveredAt)
             return bindings
         }
 
@@ -147,9 +170,35 @@ extension PostgresStore: OutboxStore {
         return try rows.first.map { PostgresRow.date(try $0.decode(Double.self)) }
     }
 
+    /// Returns once the outcomes are written. A batch of delivered ones without local pushes
+    /// (the usual) waits up to the store's outcome linger for this process's next intake to
+    /// carry it (``HeldOutcomes``); any other is written at once.
     public func complete(_ completions: [JobCompletion], now: Date) async throws {
         guard !completions.isEmpty else { return }
         let nowValue = now.timeIntervalSince1970
+        if let heldOutcomes, completions.allSatisfy({ $0.resolution == .delivered && $0.localPushes.isEmpty }) {
+            try await heldOutcomes.hold(completions, now: nowValue) {
+                Task { await self.writeHeldAlone() }
+            }
+            return
+        }
+        try await write(completions, now: nowValue)
+    }
+
+    /// Writes what is still held once the linger is over.
+    private func writeHeldAlone() async {
+        guard let heldOutcomes else { return }
+        for held in heldOutcomes.take() {
+            do {
+                try await write(held.completions, now: held.now)
+                HeldOutcomes.finish([held], .success(()))
+            } catch {
+                HeldOutcomes.finish([held], .failure(error))
+            }
+        }
+    }
+
+    private func write(_ completions: [JobCompletion], now nowValue: Double) async throws {
         var delivered: [String] = []
         var retryIDs: [String] = []
         var retryAt: [Double] = []

@@ -27,10 +27,21 @@ public final class PostgresStore: Sendable {
     /// Webhooks' pushes taken from their targets' allowances, batched the same way. A key the
     /// query leaves out is refused (it answers every key; this is only a safe default).
     let targetTakes = RequestBatcher<String, TargetTake>(absent: TargetTake(wait: 1))
+    /// Delivered outcomes waiting to ride on this process's next intake statement; nil to write
+    /// each batch at once.
+    let heldOutcomes: HeldOutcomes?
 
-    /// - Parameter maximumConnections: Connections the pool opens at most. Each `herald serve`
-    ///   needs few: the intake's and the dispatcher's batches, plus reads from the routes.
-    public init(location: PostgresLocation, maximumConnections: Int = 16, logger: Logger) {
+    /// - Parameters:
+    ///   - maximumConnections: Connections the pool opens at most. Each `herald serve` needs
+    ///     few: the intake's and the dispatcher's batches, plus reads from the routes.
+    ///   - outcomeLinger: How long a batch of delivered outcomes waits for the next intake
+    ///     statement to carry it before it is written alone (``HeldOutcomes``); zero writes each
+    ///     at once.
+    ///   - eventLoopGroup: The pool's connections' loops, whose timers the linger uses.
+    public init(
+        location: PostgresLocation, maximumConnections: Int = 16, outcomeLinger: Duration = .milliseconds(20),
+        eventLoopGroup: any EventLoopGroup = PostgresClient.defaultEventLoopGroup, logger: Logger
+    ) {
         var configuration = PostgresClient.Configuration(
             host: location.host,
             port: location.port,
@@ -40,7 +51,14 @@ public final class PostgresStore: Sendable {
             tls: Self.tls(location.tls)
         )
         configuration.options.maximumConnections = maximumConnections
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = PostgresClient(configuration: configuration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
+        let loop = eventLoopGroup.next()
+        self.heldOutcomes =
+            outcomeLinger > .zero
+            ? HeldOutcomes(linger: outcomeLinger) { after, action in
+                let timer = loop.scheduleTask(in: TimeAmount(after), action)
+                return { timer.cancel() }
+            } : nil
         self.postgres = location
         self.logger = logger
     }

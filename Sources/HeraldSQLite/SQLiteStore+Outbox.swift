@@ -128,10 +128,8 @@ extension SQLiteStore: OutboxStore {
             try await writeAlone([(completions, nowValue)])
             return
         }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            heldOutcomes.hold(HeldOutcomes.Held(completions: completions, now: nowValue, continuation: continuation)) {
-                Task(executorPreference: self.database.writerExecutor) { await self.writeHeldAlone() }
-            }
+        try await heldOutcomes.hold(completions, now: nowValue) {
+            Task(executorPreference: self.database.writerExecutor) { await self.writeHeldAlone() }
         }
     }
 
@@ -140,7 +138,7 @@ extension SQLiteStore: OutboxStore {
         guard let heldOutcomes else { return }
         do {
             let taken = try await writeAloneTaking { heldOutcomes.take() }
-            taken.finish(.success(()))
+            HeldOutcomes.finish(taken, .success(()))
         } catch {
             // Each taken call was resumed with the error inside the write: the dispatcher retries.
         }
@@ -168,7 +166,7 @@ extension SQLiteStore: OutboxStore {
             do {
                 try Self.withoutSync(db) { db in try Self.record(taken, deadTokens: deadTokens, in: db) }
             } catch {
-                taken.finish(.failure(error))
+                HeldOutcomes.finish(taken, .failure(Self.storeError(error)))
                 throw error
             }
             return taken
@@ -189,12 +187,17 @@ extension SQLiteStore: OutboxStore {
                 }
                 return (value, carried)
             } catch {
-                carried.finish(.failure(error))
+                HeldOutcomes.finish(carried, .failure(Self.storeError(error)))
                 throw error
             }
         }
-        carried.finish(.success(()))
+        HeldOutcomes.finish(carried, .success(()))
         return value
+    }
+
+    /// SQLite's failure as the store reports it, for callers resumed from inside a write.
+    private static func storeError(_ error: any Error) -> any Error {
+        (error as? DatabaseError).map { StoreError($0) } ?? error
     }
 
     private static func record(_ held: [HeldOutcomes.Held], deadTokens: DeadTokenFilter, in db: Database) throws {

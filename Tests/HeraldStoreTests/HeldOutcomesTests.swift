@@ -1,13 +1,15 @@
 import Foundation
+import HeraldPostgres
 import HeraldSQLite
 import HeraldStore
+import HeraldTestSupport
 import HeraldWire
 import Synchronization
 import Testing
 
-/// Send outcomes ride on the SQLite writer's next transaction, or are committed alone after the
-/// store's linger (`SQLiteStore(path:outcomeLinger:)`).
-@Suite("SQLite store: outcomes carried by the next commit")
+/// Send outcomes ride on the store's next intake (SQLite: or claim), or are committed alone after
+/// the store's linger (`outcomeLinger:`).
+@Suite("Stores: outcomes carried by the next commit")
 struct HeldOutcomesTests {
     let folder: URL
 
@@ -20,15 +22,34 @@ struct HeldOutcomesTests {
         try await SQLiteStore.open(path: folder.appendingPathComponent("herald.sqlite").path, outcomeLinger: linger)
     }
 
+    /// `body` on a fresh store of `backend` whose outcomes wait up to `linger`.
+    func withStore(_ backend: Backend, linger: Duration, _ body: (any HeraldStoreBackend) async throws -> Void) async throws {
+        switch backend {
+        case .sqlite:
+            try await body(try await open(linger: linger))
+        case .postgres:
+            let database = try await ThrowawayPostgres.shared.makeDatabase()
+            let store = PostgresStore(
+                location: try PostgresLocation(url: database.url), maximumConnections: 4, outcomeLinger: linger,
+                logger: quietLogger)
+            try await store.migrate()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await store.client.run() }
+                defer { group.cancelAll() }
+                try await body(store)
+            }
+        }
+    }
+
     /// A leased job, enqueued and ready for its outcome.
-    func sentJob(_ store: SQLiteStore) async throws -> OutboxJob {
+    func sentJob(_ store: any HeraldStoreBackend) async throws -> OutboxJob {
         let new = job("t-\(UUID().uuidString)")
         _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(-1))
         return try #require(try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(600), limit: 1).first)
     }
 
     /// Starts `complete` for `sent` and returns a flag that turns true once it has returned.
-    func completing(_ store: SQLiteStore, _ sent: OutboxJob, _ resolution: JobResolution = .delivered)
+    func completing(_ store: any HeraldStoreBackend, _ sent: OutboxJob, _ resolution: JobResolution = .delivered)
         -> (returned: Flag, task: Task<Void, any Error>)
     {
         let returned = Flag()
@@ -49,25 +70,65 @@ struct HeldOutcomesTests {
         return done()
     }
 
-    @Test("an outcome waits for the next intake and is committed in its transaction")
-    func ridesOnIntake() async throws {
-        let store = try await open(linger: .seconds(60))
-        let sent = try await sentJob(store)
-        let (returned, task) = completing(store, sent)
-        try await Task.sleep(for: .milliseconds(300))
-        // Held: nothing written yet, and its caller still waits.
-        #expect(!returned.isSet)
-        #expect(try await store.status(jobID: sent.id)?.state == .pending)
-        let next = job("t-next")
-        _ = try await store.enqueue([next], now: t0, leaseUntil: t0.addingTimeInterval(600))
-        // Long before the minute's linger: the intake's commit carried it.
-        #expect(try await eventually(5) { returned.isSet })
-        try await task.value
-        #expect(try await store.status(jobID: sent.id)?.state == .delivered)
-        #expect(try await store.status(jobID: next.id)?.state == .pending)
+    @Test("an outcome waits for the next intake and is committed with it", arguments: Backend.allCases)
+    func ridesOnIntake(_ backend: Backend) async throws {
+        try await withStore(backend, linger: .seconds(60)) { store in
+            let sent = try await sentJob(store)
+            let (returned, task) = completing(store, sent)
+            try await Task.sleep(for: .milliseconds(300))
+            // Held: nothing written yet, and its caller still waits.
+            #expect(!returned.isSet)
+            #expect(try await store.status(jobID: sent.id)?.state == .pending)
+            let next = job("t-next")
+            _ = try await store.enqueue([next], now: t0, leaseUntil: t0.addingTimeInterval(600))
+            // Long before the minute's linger: the intake's commit carried it.
+            #expect(try await eventually(5) { returned.isSet })
+            try await task.value
+            let status = try #require(try await store.status(jobID: sent.id))
+            #expect(status.state == .delivered && status.attempts == 1)
+            #expect(try await store.status(jobID: next.id)?.state == .pending)
+        }
     }
 
-    @Test("a claim carries held outcomes too: a retry's new due time is written with it")
+    @Test("an outcome no commit carries is committed alone once the linger is over", arguments: Backend.allCases)
+    func writtenAlone(_ backend: Backend) async throws {
+        try await withStore(backend, linger: .milliseconds(150)) { store in
+            let sent = try await sentJob(store)
+            let started = ContinuousClock.now
+            try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(140), "\(waited)")
+            #expect(waited < .seconds(5), "\(waited)")
+            #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+        }
+    }
+
+    @Test("an intake whose commit fails fails the outcomes it carried; they are written on the next try", arguments: Backend.allCases)
+    func failedCarrier(_ backend: Backend) async throws {
+        try await withStore(backend, linger: .seconds(60)) { store in
+            let sent = try await sentJob(store)
+            let (_, task) = completing(store, sent)
+            try await Task.sleep(for: .milliseconds(200))
+            // The batch's second row repeats the first one's id: the whole write fails.
+            let first = job("a")
+            var twin = job("b")
+            twin.id = first.id
+            await #expect(throws: StoreError.self) {
+                _ = try await store.enqueue([first, twin], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            }
+            await #expect(throws: StoreError.self) { try await task.value }
+            #expect(try await store.status(jobID: sent.id)?.state == .pending)
+            // The dispatcher's retry: held again, carried by the next intake this time.
+            let (returned, again) = completing(store, sent)
+            try await Task.sleep(for: .milliseconds(100))
+            _ = try await store.enqueue([job("c")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            #expect(try await eventually(5) { returned.isSet })
+            try await again.value
+            #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+        }
+    }
+
+    @Test("SQLite: a claim carries held outcomes too, a retry's new due time written first")
     func ridesOnClaim() async throws {
         let store = try await open(linger: .seconds(60))
         let sent = try await sentJob(store)
@@ -83,52 +144,27 @@ struct HeldOutcomesTests {
         #expect(status.nextAttemptAt == t0.addingTimeInterval(30))
     }
 
-    @Test("an outcome no commit carries is committed alone once the linger is over")
-    func writtenAlone() async throws {
-        let store = try await open(linger: .milliseconds(150))
-        let sent = try await sentJob(store)
-        let started = ContinuousClock.now
-        try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
-        let waited = ContinuousClock.now - started
-        #expect(waited >= .milliseconds(140), "\(waited)")
-        #expect(waited < .seconds(5), "\(waited)")
-        // Committed, not only remembered: a second connection to the file sees it.
-        let reopened = try SQLiteStore(path: store.path, outcomeLinger: .zero)
-        #expect(try await reopened.status(jobID: sent.id)?.state == .delivered)
-    }
-
-    @Test("an intake whose commit fails fails the outcomes it carried; they are written on the next try")
-    func failedCarrier() async throws {
-        let store = try await open(linger: .seconds(60))
-        let sent = try await sentJob(store)
-        let (_, task) = completing(store, sent)
-        try await Task.sleep(for: .milliseconds(200))
-        // The batch's second row repeats the first one's id: its transaction rolls back whole.
-        let first = job("a")
-        var twin = job("b")
-        twin.id = first.id
-        await #expect(throws: StoreError.self) {
-            _ = try await store.enqueue([first, twin], now: t0, leaseUntil: t0.addingTimeInterval(-1))
+    @Test("PostgreSQL: only delivered outcomes wait; a retry is written at once")
+    func postgresRetryAtOnce() async throws {
+        try await withStore(.postgres, linger: .seconds(60)) { store in
+            let sent = try await sentJob(store)
+            let started = ContinuousClock.now
+            try await store.complete(
+                [JobCompletion(job: sent, resolution: .retry(at: t0.addingTimeInterval(30), error: "503"))], now: t0)
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(try await store.status(jobID: sent.id)?.lastError == "503")
         }
-        await #expect(throws: StoreError.self) { try await task.value }
-        #expect(try await store.status(jobID: sent.id)?.state == .pending)
-        // The dispatcher's retry: held again, carried by the next intake this time.
-        let (returned, again) = completing(store, sent)
-        try await Task.sleep(for: .milliseconds(100))
-        _ = try await store.enqueue([job("c")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-        #expect(try await eventually(5) { returned.isSet })
-        try await again.value
-        #expect(try await store.status(jobID: sent.id)?.state == .delivered)
     }
 
-    @Test("with no linger each outcome is committed at once")
-    func noLinger() async throws {
-        let store = try await open(linger: .zero)
-        let sent = try await sentJob(store)
-        let started = ContinuousClock.now
-        try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
-        #expect(ContinuousClock.now - started < .seconds(2))
-        #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+    @Test("with no linger each outcome is committed at once", arguments: Backend.allCases)
+    func noLinger(_ backend: Backend) async throws {
+        try await withStore(backend, linger: .zero) { store in
+            let sent = try await sentJob(store)
+            let started = ContinuousClock.now
+            try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
+            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+        }
     }
 }
 
