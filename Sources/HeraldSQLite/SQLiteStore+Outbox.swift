@@ -125,7 +125,7 @@ extension SQLiteStore: OutboxStore {
         guard !completions.isEmpty else { return }
         let nowValue = now.timeIntervalSince1970
         guard let heldOutcomes else {
-            try await writeAlone([(completions, nowValue)])
+            try await writeAlone(completions, now: nowValue)
             return
         }
         try await heldOutcomes.hold(completions, now: nowValue) {
@@ -147,16 +147,14 @@ extension SQLiteStore: OutboxStore {
     /// Outcomes committed alone, without an fsync of their own: the next intake commit's fsync
     /// makes them durable. A crash before then loses only outcomes, and the jobs are sent again
     /// (at-least-once); meanwhile the webhooks' commits do not queue behind an fsync per batch.
-    private func writeAlone(_ batches: [([JobCompletion], Double)]) async throws {
+    private func writeAlone(_ completions: [JobCompletion], now: Double) async throws {
         let deadTokens = self.deadTokens
-        try await Self.withoutSync(database) { db in
-            for (completions, now) in batches {
-                try Self.record(completions, now: now, deadTokens: deadTokens, in: db)
-            }
+        try await database.writeWithoutTransaction { db in
+            try Self.withoutSync(db) { db in try Self.record(completions, now: now, deadTokens: deadTokens, in: db) }
         }
     }
 
-    /// ``writeAlone(_:)`` for the held outcomes `take` returns on the writer's thread; a failure
+    /// ``writeAlone(_:now:)`` for the held outcomes `take` returns on the writer's thread; a failure
     /// resumes them with the error before it is rethrown.
     private func writeAloneTaking(_ take: @escaping @Sendable () -> [HeldOutcomes.Held]) async throws -> [HeldOutcomes.Held] {
         let deadTokens = self.deadTokens
@@ -208,12 +206,7 @@ extension SQLiteStore: OutboxStore {
 
     /// One transaction committed with `synchronous = NORMAL`: durable against a crash of this
     /// process (the kernel has the pages), made durable against power loss by the next commit's
-    /// fsync.
-    static func withoutSync(_ database: AsyncDatabase, _ updates: @escaping @Sendable (Database) throws -> Void) async throws {
-        try await database.writeWithoutTransaction { db in try withoutSync(db, updates) }
-    }
-
-    /// ``withoutSync(_:_:)`` on the writer's thread.
+    /// fsync. On the writer's thread.
     private static func withoutSync(_ db: Database, _ updates: (Database) throws -> Void) throws {
         // SQLite prepares a pragma again each time it runs (it acts while being prepared), so
         // caching spares only GRDB's own splitting and wrapping of the SQL.
