@@ -52,13 +52,7 @@ public final class PostgresStore: Sendable {
         )
         configuration.options.maximumConnections = maximumConnections
         self.client = PostgresClient(configuration: configuration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
-        let loop = eventLoopGroup.next()
-        self.heldOutcomes =
-            outcomeLinger > .zero
-            ? HeldOutcomes(linger: outcomeLinger) { after, action in
-                let timer = loop.scheduleTask(in: TimeAmount(after), action)
-                return { timer.cancel() }
-            } : nil
+        self.heldOutcomes = HeldOutcomes(linger: outcomeLinger, loop: eventLoopGroup.next())
         self.postgres = location
         self.logger = logger
     }

@@ -78,12 +78,7 @@ public final class SQLiteStore: Sendable {
         pool.add(transactionObserver: TokenResolutionCache.Invalidator(tokenCache), extent: .databaseLifetime)
         let writer = DatabaseThread()
         database = AsyncDatabase(pool, threads: (writer: writer, reader: DatabaseThread()))
-        heldOutcomes =
-            outcomeLinger > .zero
-            ? HeldOutcomes(linger: outcomeLinger) { [loop = writer.loop] after, action in
-                let timer = loop.scheduleTask(in: TimeAmount(after), action)
-                return { timer.cancel() }
-            } : nil
+        heldOutcomes = HeldOutcomes(linger: outcomeLinger, loop: writer.loop)
         checkpointer = AsyncDatabase(try DatabaseQueue(path: path, configuration: config))
     }
 

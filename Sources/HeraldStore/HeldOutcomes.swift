@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// Send outcomes held for a moment, so that the store's next write (a batch of webhooks, a
 /// claim) carries them instead of committing them in a transaction of their own.
@@ -18,24 +19,24 @@ public final class HeldOutcomes: Sendable {
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    /// Runs an action once after a delay, unless the returned closure cancels it first.
-    public typealias Schedule = @Sendable (_ after: Duration, _ action: @escaping @Sendable () -> Void) -> @Sendable () -> Void
-
     private struct State {
         var held: [Held] = []
-        var cancelFlush: (@Sendable () -> Void)?
+        var flush: Scheduled<Void>?
     }
 
     private let state = NIOLockedValueBox(State())
     /// How long an outcome waits for a write to ride on.
     public let linger: Duration
-    private let schedule: Schedule
+    private let loop: any EventLoop
 
-    /// - Parameter schedule: The timer for ``linger``: an event loop's, so that a timer taken
-    ///   back costs no thread a wake-up.
-    public init(linger: Duration, schedule: @escaping Schedule) {
+    /// Nil when `linger` is zero: then nothing waits, and each batch is written at once.
+    ///
+    /// - Parameter loop: Where the linger's timer runs. A loop's timer taken back before it
+    ///   fires costs no thread a wake-up.
+    public init?(linger: Duration, loop: any EventLoop) {
+        guard linger > .zero else { return nil }
         self.linger = linger
-        self.schedule = schedule
+        self.loop = loop
     }
 
     /// Returns once a write has committed `completions` (or failed with them): the next one
@@ -47,9 +48,9 @@ public final class HeldOutcomes: Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             state.withLockedValue { state in
                 state.held.append(Held(completions: completions, now: now, continuation: continuation))
-                guard state.cancelFlush == nil else { return }
-                state.cancelFlush = schedule(linger) { [weak self] in
-                    self?.state.withLockedValue { $0.cancelFlush = nil }
+                guard state.flush == nil else { return }
+                state.flush = loop.scheduleTask(in: TimeAmount(linger)) { [weak self] in
+                    self?.state.withLockedValue { $0.flush = nil }
                     writeAlone()
                 }
             }
@@ -60,8 +61,8 @@ public final class HeldOutcomes: Sendable {
     public func take() -> [Held] {
         state.withLockedValue { state in
             guard !state.held.isEmpty else { return [] }
-            state.cancelFlush?()
-            state.cancelFlush = nil
+            state.flush?.cancel()
+            state.flush = nil
             defer { state.held.removeAll() }
             return state.held
         }
