@@ -128,6 +128,29 @@ struct HeldOutcomesTests {
         }
     }
 
+    @Test("many outcomes and intakes at once: every outcome is committed once, every caller returns", arguments: Backend.allCases)
+    func concurrentCallers(_ backend: Backend) async throws {
+        try await withStore(backend, linger: .milliseconds(50)) { store in
+            var sent: [OutboxJob] = []
+            for _ in 0..<40 { sent.append(try await sentJob(store)) }
+            let jobs = sent
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for job in jobs {
+                    group.addTask { try await store.complete([JobCompletion(job: job, resolution: .delivered)], now: t0) }
+                    group.addTask {
+                        _ = try await store.enqueue([HeraldStoreTests.job("t-\(UUID().uuidString)")], now: t0, leaseUntil: t0.addingTimeInterval(600))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for job in jobs {
+                let status = try #require(try await store.status(jobID: job.id))
+                #expect(status.state == .delivered && status.attempts == 1, "\(job.id): \(status)")
+            }
+            #expect(try await store.counts().pending == 40)
+        }
+    }
+
     @Test("SQLite: a claim carries held outcomes too, a retry's new due time written first")
     func ridesOnClaim() async throws {
         let store = try await open(linger: .seconds(60))
