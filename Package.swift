@@ -279,6 +279,9 @@ let package = Package(
                 "HeraldServer", "HeraldPush", "HeraldSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/Instructions",
             swiftSettings: swiftSettings

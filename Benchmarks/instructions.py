@@ -2,7 +2,7 @@
 """Instructions per webhook, counted by valgrind's callgrind: a figure that wall-clock noise
 does not move, to compare two builds of the intake path.
 
-    python3 Benchmarks/instructions.py [--webhooks 1000] [--top 25] [--by-thread] [--bare-route]
+    python3 Benchmarks/instructions.py [--webhooks 1000] [--top 25] [--by-thread] [--bare-route] [--nio-route]
 
 Runs `herald serve`'s application (release `herald-instructions`: the same application behind a
 synchronous main, which valgrind 3.19 needs; local development provider, a fresh SQLite file)
@@ -17,7 +17,9 @@ instructions of their own in the larger run (`callgrind_annotate`). Needs valgri
 
 `--bare-route` counts a bare Hummingbird POST route at the same path the same way (the same
 requests, one at a time), and prints how many times that a webhook costs: the framework's share,
-which no change inside Herald's handler can remove.
+which no change inside Herald's handler can remove. `--nio-route` counts the same route on
+swift-nio's HTTP/1 pipeline alone (a ChannelInboundHandler, no Hummingbird and no async): what a
+hand-written HTTP path would leave of that share.
 
 `--by-thread` runs the pair again with one count per thread and prints the per-webhook figure of
 each kind of thread: the SQLite writer (commits, and the sends it starts while idle), the HTTP
@@ -62,17 +64,17 @@ def post_all(port, count):
     return ok
 
 
-def run(binary, work, name, webhooks, by_thread=False, bare=False):
+def run(binary, work, name, webhooks, by_thread=False, bare=None):
     """One `herald serve` under callgrind; returns (total instructions, callgrind output file).
-    With `by_thread`, the total is a dict: kind of thread -> instructions. With `bare`, the bare
-    Hummingbird route instead of `herald serve`."""
+    With `by_thread`, the total is a dict: kind of thread -> instructions. With `bare`
+    (`--bare-route` or `--nio-route`), that bare route instead of `herald serve`."""
     port = free_port()
     out = os.path.join(work, "callgrind.%s" % name)
     env = dict(os.environ, HERALD_LOG_LEVEL="warning")
     process = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
         + (["--separate-threads=yes"] if by_thread else []) + [binary, str(port),
-         "--bare-route" if bare else os.path.join(work, "%s.sqlite" % name)],
+         bare or os.path.join(work, "%s.sqlite" % name)],
         env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "%s.log" % name), "w"))
     for _ in range(600):
         if process.poll() is not None:
@@ -125,6 +127,8 @@ def main():
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--herald", default=os.path.join(ROOT, ".build/release/herald-instructions"))
     parser.add_argument("--by-thread", action="store_true", help="also count each kind of thread apart")
+    parser.add_argument("--nio-route", action="store_true",
+                        help="also count the same route on swift-nio's HTTP/1 pipeline alone, without Hummingbird")
     parser.add_argument("--bare-route", action="store_true",
                         help="also count a bare Hummingbird POST route the same way, for the framework's share")
     args = parser.parse_args()
@@ -154,12 +158,20 @@ def main():
         for kind in sorted(large, key=lambda k: small.get(k, 0) - large[k]):
             print("   %8.0f  %s" % ((large[kind] - small.get(kind, 0)) / (2 * args.webhooks), kind))
     if args.bare_route:
-        bare_small, _, bare_ok_small = run(args.herald, work, "bare-small", args.webhooks, bare=True)
-        bare_large, _, bare_ok_large = run(args.herald, work, "bare-large", 3 * args.webhooks, bare=True)
+        bare_small, _, bare_ok_small = run(args.herald, work, "bare-small", args.webhooks, bare="--bare-route")
+        bare_large, _, bare_ok_large = run(args.herald, work, "bare-large", 3 * args.webhooks, bare="--bare-route")
         webhook = (large_total - small_total) / (2 * args.webhooks)
         bare = (bare_large - bare_small) / (2 * args.webhooks)
         print("  a bare Hummingbird POST route, the same requests (%d and %d answered 200): %.0f instructions "
               "per request; a webhook is %.1fx that" % (bare_ok_small, bare_ok_large, bare, webhook / bare))
+
+    if args.nio_route:
+        nio_small, _, nio_ok_small = run(args.herald, work, "nio-small", args.webhooks, bare="--nio-route")
+        nio_large, _, nio_ok_large = run(args.herald, work, "nio-large", 3 * args.webhooks, bare="--nio-route")
+        nio = (nio_large - nio_small) / (2 * args.webhooks)
+        print("  the same route on swift-nio's HTTP/1 pipeline alone (%d and %d answered 200): %.0f instructions "
+              "per request; a webhook is %.1fx that" % (
+                  nio_ok_small, nio_ok_large, nio, (large_total - small_total) / (2 * args.webhooks) / nio))
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,9 @@
 // provider, default settings) behind a synchronous `main`, for `Benchmarks/instructions.py`.
 // `herald-instructions PORT --bare-route`: a bare Hummingbird POST route at the webhook's path
 // instead, that collects the body and answers a short JSON object: the framework's own share of
-// a request, counted the same way.
+// a request, counted the same way. `herald-instructions PORT --nio-route`: the same route on
+// swift-nio's HTTP/1 pipeline alone (no Hummingbird, no async): what a hand-written HTTP path
+// would leave of the framework's share.
 //
 // Why not `herald serve` itself: valgrind 3.19 (Debian 12's) crashes on any program whose `main`
 // is async, in libdispatch's signal thread, before the first instruction of ours. Here the main
@@ -15,10 +17,13 @@ import HeraldSQLite
 import HeraldServer
 import Hummingbird
 import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let port = Int(arguments[1]) else {
-    FileHandle.standardError.write("usage: herald-instructions PORT (DATABASE | --bare-route)\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: herald-instructions PORT (DATABASE | --bare-route | --nio-route)\n".data(using: .utf8)!)
     exit(2)
 }
 let finished = DispatchSemaphore(value: 0)
@@ -26,7 +31,18 @@ Task.detached {
     do {
         var logger = Logger(label: "herald")
         logger.logLevel = .warning
-        if arguments[2] == "--bare-route" {
+        if arguments[2] == "--nio-route" {
+            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(BareRouteHandler())
+                    }
+                }
+                .bind(host: "127.0.0.1", port: port).get()
+            try await channel.closeFuture.get()
+        } else if arguments[2] == "--bare-route" {
             let router = Router()
             router.post("api/v1/notify") { request, _ -> Response in
                 let body = try await request.body.collect(upTo: 65536)
@@ -50,3 +66,31 @@ Task.detached {
     finished.signal()
 }
 finished.wait()
+
+/// The bare route on NIO's HTTP/1 pipeline: collects the body of a POST to the webhook's path and
+/// answers the same short JSON object the Hummingbird route does; anything else is a 404.
+final class BareRouteHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var body: ByteBuffer?
+    private var found = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            found = head.method == .POST && head.uri.utf8.starts(with: "/api/v1/notify".utf8)
+            body = context.channel.allocator.buffer(capacity: 0)
+        case .body(var part):
+            body?.writeBuffer(&part)
+        case .end:
+            let answer = context.channel.allocator.buffer(string: #"{"id":"\#(body?.readableBytes ?? 0)"}"#)
+            let headers = HTTPHeaders([("content-type", "application/json"), ("content-length", "\(answer.readableBytes)")])
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(answer))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            body = nil
+        }
+    }
+}
