@@ -99,6 +99,7 @@ public func buildApplication(
     }
 
     let router = Router(context: HeraldRequestContext.self)
+    router.add(middleware: ClientAddressMiddleware(resolver: ClientAddressResolver(trusted: configuration.settings.trustedProxies)))
     router.add(middleware: JSONErrorMiddleware())
     router.add(middleware: FormQueryMiddleware())
     let api = router.group("api/v1")

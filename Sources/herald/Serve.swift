@@ -80,7 +80,13 @@ struct Serve: AsyncParsableCommand {
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
                 ]
             )
-            try await Self.serve(opened, configuration: settings.server, providers: providers, logger: logger)
+            do {
+                try await Self.serve(opened, configuration: settings.server, providers: providers, logger: logger)
+            } catch let error as IOError {
+                guard let reason = Self.listenFailure(error, host: settings.server.host, port: settings.server.port) else { throw error }
+                FileHandle.standardError.write(Data("herald: \(reason)\n".utf8))
+                throw ExitCode.failure
+            }
         } catch {
             await httpClient.shutdown()
             throw error
@@ -90,6 +96,22 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// Why the listening socket could not be had, in one line that names the setting to change;
+    /// nil for any other failure.
+    static func listenFailure(_ error: IOError, host: String, port: Int) -> String? {
+        switch error.errnoCode {
+        case EADDRINUSE:
+            return
+                "cannot listen on \(host):\(port): the port is already in use; choose another with --port or HERALD_PORT, or stop what listens there"
+        case EADDRNOTAVAIL:
+            return "cannot listen on \(host):\(port): \(host) is not an address of this machine; set --host or HERALD_HOST"
+        case EACCES:
+            return "cannot listen on \(host):\(port): permission denied (ports below 1024 need privileges); choose another with --port or HERALD_PORT"
+        default:
+            return nil
+        }
+    }
+
     /// Runs the application on the store: SQLite with its WAL checkpointer; PostgreSQL with its
     /// connection pool, which starts before and stops after every service that uses it.
     static func serve(

@@ -9,7 +9,7 @@ import NIOCore
 /// `/admin`: the operator's dashboard, server-rendered HTML behind the admin API key.
 ///
 /// Logging in trades the key for a session cookie (HttpOnly, SameSite=Strict, Secure behind
-/// an https public URL); every POST carries the session's CSRF token in a form field, checked
+/// an https public URL or when a trusted proxy says the browser came over https); every POST carries the session's CSRF token in a form field, checked
 /// against the session, so another site can make the browser send neither.
 struct DashboardRoutes: Sendable {
     let store: any HeraldStoreBackend
@@ -27,8 +27,8 @@ struct DashboardRoutes: Sendable {
 
     func register(on router: Router<HeraldRequestContext>) {
         router.get("admin") { request, _ in try await page(request) }
-        router.post("admin/login") { request, _ in try await login(request) }
-        router.post("admin/logout") { request, _ in try await logout(request) }
+        router.post("admin/login") { request, context in try await login(request, context: context) }
+        router.post("admin/logout") { request, context in try await logout(request, context: context) }
         router.post("admin/dead-letters/:id/replay") { request, context in try await replay(request, context: context) }
     }
 
@@ -71,7 +71,7 @@ struct DashboardRoutes: Sendable {
 
     // MARK: Log-in
 
-    func login(_ request: Request) async throws -> Response {
+    func login(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
         let form = try await Self.form(&request)
         let secret = form["key"]?.trimmingCharacters(in: .whitespaces) ?? ""
@@ -83,21 +83,22 @@ struct DashboardRoutes: Sendable {
         }
         let (id, _) = sessions.open(apiKey: secret, now: now())
         var response = Self.redirect("/admin")
-        response.headers[.setCookie] = cookie(id, maxAge: Int(AdminSessions.lifetime))
+        response.headers[.setCookie] = cookie(id, maxAge: Int(AdminSessions.lifetime), scheme: context.forwardedScheme)
         return response
     }
 
-    func logout(_ request: Request) async throws -> Response {
+    func logout(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         var request = request
         let (id, _) = try await checkedPost(&request)
         sessions.close(id: id)
         var response = Self.redirect("/admin")
-        response.headers[.setCookie] = cookie("", maxAge: 0)
+        response.headers[.setCookie] = cookie("", maxAge: 0, scheme: context.forwardedScheme)
         return response
     }
 
-    func cookie(_ value: String, maxAge: Int) -> String {
-        let secure = settings.publicURL.hasPrefix("https://") ? "; Secure" : ""
+    /// `scheme`: the browser's, as a trusted proxy reported it.
+    func cookie(_ value: String, maxAge: Int, scheme: String?) -> String {
+        let secure = settings.publicURL.hasPrefix("https://") || scheme == "https" ? "; Secure" : ""
         return "\(Self.cookieName)=\(value); Path=/admin; Max-Age=\(maxAge); HttpOnly; SameSite=Strict\(secure)"
     }
 

@@ -97,6 +97,13 @@ public struct HeraldConfiguration: Sendable {
             .init(
                 "registration", default: server.registration.rawValue,
                 "Who may register devices: open, challenge (the app proves it holds the token) or key (an API key of scope devices)"),
+            .init(
+                "registrations_per_minute", default: String(server.registrationsPerMinute),
+                "Registrations one client address may make per minute on each registration route (devices, wake gateway, NWC); past it 429"),
+            .init(
+                "trusted_proxies", default: "",
+                "Reverse proxies (addresses and CIDR ranges, comma-separated) whose X-Forwarded-For, Forwarded and X-Forwarded-Proto name the client"
+            ),
             .init("job_ttl", default: seconds(server.jobTTL), "Seconds a push is worth delivering; later it is dead-lettered"),
             .init("reply_timeout", default: seconds(server.replyTimeout), "Seconds a request waits for the device's answer on its reply URL"),
             .init("max_concurrent_sends", default: String(dispatcher.maxConcurrentSends), "Sends in flight at once"),
@@ -327,6 +334,14 @@ public struct HeraldConfiguration: Sendable {
             settings.registration = mode
         }
         if let value = try seconds("HERALD_JOB_TTL") { settings.jobTTL = value }
+        if let value = try int("HERALD_REGISTRATIONS_PER_MINUTE") { settings.registrationsPerMinute = value }
+        if let value = text("HERALD_TRUSTED_PROXIES") {
+            do {
+                settings.trustedProxies = try TrustedProxies(parsing: value)
+            } catch {
+                throw Invalid("\(source("HERALD_TRUSTED_PROXIES")): \(error.description)")
+            }
+        }
         if let value = try int("HERALD_TARGET_PUSHES_PER_MINUTE") { settings.targetPushesPerMinute = value }
         if let value = try int("HERALD_TARGET_PUSH_BURST") { settings.targetPushBurst = value }
         if let value = try seconds("HERALD_REPLY_TIMEOUT") { settings.replyTimeout = value }
@@ -405,6 +420,7 @@ public struct HeraldConfiguration: Sendable {
             let webpush = app.webPush.map { "Web Push, contact \($0.contact)" } ?? "none"
             lines.append(("app \(name)", "ios: \(ios); android: \(android); webpush: \(webpush)"))
         }
+        if !server.settings.trustedProxies.isEmpty { lines.append(("trusted proxies", server.settings.trustedProxies.description)) }
         if let proxy = providers.proxy { lines.append(("https proxy", proxy.description)) }
         if let zaps = server.settings.zaps { lines.append(("zaps", "on, nostrPubkey \(zaps.key.publicKeyHex)")) }
         if server.settings.breezWebhookSecret != nil { lines.append(("breez payments", "on, POST /api/v1/breez/payments")) }

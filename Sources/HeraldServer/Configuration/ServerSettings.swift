@@ -11,8 +11,11 @@ public struct ServerSettings: Sendable {
     public var acceptRawTokens: Bool
     /// How long a webhook's push is worth delivering; later it is dead-lettered.
     public var jobTTL: Duration
-    /// Device registrations allowed per client address per minute.
+    /// Registrations allowed per client address per minute, on each registration route
+    /// (devices, the wake gateway, NWC).
     public var registrationsPerMinute: Int
+    /// The reverse proxies whose `X-Forwarded-For` / `Forwarded` name the client (`trusted_proxies`).
+    public var trustedProxies = TrustedProxies.none
     /// Pushes allowed to one device token per minute, sustained (webhooks, relayed requests,
     /// backend events alike): a caller cannot spam a phone, whoever it is.
     public var targetPushesPerMinute: Int
