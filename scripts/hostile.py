@@ -7,7 +7,7 @@ a line `N passed, M failed` counting checks. The exit status is 0 only when ever
 
     python3 scripts/hostile.py fuzz  --binary .build/debug/herald [--seed S] [--cases 3000]
                                      [--concurrency 32] [--timeout 15]
-    python3 scripts/hostile.py crash --binary .build/debug/herald [--cycles 10] [--rate 500]
+    python3 scripts/hostile.py crash --binary .build/debug/herald [--cycles 10] [--rate 500] [--busy 3]
                                      [--max-duplicate-share 0.01]
     python3 scripts/hostile.py all   --binary .build/debug/herald      # bounded, for CI
 
@@ -1620,6 +1620,8 @@ def main() -> int:
     crash_cmd.add_argument("--rate", type=float, default=500.0, help="webhooks per second")
     crash_cmd.add_argument("--threads", type=int, default=8, help="sending threads")
     crash_cmd.add_argument("--max-duplicate-share", type=float, default=0.01)
+    crash_cmd.add_argument("--busy", type=int, default=0,
+                           help="busy loops competing for the cores while it runs (a shared host)")
 
     doors_cmd = commands.add_parser("doors", help="issue 39's attacks, each with the legitimate caller succeeding")
     common(doors_cmd)
@@ -1632,7 +1634,12 @@ def main() -> int:
     if args.command == "fuzz":
         report = fuzz(args.binary, args.seed, args.cases, args.concurrency, args.timeout, args.keep, args.only)
     elif args.command == "crash":
-        report = crash(args.binary, args.cycles, args.rate, args.threads, args.max_duplicate_share, args.keep, args.seed)
+        busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+        try:
+            report = crash(args.binary, args.cycles, args.rate, args.threads, args.max_duplicate_share, args.keep, args.seed)
+        finally:
+            for process in busy:
+                process.kill()
     elif args.command == "doors":
         report = doors(args.binary, args.keep)
     else:

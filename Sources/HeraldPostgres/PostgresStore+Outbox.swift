@@ -203,6 +203,9 @@ extension PostgresStore: OutboxStore {
         var retryIDs: [String] = []
         var retryAt: [Double] = []
         var retryErrors: [String] = []
+        // The lease each was sent under, NaN when none is named (``JobCompletion/leaseUntil``).
+        var retryLeases: [Double] = []
+        var deadLeases: [Double] = []
         var deadIDs: [String] = []
         var deadReasons: [String] = []
         // The provider's last answer, "" when none was asked (arrays of optionals do not bind).
@@ -216,12 +219,15 @@ extension PostgresStore: OutboxStore {
                 retryIDs.append(completion.job.id)
                 retryAt.append(at.timeIntervalSince1970)
                 retryErrors.append(error)
+                retryLeases.append(completion.leaseUntil?.timeIntervalSince1970 ?? .nan)
             case .deadLetter(let reason, let answer):
                 deadIDs.append(completion.job.id)
+                deadLeases.append(completion.leaseUntil?.timeIntervalSince1970 ?? .nan)
                 deadReasons.append(reason)
                 deadAnswers.append(answer ?? "")
             case .tokenDead(let reason):
                 deadIDs.append(completion.job.id)
+                deadLeases.append(completion.leaseUntil?.timeIntervalSince1970 ?? .nan)
                 deadReasons.append(reason)
                 deadAnswers.append(reason)
                 deadTokens.append((completion.job.platform, completion.job.token, reason))
@@ -244,8 +250,9 @@ extension PostgresStore: OutboxStore {
                 UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = r.at, last_error = r.error,
                                last_answer = r.error, first_attempt_at = coalesce(first_attempt_at, \(nowValue)),
                                last_attempt_at = \(nowValue)
-                FROM unnest(\(retryIDs)::text[], \(retryAt)::float8[], \(retryErrors)::text[]) AS r(id, at, error)
-                WHERE job.id = r.id AND job.state = 'pending'
+                FROM unnest(\(retryIDs)::text[], \(retryAt)::float8[], \(retryErrors)::text[], \(retryLeases)::float8[])
+                     AS r(id, at, error, lease)
+                WHERE job.id = r.id AND job.state = 'pending' AND (r.lease = 'NaN' OR job.lease_until = r.lease)
                 """)
         }
         if !deadIDs.isEmpty {
@@ -257,8 +264,9 @@ extension PostgresStore: OutboxStore {
                                first_attempt_at = CASE WHEN r.answer = '' THEN first_attempt_at
                                                        ELSE coalesce(first_attempt_at, \(nowValue)) END,
                                last_attempt_at = CASE WHEN r.answer = '' THEN last_attempt_at ELSE \(nowValue) END
-                FROM unnest(\(deadIDs)::text[], \(deadReasons)::text[], \(deadAnswers)::text[]) AS r(id, reason, answer)
-                WHERE job.id = r.id AND job.state = 'pending'
+                FROM unnest(\(deadIDs)::text[], \(deadReasons)::text[], \(deadAnswers)::text[], \(deadLeases)::float8[])
+                     AS r(id, reason, answer, lease)
+                WHERE job.id = r.id AND job.state = 'pending' AND (r.lease = 'NaN' OR job.lease_until = r.lease)
                 """)
         }
         // The local development provider's pushes, kept with their outcomes.
@@ -291,10 +299,17 @@ extension PostgresStore: OutboxStore {
         }
     }
 
-    public func release(jobIDs: [String]) async throws {
+    public func release(jobIDs: [String], leasedUntil: Date?) async throws {
         guard !jobIDs.isEmpty else { return }
-        try await rows(
-            "UPDATE job SET lease_until = NULL WHERE id = ANY(\(jobIDs)) AND state = 'pending'")
+        if let leasedUntil {
+            try await rows(
+                """
+                UPDATE job SET lease_until = NULL
+                WHERE id = ANY(\(jobIDs)) AND state = 'pending' AND lease_until = \(leasedUntil.timeIntervalSince1970)
+                """)
+        } else {
+            try await rows("UPDATE job SET lease_until = NULL WHERE id = ANY(\(jobIDs)) AND state = 'pending'")
+        }
     }
 
     /// Refused: other processes may hold leases on this database right now.

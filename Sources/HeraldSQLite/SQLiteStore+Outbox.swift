@@ -228,7 +228,7 @@ extension SQLiteStore: OutboxStore {
         let retry = """
             UPDATE job SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ?1, last_error = ?2,
                            last_answer = ?2, first_attempt_at = coalesce(first_attempt_at, ?3), last_attempt_at = ?3
-            WHERE id = ?4 AND state = 'pending'
+            WHERE id = ?4 AND state = 'pending' AND (?5 IS NULL OR lease_until = ?5)
             """
         // ?3 is the provider's answer: nil when no send was made, which keeps the earlier answer and
         // times and counts no attempt (a job that expired waiting for its retry was not tried again).
@@ -238,7 +238,7 @@ extension SQLiteStore: OutboxStore {
                            first_attempt_at = CASE WHEN ?3 IS NULL THEN first_attempt_at
                                                    ELSE coalesce(first_attempt_at, ?1) END,
                            last_attempt_at = CASE WHEN ?3 IS NULL THEN last_attempt_at ELSE ?1 END
-            WHERE id = ?4 AND state = 'pending'
+            WHERE id = ?4 AND state = 'pending' AND (?5 IS NULL OR lease_until = ?5)
             """
         let localPush = "INSERT INTO local_push (platform, token, payload, created_at) VALUES (?, ?, ?, ?)"
         // Each looked up once a batch, and only when used: a lookup hashes the whole SQL text.
@@ -251,6 +251,7 @@ extension SQLiteStore: OutboxStore {
         }
         for completion in completions {
             let id = completion.job.id
+            let lease = completion.leaseUntil?.timeIntervalSince1970
             for payload in completion.localPushes {
                 try statement(&prepared.localPush, localPush).execute(
                     arguments: [completion.job.platform.rawValue, completion.job.token, payload, nowValue])
@@ -259,11 +260,11 @@ extension SQLiteStore: OutboxStore {
             case .delivered:
                 try statement(&prepared.delivered, delivered).execute(arguments: [nowValue, id])
             case .retry(let at, let error):
-                try statement(&prepared.retry, retry).execute(arguments: [at.timeIntervalSince1970, error, nowValue, id])
+                try statement(&prepared.retry, retry).execute(arguments: [at.timeIntervalSince1970, error, nowValue, id, lease])
             case .deadLetter(let reason, let answer):
-                try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, answer, id])
+                try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, answer, id, lease])
             case .tokenDead(let reason):
-                try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, reason, id])
+                try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, reason, id, lease])
                 try Self.markDead(
                     db,
                     platform: completion.job.platform,
@@ -276,11 +277,13 @@ extension SQLiteStore: OutboxStore {
         }
     }
 
-    public func release(jobIDs: [String]) async throws {
+    public func release(jobIDs: [String], leasedUntil: Date?) async throws {
         guard !jobIDs.isEmpty else { return }
+        let lease = leasedUntil?.timeIntervalSince1970
         try await database.write { db in
-            let statement = try db.cachedStatement(sql: "UPDATE job SET lease_until = NULL WHERE id = ?")
-            for id in jobIDs { try statement.execute(arguments: [id]) }
+            let statement = try db.cachedStatement(
+                sql: "UPDATE job SET lease_until = NULL WHERE id = ?1 AND state = 'pending' AND (?2 IS NULL OR lease_until = ?2)")
+            for id in jobIDs { try statement.execute(arguments: [id, lease]) }
         }
     }
 

@@ -141,10 +141,16 @@ public struct JobCompletion: Sendable, Hashable {
     /// The bodies the local development provider rendered for this send (a prelude's first), to
     /// keep as the job's device's local pushes in the transaction that records the outcome.
     public var localPushes: [Data]
-    public init(job: OutboxJob, resolution: JobResolution, localPushes: [Data] = []) {
+    /// The lease the send was made under. A retry or a dead letter is recorded only while the job
+    /// is still held under it: once it ran out, another process may have taken the job over and
+    /// be sending it, and its outcome, not this one, decides. A delivery is recorded whoever
+    /// holds the job. nil: recorded unconditionally.
+    public var leaseUntil: Date?
+    public init(job: OutboxJob, resolution: JobResolution, localPushes: [Data] = [], leaseUntil: Date? = nil) {
         self.job = job
         self.resolution = resolution
         self.localPushes = localPushes
+        self.leaseUntil = leaseUntil
     }
 }
 

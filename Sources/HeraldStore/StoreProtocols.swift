@@ -22,8 +22,10 @@ public protocol OutboxStore: Sendable {
     func nextDueAt(now: Date) async throws -> Date?
     /// Records send outcomes in one transaction.
     func complete(_ completions: [JobCompletion], now: Date) async throws
-    /// Gives jobs back without counting an attempt (shutdown).
-    func release(jobIDs: [String]) async throws
+    /// Gives jobs back without counting an attempt (shutdown, a lease about to run out). With
+    /// `leasedUntil`, only while each is still held under that lease: one that ran out may have
+    /// been taken over, and the new holder's lease is not ours to free.
+    func release(jobIDs: [String], leasedUntil: Date?) async throws
     /// Frees every lease: a single-process store calls it at start-up, when no other process can hold one
     /// (``StoreSharing/singleProcess``). A store shared by several processes refuses it.
     func releaseAllLeases() async throws
@@ -52,6 +54,11 @@ public struct EarlierJob: Sendable, Hashable {
 extension OutboxStore {
     public var writerExecutor: (any TaskExecutor)? { nil }
     public var senderExecutor: (any TaskExecutor)? { nil }
+
+    /// Gives jobs back whoever holds them.
+    public func release(jobIDs: [String]) async throws {
+        try await release(jobIDs: jobIDs, leasedUntil: nil)
+    }
 
     /// Commits jobs that all start leased.
     public func enqueue(_ jobs: [NewJob], now: Date, leaseUntil: Date) async throws -> [EnqueueResult] {

@@ -188,6 +188,50 @@ struct OutboxStoreTests {
     }
 
     @Test(
+        "a holder whose lease ran out and was taken over neither frees nor retries nor dead-letters the job; its delivery still counts",
+        arguments: Backend.allCases)
+    func leaseOwnership(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let jobs = [job("6f776e65722d61"), job("6f776e65722d62")]
+            _ = try await store.enqueue(jobs, now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            let first = t0.addingTimeInterval(5)
+            #expect(try await store.claimDue(now: t0, leaseUntil: first, limit: 10).count == 2)
+            // The first holder stalls past its lease; another takes both jobs over.
+            let second = t0.addingTimeInterval(11)
+            #expect(try await store.claimDue(now: t0.addingTimeInterval(6), leaseUntil: second, limit: 10).count == 2)
+            // The stalled holder's late outcomes and release leave the new holder's lease alone.
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: OutboxJob(jobs[0], createdAt: t0), resolution: .retry(at: t0.addingTimeInterval(7), error: "timeout"),
+                        leaseUntil: first),
+                    JobCompletion(job: OutboxJob(jobs[1], createdAt: t0), resolution: .deadLetter(reason: "late", answer: "500"), leaseUntil: first),
+                ], now: t0.addingTimeInterval(7))
+            try await store.release(jobIDs: jobs.map(\.id), leasedUntil: first)
+            #expect(try await store.claimDue(now: t0.addingTimeInterval(8), leaseUntil: t0.addingTimeInterval(20), limit: 10).isEmpty)
+            #expect(try await store.status(jobID: jobs[0].id)?.attempts == 0)
+            #expect(try await store.status(jobID: jobs[1].id)?.state == .pending)
+            // A delivery is a fact whoever made it.
+            try await store.complete(
+                [JobCompletion(job: OutboxJob(jobs[1], createdAt: t0), resolution: .delivered, leaseUntil: first)], now: t0.addingTimeInterval(8))
+            #expect(try await store.status(jobID: jobs[1].id)?.state == .delivered)
+            // The holder of the current lease is heard.
+            try await store.complete(
+                [
+                    JobCompletion(
+                        job: OutboxJob(jobs[0], createdAt: t0), resolution: .retry(at: t0.addingTimeInterval(9), error: "429"),
+                        leaseUntil: second)
+                ], now: t0.addingTimeInterval(8))
+            #expect(try await store.status(jobID: jobs[0].id)?.attempts == 1)
+            let again = try await store.claimDue(now: t0.addingTimeInterval(9), leaseUntil: t0.addingTimeInterval(30), limit: 10)
+            #expect(again.map(\.id) == [jobs[0].id])
+            try await store.release(jobIDs: [jobs[0].id], leasedUntil: t0.addingTimeInterval(30))
+            #expect(
+                try await store.claimDue(now: t0.addingTimeInterval(10), leaseUntil: t0.addingTimeInterval(40), limit: 10).map(\.id) == [jobs[0].id])
+        }
+    }
+
+    @Test(
         "a dead token dead-letters its other pending jobs and is remembered",
         arguments: Backend.allCases)
     func deadToken(_ backend: Backend) async throws {

@@ -41,6 +41,13 @@ public final class HeraldMetrics: Sendable {
                 helpText: "The most jobs the dispatcher has held in memory at once since start"
             )
         )
+        outcomesAwaitingCommitPeak = registry.makeGauge(
+            descriptor: .init(
+                namespace: "herald", metricName: "outcomes_awaiting_commit_peak", unitName: "",
+                helpText:
+                    "The most send outcomes answered by the push service and not yet committed at once since start (each is a push a crash would send twice)"
+            )
+        )
         wakeToPresence = registry.makeDurationHistogram(
             descriptor: .init(
                 namespace: "herald", metricName: "wake_to_presence", unitName: "seconds",
@@ -70,6 +77,7 @@ public final class HeraldMetrics: Sendable {
     public let wakeToPresence: DurationHistogram
     public let jobsInMemory: Gauge
     public let jobsInMemoryPeak: Gauge
+    public let outcomesAwaitingCommitPeak: Gauge
     public let retries: Counter
     public let sendLatency: DurationHistogram
     private let counters = LabelledCounters()

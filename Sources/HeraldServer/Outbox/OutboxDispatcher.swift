@@ -31,6 +31,11 @@ public struct DispatcherConfiguration: Sendable {
     /// (`hostile.py crash`, ten kills at about 1,000/s: 0.64% of pushes sent twice with a 20 ms
     /// linger, 0.13–0.25% without).
     public var completionLinger: Duration = .zero
+    /// How long a send's outcome may wait for its commit after the push service answered;
+    /// once the oldest has waited this long, no new send starts until commits catch up. Each
+    /// outcome waiting is a push a crash would send twice, so this bounds the duplicates
+    /// `kill -9` can cause beyond the sends in flight: to what is answered in this time.
+    public var maxOutcomeAge: Duration = .milliseconds(100)
     /// How long finished jobs are kept (idempotency keys live as long).
     public var deliveredRetention: Duration = .seconds(7 * 86400)
     public var deadLetterRetention: Duration = .seconds(30 * 86400)
@@ -75,6 +80,7 @@ public final class OutboxDispatcher: Service, Sendable {
     private let incoming = SignalledBuffer<DispatchItem>()
     private let completions = SignalledBuffer<JobCompletion>()
     let memory: DispatcherMemory
+    let outcomes: OutcomeGate
     /// Tokens found dead during this run: jobs already in memory for them are not sent.
     private let deadTokens = NIOLockedValueBox(Set<String>())
     private let random = NIOLockedValueBox(SystemRandomNumberGenerator())
@@ -98,6 +104,7 @@ public final class OutboxDispatcher: Service, Sendable {
         memory = DispatcherMemory(
             bound: configuration.jobsInMemoryBound, maxConcurrentSends: configuration.maxConcurrentSends, metrics: metrics
         )
+        outcomes = OutcomeGate(maxAge: configuration.maxOutcomeAge, metrics: metrics)
     }
 
     /// Room for up to `count` of intake's jobs, to commit leased and hand over with
@@ -184,9 +191,10 @@ public final class OutboxDispatcher: Service, Sendable {
             await incoming.drain(limit: limit) { batch in
                 if isShuttingDown {
                     // Not started yet: give them back rather than delay shutdown.
-                    let ids = batch.map(\.job.id)
-                    do { try await store.release(jobIDs: ids) } catch {
-                        logger.error("could not release jobs at shutdown", metadata: ["error": "\(error)"])
+                    for (leaseUntil, items) in Dictionary(grouping: batch, by: \.leaseUntil) {
+                        do { try await store.release(jobIDs: items.map(\.job.id), leasedUntil: leaseUntil) } catch {
+                            logger.error("could not release jobs at shutdown", metadata: ["error": "\(error)"])
+                        }
                     }
                     memory.forget(batch.count)
                     return
@@ -196,6 +204,7 @@ public final class OutboxDispatcher: Service, Sendable {
                         await group.next()
                         running -= 1
                     }
+                    await outcomes.waitForRoom()
                     group.addTask { await self.process(item) }
                     running += 1
                 }
@@ -219,7 +228,7 @@ public final class OutboxDispatcher: Service, Sendable {
         if current >= item.leaseUntil.addingTimeInterval(-configuration.lease.timeInterval / 10) {
             if current < item.leaseUntil {
                 // Still ours: free it for the next claim. Past the lease, someone else may hold it now.
-                do { try await store.release(jobIDs: [item.job.id]) } catch {
+                do { try await store.release(jobIDs: [item.job.id], leasedUntil: item.leaseUntil) } catch {
                     logger.error("could not give back a job near its lease's end", metadata: ["error": "\(error)"])
                 }
             }
@@ -235,13 +244,15 @@ public final class OutboxDispatcher: Service, Sendable {
             // In a task of its own: this one is cancelled, and the write must not be.
             let store = self.store
             let id = item.job.id
-            do { try await Task { try await store.release(jobIDs: [id]) }.value } catch {
+            let lease = item.leaseUntil
+            do { try await Task { try await store.release(jobIDs: [id], leasedUntil: lease) }.value } catch {
                 logger.error("could not give back a job at shutdown", metadata: ["error": "\(error)"])
             }
             memory.forget(1)
             return
         }
-        completions.append(JobCompletion(job: item.job, resolution: resolution, localPushes: localPushes))
+        outcomes.answered()
+        completions.append(JobCompletion(job: item.job, resolution: resolution, localPushes: localPushes, leaseUntil: item.leaseUntil))
     }
 
     /// - Parameter localPushes: set to what the local development provider rendered, if it sent.
@@ -343,6 +354,7 @@ public final class OutboxDispatcher: Service, Sendable {
                     // Written: the claim loop learns of the earliest retry (and sleeps until then),
                     // and the jobs leave memory.
                     memory.noteDue(at: batch.lazy.compactMap(\.retryAt).min())
+                    outcomes.committed(batch.count)
                     memory.forget(batch.count)
                     if batch.count < configuration.completionBatch && configuration.completionLinger > .zero {
                         try? await clock.sleep(for: configuration.completionLinger)
@@ -354,6 +366,7 @@ public final class OutboxDispatcher: Service, Sendable {
                     if attempt >= 20 {
                         // Given up: the jobs stay leased in the store, and are sent again once
                         // their leases run out (the safety poll finds them).
+                        outcomes.committed(batch.count)
                         memory.forget(batch.count)
                         return
                     }

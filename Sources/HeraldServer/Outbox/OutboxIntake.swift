@@ -191,7 +191,7 @@ public final class OutboxIntake: Service, Sendable {
             dispatcher.unreserve(room - fresh.count)
             if !dispatcher.accept(fresh) {
                 // Shutting down: leave them to the next claim (or the next run).
-                try? await store.release(jobIDs: fresh.map(\.job.id))
+                try? await store.release(jobIDs: fresh.map(\.job.id), leasedUntil: leaseUntil)
             }
             if deferred { dispatcher.deferred() }
             // Room first: a caller answered now may submit again at once.
