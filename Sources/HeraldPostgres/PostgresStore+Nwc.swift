@@ -83,7 +83,7 @@ extension PostgresStore: NwcStore {
     }
 
     public func nwcCursor(walletServicePubkey: String) async throws -> Int64? {
-        try await rows("SELECT MAX(created_at) FROM nwc_event WHERE wallet_service_pubkey = \(walletServicePubkey)")
+        try await rows("SELECT floor(MAX(seen_at))::bigint FROM nwc_event WHERE wallet_service_pubkey = \(walletServicePubkey)")
             .first?.decode(Int64?.self) ?? nil
     }
 

@@ -78,7 +78,8 @@ extension SQLiteStore: NwcStore {
 
     public func nwcCursor(walletServicePubkey: String) async throws -> Int64? {
         try await database.read { db in
-            try Int64.fetchOne(db, sql: "SELECT MAX(created_at) FROM nwc_event WHERE wallet_service_pubkey = ?", arguments: [walletServicePubkey])
+            try Double.fetchOne(db, sql: "SELECT MAX(seen_at) FROM nwc_event WHERE wallet_service_pubkey = ?", arguments: [walletServicePubkey])
+                .map { Int64($0.rounded(.down)) }
         }
     }
 

@@ -22,9 +22,13 @@ public struct MockNostrRelay: Sendable {
     public static let scriptKey = "EVENT"
 
     let certificate: TestCertificate
+    /// Subscriptions one connection may hold, as real relays limit them (`nostr-relay` 32,
+    /// strfry 20); past it a `REQ` is refused with a `NOTICE`, as `nostr-relay` does. nil: no limit.
+    let subscriptionLimit: Int?
 
-    public init(certificate: TestCertificate) {
+    public init(certificate: TestCertificate, subscriptionLimit: Int? = nil) {
         self.certificate = certificate
+        self.subscriptionLimit = subscriptionLimit
     }
 
     /// - Parameter port: 0 for any free port; a fixed one to come back where a client expects it.
@@ -35,6 +39,7 @@ public struct MockNostrRelay: Sendable {
         let script = self.script
         let subscriptions = self.subscriptions
         let hub = self.hub
+        let limit = subscriptionLimit
         let server: HTTPServerBuilder = .http1WebSocketUpgrade { _, _, _ in
             .upgrade([:]) { inbound, outbound, _ in
                 let connection = UUID()
@@ -45,6 +50,10 @@ public struct MockNostrRelay: Sendable {
                     else { continue }
                     if verb == "REQ", frame.count >= 2, let id = frame[1] as? String {
                         await subscriptions.append(Data(text.utf8))
+                        if let limit, await hub.count(of: connection, without: id) >= limit {
+                            try await outbound.write(.text(#"["NOTICE","rejected: too many subscriptions"]"#))
+                            continue
+                        }
                         let filters = frame.dropFirst(2).compactMap { $0 as? [String: Any] }.map(RelayFilter.init)
                         let stored = await hub.subscribe(connection, id: id, filters: filters) { text in
                             try? await outbound.write(.text(text))
@@ -162,6 +171,11 @@ actor RelayHub {
     private var open: [UUID: [String: Subscription]] = [:]
 
     var count: Int { open.values.reduce(0) { $0 + $1.count } }
+
+    /// The subscriptions one connection holds, not counting `id` (a `REQ` may replace its own).
+    func count(of connection: UUID, without id: String) -> Int {
+        (open[connection] ?? [:]).keys.filter { $0 != id }.count
+    }
 
     static func fields(_ event: Data) -> [String: Any] { (try? JSONSerialization.jsonObject(with: event) as? [String: Any]) ?? [:] }
 

@@ -102,7 +102,7 @@ struct NwcResponder: DevelopmentNwcService {
         guard let connection = NwcConnection.load(from: folder) else { return false }
         let service = try NwcConnection.serviceKey(in: folder)
         let request = try WireJSON.decode(NostrEvent.self, from: Data(raw.utf8))
-        guard request.isValid, request.kind == 23194, request.tags(named: "p").contains(where: { $0.first == service.publicKeyHex }),
+        guard request.isValid, request.kind == NwcKind.request, request.tags(named: "p").contains(where: { $0.first == service.publicKeyHex }),
             request.pubkey.lowercased() == connection.appPubkey
         else { return false }
         let key = try NIP44.conversationKey(secret: service, publicKeyHex: request.pubkey)
@@ -131,7 +131,7 @@ struct NwcResponder: DevelopmentNwcService {
         }
         writer.endObject()
         let response = NostrEvent.signed(
-            kind: 23195, tags: [["p", request.pubkey], ["e", request.id], ["encryption", "nip44_v2"]],
+            kind: NwcKind.response, tags: [["p", request.pubkey], ["e", request.id], ["encryption", "nip44_v2"]],
             content: try NIP44.encrypt(String(decoding: writer.bytes, as: UTF8.self), conversationKey: key),
             createdAt: Int64(Date().timeIntervalSince1970), by: service)
         var published = false

@@ -12,6 +12,9 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
+@testable import HeraldPush
+@testable import HeraldServer
+
 /// Nostr Wallet Connect while the phone sleeps (issue 36): the registration breez-lnurl's
 /// clients send, Herald's subscriptions on two relay look-alikes, and the `nwc_event` push.
 @Suite("NWC: Herald watches the relays and wakes the wallet")
@@ -47,10 +50,12 @@ struct NwcTests {
         }
     }
 
-    static func withRelays(_ body: @Sendable (_ nds: TestNDS, _ relays: [(MockNostrRelay, String)]) async throws -> Void) async throws {
+    static func withRelays(
+        subscriptionLimit: Int? = nil, _ body: @Sendable (_ nds: TestNDS, _ relays: [(MockNostrRelay, String)]) async throws -> Void
+    ) async throws {
         let certificate = try TestCertificate.make()
-        let first = MockNostrRelay(certificate: certificate)
-        let second = MockNostrRelay(certificate: certificate)
+        let first = MockNostrRelay(certificate: certificate, subscriptionLimit: subscriptionLimit)
+        let second = MockNostrRelay(certificate: certificate, subscriptionLimit: subscriptionLimit)
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var nds = try TestNDS()
@@ -148,6 +153,96 @@ struct NwcTests {
                     })
             }
         }
+    }
+
+    @Test("40 wallets on relays that hold 32 subscriptions a connection: every request to each wakes its phone once")
+    func manyWallets() async throws {
+        try await Self.withRelays(subscriptionLimit: 32) { nds, relays in
+            let wallets = (0..<40).map { _ in Wallet() }
+            var registered: [Device] = []
+            for index in wallets.indices {
+                registered.append(try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-many-\(index)", now: Date()).device)
+            }
+            let devices = registered
+            try await nds.app().test(.live) { client in
+                for (wallet, device) in zip(wallets, devices) {
+                    let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+                    let registered = try await client.post(
+                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays.map(\.1)))
+                    #expect(registered.status == .ok, "\(registered.text)")
+                }
+                // Subscribed to all 40 on each relay, in filters of many keys.
+                #expect(
+                    try await eventually {
+                        let frames = await relays[0].0.subscriptions.all
+                        let keys = frames.compactMap { try? JSONSerialization.jsonObject(with: $0) as? [Any] }
+                            .compactMap { ($0.last as? [String: Any])?["#p"] as? [String] }
+                        return Set(keys.last ?? []).count == 40
+                    })
+                for wallet in wallets {
+                    let request = try wallet.request("get_balance")
+                    for (relay, _) in relays { await relay.publish(Data(request.json.utf8)) }
+                }
+                for device in devices {
+                    #expect(try await eventually { try await Self.pushes(nds, device).count >= 1 }, "\(device.token)")
+                }
+                // A last request for each: when it is there, a duplicate of the first would be too.
+                for wallet in wallets { await relays[1].0.publish(Data(try wallet.request("get_info").json.utf8)) }
+                for device in devices {
+                    #expect(try await eventually { try await Self.pushes(nds, device).count >= 2 })
+                    #expect(try await Self.pushes(nds, device).count == 2, "\(device.token)")
+                }
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(!metrics.contains("herald_nwc_subscriptions_refused_total"))
+            }
+        }
+    }
+
+    @Test("a request dated ten years ahead is refused (future_event) and moves no cursor: the next real request still wakes the phone")
+    func futureEvent() async throws {
+        try await Self.withRelays { nds, relays in
+            let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-future", now: Date()).device
+            let wallet = Wallet()
+            try await nds.app().test(.live) { client in
+                let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+                let registered = try await client.post(
+                    "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [relays[0].1]))
+                #expect(registered.status == .ok)
+                _ = try await relays[0].0.subscriptions.waitFor(count: 1)
+                let future = try wallet.request("get_balance", createdAt: Int64(Date().timeIntervalSince1970) + 10 * 365 * 86_400)
+                await relays[0].0.publish(Data(future.json.utf8))
+                let real = try wallet.request("get_info")
+                await relays[0].0.publish(Data(real.json.utf8))
+                #expect(try await eventually { try await Self.pushes(nds, device).count >= 1 })
+                #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [real.json])
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="future_event"} 1"#))
+                let cursor = try #require(try await nds.store.nwcCursor(walletServicePubkey: wallet.service.publicKeyHex))
+                #expect(abs(Double(cursor) - Date().timeIntervalSince1970) < 60)
+            }
+        }
+    }
+
+    @Test("filters name up to 256 wallet keys and a connection holds up to 10; each refusal halves the subscriptions, then the keys")
+    func layout() throws {
+        let wallets = (0..<3_000).map { (key: String(format: "%064x", $0), since: Int64(1_000 + $0)) }
+        var layout = NwcWatcher.RelayLayout()
+        let connections = layout.connections(wallets)
+        #expect(connections.map(\.count) == [10, 2])
+        let first = try #require(JSONSerialization.jsonObject(with: Data(connections[0][0].filter.utf8)) as? [String: Any])
+        #expect((first["#p"] as? [String])?.count == 256)
+        #expect(first["since"] as? Int == 1_000)
+        #expect(first["kinds"] as? [Int] == [23194])
+        #expect(Set(connections.flatMap { $0.map(\.id) }).count == 12)
+        layout.shrink()
+        #expect(layout.connections(wallets).map(\.count) == [5, 5, 2])
+        for _ in 0..<2 { layout.shrink() }
+        #expect(layout.maxSubscriptions == 1 && layout.keysPerFilter == 256)
+        layout.shrink()
+        #expect(layout.keysPerFilter == 128 && layout.connections(wallets).count == 24)
+        #expect(NostrRelaySubscriber.refusesSubscriptions("rejected: too many subscriptions"))
+        #expect(NostrRelaySubscriber.refusesSubscriptions("ERROR: max subscriptions reached"))
+        #expect(!NostrRelaySubscriber.refusesSubscriptions("rate-limited: slow down"))
     }
 
     @Test(

@@ -39,7 +39,9 @@ struct NwcStoreTests {
         }
     }
 
-    @Test("an event is claimed once; the cursor is the newest forwarded; old events and unused registrations are purged", arguments: Backend.allCases)
+    @Test(
+        "an event is claimed once; the cursor is when the newest was received, whatever it claims; old events and unused registrations are purged",
+        arguments: Backend.allCases)
     func events(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             let app = String(repeating: "c0", count: 32)
@@ -50,14 +52,17 @@ struct NwcStoreTests {
             let later = t0.addingTimeInterval(86_400 * 20)
             #expect(try await store.claimNwcEvent(id: "e1", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_100, now: later))
             #expect(try await !store.claimNwcEvent(id: "e1", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_100, now: later))
-            #expect(try await store.claimNwcEvent(id: "e2", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_050, now: later))
-            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == 1_800_000_100)
+            // Dated ten years ahead, received a second later: the cursor moves a second.
+            #expect(
+                try await store.claimNwcEvent(
+                    id: "e2", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 2_115_000_000, now: later.addingTimeInterval(1.5)))
+            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == Int64(later.timeIntervalSince1970) + 1)
             // Thirty days on: the registration that forwarded nothing goes, the used one stays.
             let gone = try await store.purgeNwc(seenBefore: later.addingTimeInterval(-1), unusedBefore: t0.addingTimeInterval(86_400 * 10))
             #expect(gone == 1)
             #expect(try await store.nwcRegistrations().map(\.appPubkey) == [app])
             #expect(try await store.claimNwcEvent(id: "e9", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1, now: later))
-            _ = try await store.purgeNwc(seenBefore: later.addingTimeInterval(1), unusedBefore: t0)
+            _ = try await store.purgeNwc(seenBefore: later.addingTimeInterval(2), unusedBefore: t0)
             #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == nil)
         }
     }

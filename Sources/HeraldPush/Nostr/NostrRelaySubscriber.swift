@@ -18,8 +18,15 @@ public struct NostrRelaySubscriber: Sendable {
         connector = try RelayConnector(configuration: configuration)
     }
 
+    /// The relay refused a subscription: `CLOSED` naming it, or a `NOTICE` saying it has too
+    /// many (what `nostr-relay` sends past its `subscription_limit`, naming none).
     public struct Closed: Error, CustomStringConvertible {
-        public var description: String
+        /// The subscription refused, when the relay named it.
+        public var subscription: String?
+        public var message: String
+        public var description: String {
+            "the relay refused " + (subscription.map { "subscription \($0)" } ?? "a subscription") + ": \(message)"
+        }
     }
 
     /// Runs the subscriptions; returns when the relay closes the connection, throws when it
@@ -40,7 +47,10 @@ public struct NostrRelaySubscriber: Sendable {
                 switch Self.frame(text) {
                 case .event(let subscription, let event): await onEvent(subscription, event)
                 case .closed(let subscription, let message):
-                    throw Closed(description: "the relay closed subscription \(subscription): \(message)")
+                    throw Closed(subscription: subscription, message: message)
+                case .notice(let message):
+                    if Self.refusesSubscriptions(message) { throw Closed(subscription: nil, message: message) }
+                    logger.debug("relay notice", metadata: ["nostr.relay": "\(url)", "notice": "\(message.prefix(200))"])
                 case .other: continue
                 }
             }
@@ -50,7 +60,16 @@ public struct NostrRelaySubscriber: Sendable {
     enum Frame: Equatable {
         case event(subscription: String, event: String)
         case closed(subscription: String, message: String)
+        case notice(String)
         case other
+    }
+
+    /// Whether a `NOTICE` says a subscription was refused for a limit ("rejected: too many
+    /// subscriptions", "ERROR: max subscriptions reached"): relays say so in prose.
+    static func refusesSubscriptions(_ notice: String) -> Bool {
+        let text = notice.lowercased()
+        guard text.contains("subscription") || text.contains(" req") || text.hasPrefix("req") else { return false }
+        return ["too many", "limit", "max", "rejected", "exceed"].contains { text.contains($0) }
     }
 
     /// Reads a relay's message; an EVENT keeps its event's text byte for byte.
@@ -61,6 +80,8 @@ public struct NostrRelaySubscriber: Sendable {
             guard items.count == 3, let subscription = items[1].stringValue, case .object = items[2], let raw = rawThirdElement(text)
             else { return .other }
             return .event(subscription: subscription, event: raw)
+        case "NOTICE":
+            return .notice(items.count > 1 ? items[1].stringValue ?? "" : "")
         case "CLOSED":
             return .closed(
                 subscription: items.count > 1 ? items[1].stringValue ?? "" : "", message: items.count > 2 ? items[2].stringValue ?? "" : "")

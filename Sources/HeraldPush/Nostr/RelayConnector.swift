@@ -29,7 +29,7 @@ struct RelayConnector: Sendable {
     func run(
         url: String,
         _ exchange:
-            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
+            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: RelayMessages) async throws -> Void
     ) async throws {
         guard NostrRelayURL.isValid(url), let parsed = URL(string: url), let host = parsed.host else {
             throw Refused(description: "not a wss:// relay URL")

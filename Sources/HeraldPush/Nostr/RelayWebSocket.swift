@@ -25,14 +25,14 @@ struct RelayWebSocket {
     }
 
     /// Connects and upgrades, then runs `exchange` with a way to send text and the text messages
-    /// that arrive (pings answered, fragments joined); closes when it returns.
+    /// that arrive (``RelayMessages``); closes when it returns.
     ///
     /// - Parameter address: Where to connect, already resolved and checked; nil resolves the host.
     static func run(
         url: String, address: SocketAddress? = nil, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup,
         connectTimeout: TimeAmount,
         _ exchange:
-            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: AsyncThrowingStream<String, any Error>) async throws -> Void
+            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: RelayMessages) async throws -> Void
     ) async throws {
         let (origin, path) = try parse(url)
         let tls = origin.tls ? tlsContext : nil
@@ -64,38 +64,7 @@ struct RelayWebSocket {
             let send: @Sendable (String) async throws -> Void = { text in
                 try await outbound.write(frame(.text, ByteBuffer(string: text)))
             }
-            let (messages, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
-            let reader = Task {
-                do {
-                    var message = ByteBuffer()
-                    for try await received in inbound {
-                        switch received.opcode {
-                        case .text, .continuation:
-                            var data = received.unmaskedData
-                            guard message.readableBytes + data.readableBytes <= maxMessageBytes else {
-                                throw Failure(description: "a relay message over \(maxMessageBytes) bytes")
-                            }
-                            message.writeBuffer(&data)
-                            if received.fin {
-                                continuation.yield(String(buffer: message))
-                                message.clear()
-                            }
-                        case .ping:
-                            try await outbound.write(frame(.pong, received.unmaskedData))
-                        case .connectionClose:
-                            continuation.finish()
-                            return
-                        default:
-                            continue
-                        }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            defer { reader.cancel() }
-            try await exchange(send, messages)
+            try await exchange(send, RelayMessages(inbound: inbound, outbound: outbound))
             // A close frame, as a well-behaved client leaves; the channel closes after it.
             try? await outbound.write(frame(.connectionClose, ByteBuffer(bytes: [0x03, 0xE8])))
         }
@@ -139,5 +108,50 @@ struct RelayWebSocket {
         let origin = try PushOrigin(url: (secure ? "https://" : "http://") + rest)
         let path = rest.firstIndex(where: { $0 == "/" || $0 == "?" }).map { String(rest[$0...]) } ?? "/"
         return (origin, path.hasPrefix("?") ? "/" + path : path)
+    }
+}
+
+/// A relay's text messages, read as they are asked for: nothing is read from the socket ahead of
+/// the reader beyond NIO's small window, so a relay sending faster than Herald handles its
+/// events is held back by TCP, not buffered in memory (a flooding relay once grew the process
+/// from 51 to 305 MB). Pings are answered and fragments joined as messages are read; a message
+/// over ``RelayWebSocket/maxMessageBytes`` ends the connection.
+struct RelayMessages: AsyncSequence {
+    typealias Element = String
+    let inbound: NIOAsyncChannelInboundStream<WebSocketFrame>
+    let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var frames: NIOAsyncChannelInboundStream<WebSocketFrame>.AsyncIterator
+        let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+        var message = ByteBuffer()
+
+        mutating func next() async throws -> String? {
+            while let received = try await frames.next() {
+                switch received.opcode {
+                case .text, .continuation:
+                    var data = received.unmaskedData
+                    guard message.readableBytes + data.readableBytes <= RelayWebSocket.maxMessageBytes else {
+                        throw RelayWebSocket.Failure(description: "a relay message over \(RelayWebSocket.maxMessageBytes) bytes")
+                    }
+                    message.writeBuffer(&data)
+                    if received.fin {
+                        defer { message.clear() }
+                        return String(buffer: message)
+                    }
+                case .ping:
+                    try await outbound.write(RelayWebSocket.frame(.pong, received.unmaskedData))
+                case .connectionClose:
+                    return nil
+                default:
+                    continue
+                }
+            }
+            return nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(frames: inbound.makeAsyncIterator(), outbound: outbound)
     }
 }

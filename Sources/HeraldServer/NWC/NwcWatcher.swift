@@ -8,8 +8,9 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Watches the relays of every NWC registration and wakes the wallet when an app asks it
-/// something (NIP-47): one connection per relay holding one `REQ` per wallet service key
-/// (`kinds [23194]`, `#p [key]`, `since` the last event forwarded less a margin). Every event is
+/// something (NIP-47): per relay, filters naming many wallet service keys (`kinds [23194]`,
+/// `#p [keys…]`, `since` when Herald last forwarded one of them, less a margin) in few
+/// subscriptions per connection (``RelayLayout``). Every event is
 /// checked (its id and BIP-340 signature, an author the wallet registered, a NIP-40 expiration
 /// not passed), claimed once in the store (the same event from three relays, or three
 /// instances, is one push), and pushed as `nwc_event` through the outbox.
@@ -133,26 +134,84 @@ final class NwcWatcher: Service, Sendable {
         return wanted
     }
 
-    /// Keeps one relay's subscriptions open, reconnecting with a capped, jittered backoff.
+    /// How Herald's subscriptions are laid out on one relay: filters naming many wallet keys
+    /// (`#p` lists), few subscriptions per connection. Most relays allow 20 to 32 subscriptions a
+    /// connection and refuse the rest (a `CLOSED`, or only a `NOTICE`); one subscription per
+    /// wallet left every wallet past the limit unwatched. Learned per relay: each refusal halves
+    /// the subscriptions per connection, then the keys per filter.
+    struct RelayLayout: Sendable, Equatable {
+        var maxSubscriptions = 10
+        var keysPerFilter = 256
+
+        mutating func shrink() {
+            if maxSubscriptions > 1 {
+                maxSubscriptions /= 2
+            } else {
+                keysPerFilter = max(1, keysPerFilter / 2)
+            }
+        }
+
+        /// The wallets' filters (`#p` lists of up to ``keysPerFilter``, each from the earliest
+        /// `since` among its wallets), in connections of up to ``maxSubscriptions`` each.
+        func connections(_ wallets: [(key: String, since: Int64)]) -> [[(id: String, filter: String)]] {
+            let filters = stride(from: 0, to: wallets.count, by: keysPerFilter).map { start in
+                let group = wallets[start..<min(start + keysPerFilter, wallets.count)]
+                let keys = group.map { #"""# + $0.key + #"""# }.joined(separator: ",")
+                let since = group.map(\.since).min() ?? 0
+                return (id: "herald-\(start / keysPerFilter)", filter: ##"{"kinds":[\##(NwcKind.request)],"#p":[\##(keys)],"since":\##(since)}"##)
+            }
+            return stride(from: 0, to: filters.count, by: maxSubscriptions).map { Array(filters[$0..<min($0 + maxSubscriptions, filters.count)]) }
+        }
+    }
+
+    /// What each relay has taught about its limits.
+    private let layouts = NIOLockedValueBox<[String: RelayLayout]>([:])
+
+    /// Keeps one relay's subscriptions open (over as many connections as its limits need),
+    /// reconnecting with a capped, jittered backoff and subscribing from each wallet's cursor.
     func hold(relay: String, watch: Watch, subscriber: NostrRelaySubscriber) async {
         var backoff = Self.firstBackoff
         while !Task.isCancelled {
-            var subscriptions: [(id: String, filter: String)] = []
+            var wallets: [(key: String, since: Int64)] = []
+            let oldest = Int64(now().timeIntervalSince1970 - Self.seenFor)
             for wallet in watch.keys.sorted() {
                 let cursor = (try? await store.nwcCursor(walletServicePubkey: wallet)) ?? nil
-                let oldest = Int64(now().timeIntervalSince1970 - Self.seenFor)
-                let since = max(cursor ?? oldest, oldest) - Self.sinceMargin
-                subscriptions.append((String(wallet.prefix(16)), ##"{"kinds":[23194],"#p":[""## + wallet + ##""],"since":"## + String(since) + "}"))
+                wallets.append((wallet, max(cursor ?? oldest, oldest) - Self.sinceMargin))
             }
+            let layout = layouts.withLockedValue { $0[relay] ?? RelayLayout() }
+            let connections = layout.connections(wallets)
             let connected = ContinuousClock.now
-            metrics.nwcSubscriptions(relay: relay, subscriptions.count)
+            metrics.nwcSubscriptions(relay: relay, connections.reduce(0) { $0 + $1.count })
             do {
-                try await subscriber.run(url: relay, subscriptions: subscriptions, logger: logger) { _, event in
-                    await self.receive(event, watch: watch)
+                // One connection's end ends them all: they are laid out again together.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for subscriptions in connections {
+                        group.addTask {
+                            try await subscriber.run(url: relay, subscriptions: subscriptions, logger: self.logger) { _, event in
+                                await self.receive(event, watch: watch)
+                            }
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
                 }
             } catch is CancellationError {
                 metrics.nwcSubscriptions(relay: relay, 0)
                 return
+            } catch let refused as NostrRelaySubscriber.Closed {
+                metrics.nwcSubscriptionRefused(relay: relay)
+                let smaller = layouts.withLockedValue { layouts in
+                    var layout = layouts[relay] ?? RelayLayout()
+                    layout.shrink()
+                    layouts[relay] = layout
+                    return layout
+                }
+                logger.notice(
+                    "nwc relay refused a subscription; subscribing again with fewer per connection",
+                    metadata: [
+                        "nostr.relay": "\(relay)", "error": "\(refused)", "subscriptions": "\(smaller.maxSubscriptions)",
+                        "keys": "\(smaller.keysPerFilter)",
+                    ])
             } catch {
                 logger.notice("nwc relay connection ended", metadata: ["nostr.relay": "\(relay)", "error": "\(error)"])
             }
@@ -172,16 +231,21 @@ final class NwcWatcher: Service, Sendable {
         case notAddressed = "not_addressed"
         case unknownApp = "unknown_app"
         case expired, undeliverable
+        case futureEvent = "future_event"
     }
+
+    /// How far ahead of this server's clock an event may be dated: relays' and phones' clocks.
+    static let maxFutureSkew: TimeInterval = 300
 
     /// Checks one event and forwards it once.
     func receive(_ raw: String, watch: Watch) async {
         metrics.nwcEvent("seen")
         guard let event = try? WireJSON.decode(NostrEvent.self, from: Data(raw.utf8)) else { return refuse(.unreadable) }
         guard event.isValid else { return refuse(.invalidSignature) }
-        guard event.kind == 23194 else { return refuse(.wrongKind) }
+        guard event.kind == NwcKind.request else { return refuse(.wrongKind) }
         guard let wallet = event.tags(named: "p").compactMap(\.first).first(where: { watch[$0] != nil }) else { return refuse(.notAddressed) }
         guard watch[wallet]?.contains(event.pubkey.lowercased()) == true else { return refuse(.unknownApp) }
+        if Double(event.createdAt) > now().timeIntervalSince1970 + Self.maxFutureSkew { return refuse(.futureEvent) }
         if let expiration = event.tags(named: "expiration").first?.first.flatMap(Int64.init),
             Double(expiration) <= now().timeIntervalSince1970
         {

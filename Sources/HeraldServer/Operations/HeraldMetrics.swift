@@ -153,12 +153,20 @@ public final class HeraldMetrics: Sendable {
         increment("nwc_events_refused", help: "NWC requests not forwarded, by reason", labels: [("reason", reason)])
     }
 
-    /// The NWC subscriptions (one per wallet service key) held on a relay now; 0 while it is not connected.
+    /// The NWC subscriptions (each a filter naming up to 256 wallet service keys) held on a relay now; 0 while it is not connected.
     public func nwcSubscriptions(relay: String, _ count: Int) {
         registry.makeGauge(
             descriptor: .init(namespace: "herald", metricName: "nwc_subscriptions", unitName: "", helpText: "NWC subscriptions held on each relay"),
             labels: [("relay", relay)]
         ).set(Int64(count))
+    }
+
+    /// A relay refused one of the NWC subscriptions (`CLOSED`, or a `NOTICE` past its limit):
+    /// Herald splits them over more connections and subscribes again.
+    public func nwcSubscriptionRefused(relay: String) {
+        increment(
+            "nwc_subscriptions_refused", help: "NWC subscriptions a relay refused (Herald then subscribes again with fewer per connection)",
+            labels: [("relay", relay)])
     }
 
     /// Relays held open for NWC subscriptions now.
