@@ -25,10 +25,14 @@ public struct MockNostrRelay: Sendable {
     /// Subscriptions one connection may hold, as real relays limit them (`nostr-relay` 32,
     /// strfry 20); past it a `REQ` is refused with a `NOTICE`, as `nostr-relay` does. nil: no limit.
     let subscriptionLimit: Int?
+    /// Bytes of junk events sent to every new subscription as fast as the connection takes
+    /// them, as a hostile relay would; 0: none.
+    let floodBytes: Int
 
-    public init(certificate: TestCertificate, subscriptionLimit: Int? = nil) {
+    public init(certificate: TestCertificate, subscriptionLimit: Int? = nil, floodBytes: Int = 0) {
         self.certificate = certificate
         self.subscriptionLimit = subscriptionLimit
+        self.floodBytes = floodBytes
     }
 
     /// - Parameter port: 0 for any free port; a fixed one to come back where a client expects it.
@@ -40,6 +44,7 @@ public struct MockNostrRelay: Sendable {
         let subscriptions = self.subscriptions
         let hub = self.hub
         let limit = subscriptionLimit
+        let flood = floodBytes
         let server: HTTPServerBuilder = .http1WebSocketUpgrade { _, _, _ in
             .upgrade([:]) { inbound, outbound, _ in
                 let connection = UUID()
@@ -60,6 +65,14 @@ public struct MockNostrRelay: Sendable {
                         }
                         for event in stored { try await outbound.write(.text(Self.eventFrame(id, event))) }
                         try await outbound.write(.text(#"["EOSE",""# + id + #""]"#))
+                        if flood > 0 {
+                            let junk = #"["EVENT",""# + id + #"",{"kind":23194,"content":""# + String(repeating: "x", count: 60_000) + #""}]"#
+                            var sent = 0
+                            while sent < flood {
+                                try await outbound.write(.text(junk))
+                                sent += junk.utf8.count
+                            }
+                        }
                         continue
                     }
                     if verb == "CLOSE", frame.count == 2, let id = frame[1] as? String {

@@ -223,6 +223,49 @@ struct NwcTests {
         }
     }
 
+    /// This process's resident memory, in MB.
+    static func residentMB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+    }
+
+    @Test("a relay sending 300 MB of junk as fast as it can: read as fast as it is handled, memory stays flat")
+    func flood() async throws {
+        let certificate = try TestCertificate.make()
+        let relay = MockNostrRelay(certificate: certificate, floodBytes: 300 << 20)
+        let caFile = try certificate.writeCAToTemporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        var nds = try TestNDS()
+        nds.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
+        let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-flood", now: Date()).device
+        let wallet = Wallet()
+        let ready = nds
+        try await relay.withRunning { running in
+            try await ready.app().test(.live) { client in
+                let before = Self.residentMB()
+                let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+                let registered = try await client.post(
+                    "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: [running.relayURL]))
+                #expect(registered.status == .ok)
+                var peak = before
+                // 300 MB at the pace Herald reads them: sample memory while the flood lasts.
+                let started = ContinuousClock.now
+                while ContinuousClock.now - started < .seconds(20) {
+                    try await Task.sleep(for: .milliseconds(250))
+                    peak = max(peak, Self.residentMB())
+                    let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                    if metrics.contains(#"herald_nwc_events_refused_total{reason="unreadable"} 2000"#) { break }
+                }
+                let refused = try await client.execute(uri: "/metrics", method: .get).text.split(separator: "\n")
+                    .first { $0.hasPrefix(#"herald_nwc_events_refused_total{reason="unreadable"}"#) }
+                print("nwc flood: RSS \(before) MB before, \(peak) MB at most; \(refused ?? "none refused")")
+                #expect(refused != nil, "the relay's events were not read")
+                #expect(peak - before < 100, "RSS grew from \(before) to \(peak) MB under a flooding relay")
+            }
+        }
+    }
+
     @Test("filters name up to 256 wallet keys and a connection holds up to 10; each refusal halves the subscriptions, then the keys")
     func layout() throws {
         let wallets = (0..<3_000).map { (key: String(format: "%064x", $0), since: Int64(1_000 + $0)) }
