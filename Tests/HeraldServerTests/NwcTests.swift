@@ -266,6 +266,44 @@ struct NwcTests {
         }
     }
 
+    @Test("relays are compared in one spelling; past the relays per host, in all, or per node key a registration is 400 too_many_relays")
+    func relayBudget() async throws {
+        try await Self.withRelays { nds, relays in
+            var nds = nds
+            nds.settings.nwcMaxRelaysPerHost = 2
+            nds.settings.nwcMaxRelays = 3
+            let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-budget", now: Date()).device
+            let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+            let base = relays[0].1  // wss://localhost:PORT
+            let upper = base.replacingOccurrences(of: "localhost", with: "LOCALHOST")
+            let ready = nds
+            try await ready.app().test(.live) { client in
+                // Five spellings of one relay: one relay, one subscription.
+                let wallet = Wallet()
+                let spellings = [base, base + "/", upper, upper + "/#top", base.replacingOccurrences(of: "wss://", with: "wss://user@")]
+                let first = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: spellings))
+                #expect(first.status == .ok, "\(first.text)")
+                #expect(try await ready.store.nwcRegistrations().first?.relays == [base])
+                // Two paths on the host are two relays; a third is one too many on that host.
+                let second = Wallet()
+                let paths = try await client.post(
+                    "/nwc/\(second.node.nodeID.hex)", json: second.registration(webhook: webhook, relays: [base + "/a", base + "/b"]))
+                #expect(paths.status == .badRequest && paths.json["error"] as? String == "too_many_relays", "\(paths.text)")
+                let one = try await client.post("/nwc/\(second.node.nodeID.hex)", json: second.registration(webhook: webhook, relays: [base + "/a"]))
+                #expect(one.status == .ok)
+                // The server's total: the other relay's host has room, but three relays are watched already.
+                let third = Wallet()
+                let total = try await client.post(
+                    "/nwc/\(third.node.nodeID.hex)", json: third.registration(webhook: webhook, relays: [relays[1].1, relays[1].1 + "/x"]))
+                #expect(total.status == .badRequest && total.json["error"] as? String == "too_many_relays", "\(total.text)")
+                // Relays already watched cost nothing.
+                let reuse = try await client.post(
+                    "/nwc/\(third.node.nodeID.hex)", json: third.registration(webhook: webhook, relays: [upper, base + "/a/"]))
+                #expect(reuse.status == .ok, "\(reuse.text)")
+            }
+        }
+    }
+
     @Test("filters name up to 256 wallet keys and a connection holds up to 10; each refusal halves the subscriptions, then the keys")
     func layout() throws {
         let wallets = (0..<3_000).map { (key: String(format: "%064x", $0), since: Int64(1_000 + $0)) }

@@ -43,13 +43,15 @@ struct RelayWebSocket {
             upgrade = try await bootstrap.connect(host: proxy.host, port: proxy.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try proxy.openTunnel(on: channel, to: origin.host, port: origin.port, deadline: .now() + connectTimeout)
-                        .flatMapThrowing { try upgradePipeline(channel, origin: origin, path: path, tls: tls) }
+                        .flatMapThrowing { try upgradePipeline(channel, origin: origin, path: path, tls: tls, timeout: connectTimeout) }
                         .flatMap { $0 }
                 }
             }
         } else {
             let initializer: @Sendable (any Channel) -> EventLoopFuture<EventLoopFuture<Upgrade>> = { channel in
-                channel.eventLoop.makeCompletedFuture { try upgradePipeline(channel, origin: origin, path: path, tls: tls) }
+                channel.eventLoop.makeCompletedFuture {
+                    try upgradePipeline(channel, origin: origin, path: path, tls: tls, timeout: connectTimeout)
+                }
             }
             if let address {
                 upgrade = try await bootstrap.connect(to: address, channelInitializer: initializer)
@@ -75,8 +77,19 @@ struct RelayWebSocket {
         WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
     }
 
-    /// TLS (SNI only for a name), then HTTP/1.1 with the WebSocket upgrade request.
+    /// TLS (SNI only for a name), then HTTP/1.1 with the WebSocket upgrade request. A relay that
+    /// accepts the connection and then stalls the handshake or the upgrade is closed after
+    /// `timeout`, as one that does not accept it is.
     static func upgradePipeline(
+        _ channel: any Channel, origin: PushOrigin, path: String, tls: NIOSSLContext?, timeout: TimeAmount
+    ) throws -> EventLoopFuture<Upgrade> {
+        let upgraded = try pipeline(channel, origin: origin, path: path, tls: tls)
+        let stalled = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        upgraded.whenComplete { _ in stalled.cancel() }
+        return upgraded
+    }
+
+    private static func pipeline(
         _ channel: any Channel, origin: PushOrigin, path: String, tls: NIOSSLContext?
     ) throws -> EventLoopFuture<Upgrade> {
         if let tls {

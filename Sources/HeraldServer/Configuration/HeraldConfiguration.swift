@@ -149,6 +149,12 @@ public struct HeraldConfiguration: Sendable {
                 "nostr.allow_private_relays", default: "false",
                 "Take zap requests naming relays on loopback, private, link-local or multicast addresses"),
             .init(
+                "nostr.max_relays", default: String(server.nwcMaxRelays),
+                "Distinct relays all NWC registrations together may name; past it 400 too_many_relays"),
+            .init(
+                "nostr.max_relays_per_host", default: String(server.nwcMaxRelaysPerHost),
+                "Distinct NWC relays on one host; past it 400 too_many_relays"),
+            .init(
                 "breez.webhook_secret_file", flag: false, default: "",
                 "The webhook secret Breez gave for your domain; turns on `POST /api/v1/breez/payments`"),
             .init(
@@ -353,6 +359,8 @@ public struct HeraldConfiguration: Sendable {
         settings.nwcRelays = NostrRelayProvider.Configuration(
             allowPrivateRelays: try bool("HERALD_NOSTR_ALLOW_PRIVATE_RELAYS") ?? false, extraTrustRootsPEMFile: providers.extraTrustRootsFile,
             proxy: providers.proxy)
+        if let value = try int("HERALD_NOSTR_MAX_RELAYS") { settings.nwcMaxRelays = value }
+        if let value = try int("HERALD_NOSTR_MAX_RELAYS_PER_HOST") { settings.nwcMaxRelaysPerHost = value }
         if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
             let key: NostrSecretKey
             do {

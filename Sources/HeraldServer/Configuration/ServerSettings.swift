@@ -60,6 +60,12 @@ public struct ServerSettings: Sendable {
     public var nwcRelays = NostrRelayProvider.Configuration()
     /// Registrations one node key may hold (`POST /nwc/{pubkey}`).
     public var nwcRegistrationsPerKey = 50
+    /// Distinct relays all NWC registrations together may name (`nostr.max_relays`): each is a
+    /// connection Herald holds.
+    public var nwcMaxRelays = 100
+    /// Distinct relays on one host (`nostr.max_relays_per_host`): ten spellings or paths of one
+    /// host are not ten connections to aim at it.
+    public var nwcMaxRelaysPerHost = 4
 
     /// The audience registrations through the wake gateway are signed for.
     var wakeGatewayAudience: String {

@@ -43,6 +43,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case platformNotConfigured = "platform_not_configured"
     case privateEndpoint = "private_endpoint"
     case privateRelay = "private_relay"
+    case unresolvableRelay = "unresolvable_relay"
+    case tooManyRelays = "too_many_relays"
     case privateWebhookURL = "private_webhook_url"
     case unknownApp = "unknown_app"
     case unknownBodyShape = "unknown_body_shape"
@@ -141,6 +143,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .platformNotConfigured: .badRequest
         case .privateEndpoint: .badRequest
         case .privateRelay: .badRequest
+        case .unresolvableRelay: .badRequest
+        case .tooManyRelays: .badRequest
         case .privateWebhookURL: .badRequest
         case .unknownApp: .badRequest
         case .unknownBodyShape: .badRequest

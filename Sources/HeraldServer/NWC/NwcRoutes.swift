@@ -56,21 +56,32 @@ struct NwcRoutes: Sendable {
         guard (1...Self.maxRelays).contains(body.relays.count) else {
             throw APIError(.invalidRelays, "relays must name 1 to \(Self.maxRelays) relays")
         }
-        for relay in Set(body.relays) {
-            guard NostrRelayURL.isValid(relay), let host = URL(string: relay)?.host else {
+        var relays: Set<String> = []
+        for relay in body.relays {
+            guard let normalized = NostrRelayURL.normalized(relay) else {
                 throw APIError(.invalidRelays, "a relay is a wss:// URL with a host, not '\(relay.prefix(80))'")
             }
-            if !settings.nwcRelays.allowPrivateRelays, let why = await EndpointAddresses.refusal(host: host, port: URL(string: relay)?.port ?? 443) {
-                throw APIError(.privateRelay, "relay \(relay.prefix(80)) refused: \(why) (nostr.allow_private_relays)")
+            relays.insert(normalized)
+        }
+        for relay in relays where !settings.nwcRelays.allowPrivateRelays {
+            let parsed = URLComponents(string: relay)
+            do {
+                _ = try await EndpointAddresses.checkedAddress(host: parsed?.host ?? relay, port: parsed?.port ?? 443)
+            } catch {
+                throw APIError(
+                    error.unresolvable ? .unresolvableRelay : .privateRelay,
+                    error.unresolvable
+                        ? "relay \(relay.prefix(80)) does not resolve" : "relay \(relay.prefix(80)) refused: \(error) (nostr.allow_private_relays)")
             }
         }
+        try await checkRelayBudget(relays, owner: owner.hex, replacing: (body.walletServicePubkey, body.appPubkey))
         if NwcWatcher.alias(in: body.webhookUrl, publicURL: settings.publicURL) == nil {
             try await Self.checkForeignWebhook(body.webhookUrl, policy: settings.webPush)
         }
         let moment = now()
         let registration = NwcRegistration(
             walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, ownerPubkey: owner.hex, webhookURL: body.webhookUrl,
-            relays: Array(Set(body.relays)).sorted(), createdAt: moment, lastUsedAt: moment)
+            relays: relays.sorted(), createdAt: moment, lastUsedAt: moment)
         let outcome: NwcPutOutcome
         do {
             outcome = try await store.putNwcRegistration(registration, limit: settings.nwcRegistrationsPerKey)
@@ -107,6 +118,37 @@ struct NwcRoutes: Sendable {
         watcher.registrationsChanged()
         // As breez-lnurl answers, whether there was one or not.
         return Self.text("Pubkey unregistered successfully")
+    }
+
+    /// Each relay is a connection Herald holds, and whoever registers names them: at most
+    /// `nostr.max_relays` distinct relays in all, `nostr.max_relays_per_host` on one host, and
+    /// ``maxRelays`` across one node key's registrations (`400 too_many_relays`). Relays already
+    /// watched cost nothing more.
+    func checkRelayBudget(_ relays: Set<String>, owner: String, replacing pair: (String, String)) async throws {
+        let registrations: [NwcRegistration]
+        do {
+            registrations = try await store.nwcRegistrations()
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        let others = registrations.filter { $0.walletServicePubkey != pair.0 || $0.appPubkey != pair.1 }
+        let watched = Set(others.flatMap(\.relays).map { NostrRelayURL.normalized($0) ?? $0 })
+        let owned = Set(others.filter { $0.ownerPubkey == owner }.flatMap(\.relays).map { NostrRelayURL.normalized($0) ?? $0 })
+        guard owned.union(relays).count <= Self.maxRelays else {
+            throw APIError(.tooManyRelays, "one node key's registrations name \(Self.maxRelays) relays at most")
+        }
+        let fresh = relays.subtracting(watched)
+        guard !fresh.isEmpty else { return }
+        let all = watched.union(fresh)
+        guard all.count <= settings.nwcMaxRelays else {
+            throw APIError(.tooManyRelays, "this server watches \(settings.nwcMaxRelays) relays at most (nostr.max_relays)")
+        }
+        for host in Set(fresh.map(NostrRelayURL.host)) {
+            guard all.filter({ NostrRelayURL.host($0) == host }).count <= settings.nwcMaxRelaysPerHost else {
+                throw APIError(
+                    .tooManyRelays, "\(settings.nwcMaxRelaysPerHost) relays on one host at most (nostr.max_relays_per_host): \(host.prefix(80))")
+            }
+        }
     }
 
     /// Another service's webhook (breez-lnurl's clients register Breez's): Web Push's rules,

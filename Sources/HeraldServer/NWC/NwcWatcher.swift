@@ -127,7 +127,7 @@ final class NwcWatcher: Service, Sendable {
         }
         var wanted: [String: Watch] = [:]
         for registration in registrations where held.contains(registration.walletServicePubkey) {
-            for relay in registration.relays {
+            for relay in Set(registration.relays.map { NostrRelayURL.normalized($0) ?? $0 }) {
                 wanted[relay, default: [:]][registration.walletServicePubkey, default: []].insert(registration.appPubkey)
             }
         }

@@ -1895,7 +1895,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `invalid_relays`, `private_relay`, `invalid_webhook_url`, `private_webhook_url`, `malformed_request`, `bad_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_pubkey`, `invalid_relays`, `private_relay`, `unresolvable_relay`, `too_many_relays`, `invalid_webhook_url`, `private_webhook_url`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -1912,6 +1912,8 @@ enum OpenAPIDocument {
                             "invalid_pubkey",
                             "invalid_relays",
                             "private_relay",
+                            "unresolvable_relay",
+                            "too_many_relays",
                             "invalid_webhook_url",
                             "private_webhook_url",
                             "malformed_request",
@@ -4813,6 +4815,8 @@ enum OpenAPIDocument {
           "platform_not_configured",
           "private_endpoint",
           "private_relay",
+          "unresolvable_relay",
+          "too_many_relays",
           "private_webhook_url",
           "unknown_app",
           "unknown_body_shape",
