@@ -4,7 +4,11 @@ behind nginx TLS so Herald reaches them as `wss://`:
 
 - PyPI `nostr-relay` (`serve --use-uvicorn`), which allows 32 subscriptions a connection and
   refuses the 33rd with a NOTICE;
-- rust-nostr's `LocalRelay` (PyPI `nostr-sdk`).
+- rust-nostr's `LocalRelay` (PyPI `nostr-sdk`);
+
+then rust-nostr's NWC client (`NostrWalletConnect`) asks the development wallet (`herald-device
+listen`, asleep until Herald pushes) for its balance on each relay, after `herald-device nwc
+connect` published the wallet's info event.
 
     python3 scripts/nwc_relays.py --binary .build/debug/herald [--wallets 40]
 
@@ -30,6 +34,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -131,6 +136,7 @@ def start_nginx(work: Path, routes: list[tuple[int, int]]) -> str:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", required=True)
+    parser.add_argument("--device", help="the herald-device executable (default: beside --binary)")
     parser.add_argument("--wallets", type=int, default=40)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
@@ -246,6 +252,44 @@ async def main() -> int:
         _, metrics = http("GET", f"{base}/metrics", raw=True)
         refused = [line for line in metrics.splitlines() if line.startswith("herald_nwc_subscriptions_refused_total")]
         report.check("no relay refused a subscription", not refused, str(refused))
+
+        # rust-nostr's NWC client asks the sleeping development wallet for its balance on each relay.
+        from nostr_sdk import NostrWalletConnect, NostrWalletConnectUri
+        device = args.device or str(Path(args.binary).with_name("herald-device"))
+        phone = work / "phone"
+        device_env = dict(env, HERALD_TLS_CA_FILE=str(work / "cert.pem"), HERALD_NOSTR_ALLOW_PRIVATE_RELAYS="true")
+        listen_log = open(work / "listen.log", "wb")
+        listen = subprocess.Popen([device, "listen", "--server", base, "--wallet", str(phone)], env=device_env,
+                                  stdout=listen_log, stderr=subprocess.STDOUT)
+        try:
+            if not wait_for(lambda: (phone / "registration.json").exists(), 60):
+                raise SystemExit("herald-device listen did not register")
+            connect_ = subprocess.run([device, "nwc", "connect", "--wallet", str(phone)]
+                                      + [a for relay in relays for a in ("--relay", relay)],
+                                      env=device_env, capture_output=True, text=True, timeout=60)
+            connected = json.loads(connect_.stdout.strip().splitlines()[-1]) if connect_.returncode == 0 else {}
+            report.check("herald-device nwc connect registers and publishes the info event", bool(connected.get("uri")),
+                         connect_.stdout + connect_.stderr)
+            for relay in relays:
+                info = json.loads(_query(direct[relay], {"kinds": [13194], "authors": [connected.get("wallet_service_pubkey", "")]})
+                                  or "null")
+                report.check(f"the info event on {relay} lists the methods and nip44_v2 nip04",
+                             bool(info) and info.get("content") == "get_info get_balance"
+                             and ["encryption", "nip44_v2 nip04"] in info.get("tags", []), str(info)[:300])
+                # The client reaches the same relay without TLS (it trusts only public roots).
+                uri = connected.get("uri", "").split("?")[0] + "?relay=" + urllib.parse.quote(direct[relay], safe="") \
+                    + "&secret=" + urllib.parse.parse_qs(connected.get("uri", "?").split("?", 1)[1]).get("secret", [""])[0]
+                try:
+                    balance = await asyncio.wait_for(NostrWalletConnect(NostrWalletConnectUri.parse(uri)).get_balance(), 60)
+                    report.check(f"rust-nostr's NWC client gets the sleeping wallet's balance through {relay}",
+                                 isinstance(getattr(balance, "balance", None), int), str(balance))
+                except Exception as error:  # noqa: BLE001: reported as a failed check
+                    report.check(f"rust-nostr's NWC client gets the sleeping wallet's balance through {relay}", False,
+                                 f"{type(error).__name__}: {error}")
+        finally:
+            listen.terminate()
+            listen.wait(10)
+            listen_log.close()
     finally:
         server.terminate()
         try:
@@ -271,6 +315,19 @@ def _healthy(base: str) -> bool:
         return http("GET", f"{base}/health")[0] == 200
     except OSError:
         return False
+
+
+def _query(url: str, filter_: dict) -> str | None:
+    """The first event a relay holds for `filter_`, as JSON text."""
+    from websockets.sync.client import connect
+    with connect(url) as socket_:
+        socket_.send(json.dumps(["REQ", "q", filter_]))
+        while True:
+            message = json.loads(socket_.recv(timeout=10))
+            if message[0] == "EVENT":
+                return json.dumps(message[2])
+            if message[0] == "EOSE":
+                return None
 
 
 def _open(host: str, port: int) -> bool:

@@ -71,6 +71,10 @@ enum NwcCommand {
         guard status == 200 else { throw ServerError(status: status, body: String(decoding: answer.prefix(500), as: UTF8.self)) }
         let connection = NwcConnection(relays: relays, appSecret: appSecret, appPubkey: app.publicKeyHex)
         try OwnerOnlyFile.write(try WireJSON.encode(connection), to: environment.walletFolder.appendingPathComponent(NwcConnection.fileName))
+        // The info event tells clients what the wallet answers and in which encryptions: without
+        // it a client (rust-nostr's among them) falls back to NIP-04.
+        let responder = try NwcResponder(folder: environment.walletFolder)
+        try await responder.publish(NwcResponder.infoEvent(service: service), to: relays, what: "the wallet's info event (kind 13194)")
         var uri = URLComponents()
         uri.scheme = "nostr+walletconnect"
         uri.host = service.publicKeyHex
@@ -82,9 +86,9 @@ enum NwcCommand {
     }
 }
 
-/// Answers the development wallet's NWC requests (NIP-47 over NIP-44 v2): `get_info` and
-/// `get_balance`, anything else `NOT_IMPLEMENTED`, published as kind 23195 to the connection's
-/// relays. `HERALD_TLS_CA_FILE` and `HERALD_NOSTR_ALLOW_PRIVATE_RELAYS` reach a local relay.
+/// Answers the development wallet's NWC requests (NIP-47, over NIP-44 v2 or NIP-04): `get_info`
+/// and `get_balance`, anything else `NOT_IMPLEMENTED`, published as kind 23195 to the
+/// connection's relays; a failure to publish is an error that names each relay and why. `HERALD_TLS_CA_FILE` and `HERALD_NOSTR_ALLOW_PRIVATE_RELAYS` reach a local relay.
 struct NwcResponder: DevelopmentNwcService {
     let folder: URL
     let publisher: NostrRelayProvider
@@ -98,6 +102,34 @@ struct NwcResponder: DevelopmentNwcService {
                 extraTrustRootsPEMFile: environment["HERALD_TLS_CA_FILE"]))
     }
 
+    static let methods = ["get_info", "get_balance"]
+
+    /// The wallet's NIP-47 info event (kind 13194): the methods it answers, and both encryptions.
+    static func infoEvent(service: NostrSecretKey) -> NostrEvent {
+        NostrEvent.signed(
+            kind: NwcKind.info, tags: [["encryption", "nip44_v2 nip04"]], content: methods.joined(separator: " "),
+            createdAt: Int64(Date().timeIntervalSince1970), by: service)
+    }
+
+    /// Why an answer or the info event reached no relay.
+    struct NotPublished: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Publishes to every relay; throws, naming each relay and why, when none took it.
+    func publish(_ event: NostrEvent, to relays: [String], what: String) async throws {
+        var failures: [String] = []
+        for relay in relays {
+            let outcome = await publisher.send(
+                PushMessage(kind: .background, data: [NostrRelayProvider.eventKey: event.json]), to: PushTarget(platform: .nostr, token: relay),
+                logger: logger)
+            if outcome.kind != .delivered { failures.append("\(relay): \(outcome.reason ?? outcome.kind.rawValue)") }
+        }
+        guard failures.count == relays.count else { return }
+        throw NotPublished(description: "could not publish \(what) to any relay (\(failures.joined(separator: "; ")))")
+    }
+
+    /// Answers in the request's encryption: NIP-44 v2, or NIP-04 from a client that fell back to it.
     func answer(_ raw: String, balanceMsat: UInt64) async throws -> Bool {
         guard let connection = NwcConnection.load(from: folder) else { return false }
         let service = try NwcConnection.serviceKey(in: folder)
@@ -105,8 +137,13 @@ struct NwcResponder: DevelopmentNwcService {
         guard request.isValid, request.kind == NwcKind.request, request.tags(named: "p").contains(where: { $0.first == service.publicKeyHex }),
             request.pubkey.lowercased() == connection.appPubkey
         else { return false }
-        let key = try NIP44.conversationKey(secret: service, publicKeyHex: request.pubkey)
-        let plaintext = try NIP44.decrypt(request.content, conversationKey: key)
+        let nip04 = NIP04.isNIP04(request.content)
+        let plaintext: String
+        if nip04 {
+            plaintext = try NIP04.decrypt(request.content, key: try NIP04.sharedKey(secret: service, publicKeyHex: request.pubkey))
+        } else {
+            plaintext = try NIP44.decrypt(request.content, conversationKey: try NIP44.conversationKey(secret: service, publicKeyHex: request.pubkey))
+        }
         let method = (try? JSONParser.parse(Array(plaintext.utf8)))?["method"]?.stringValue ?? ""
         var writer = JSONWriter()
         writer.beginObject()
@@ -122,7 +159,7 @@ struct NwcResponder: DevelopmentNwcService {
                 .object([
                     "alias": .string("herald-device"), "color": .string("#f7931a"), "pubkey": .string(service.publicKeyHex),
                     "network": .string("regtest"), "block_height": .int(0), "block_hash": .string(String(repeating: "0", count: 64)),
-                    "methods": .array([.string("get_info"), .string("get_balance")]), "notifications": .array([]),
+                    "methods": .array(Self.methods.map { .string($0) }), "notifications": .array([]),
                 ]))
         default:
             writer.key("error")
@@ -130,17 +167,15 @@ struct NwcResponder: DevelopmentNwcService {
                 .object(["code": .string("NOT_IMPLEMENTED"), "message": .string("the development wallet answers get_info and get_balance")]))
         }
         writer.endObject()
+        let body = String(decoding: writer.bytes, as: UTF8.self)
+        let content =
+            nip04
+            ? try NIP04.encrypt(body, key: try NIP04.sharedKey(secret: service, publicKeyHex: request.pubkey))
+            : try NIP44.encrypt(body, conversationKey: try NIP44.conversationKey(secret: service, publicKeyHex: request.pubkey))
         let response = NostrEvent.signed(
-            kind: NwcKind.response, tags: [["p", request.pubkey], ["e", request.id], ["encryption", "nip44_v2"]],
-            content: try NIP44.encrypt(String(decoding: writer.bytes, as: UTF8.self), conversationKey: key),
-            createdAt: Int64(Date().timeIntervalSince1970), by: service)
-        var published = false
-        for relay in connection.relays {
-            let outcome = await publisher.send(
-                PushMessage(kind: .background, data: [NostrRelayProvider.eventKey: response.json]), to: PushTarget(platform: .nostr, token: relay),
-                logger: logger)
-            published = published || outcome.kind == .delivered
-        }
-        return published
+            kind: NwcKind.response, tags: [["p", request.pubkey], ["e", request.id]] + (nip04 ? [] : [["encryption", "nip44_v2"]]),
+            content: content, createdAt: Int64(Date().timeIntervalSince1970), by: service)
+        try await publish(response, to: connection.relays, what: "the answer to \(method.isEmpty ? "the request" : method)")
+        return true
     }
 }
