@@ -847,7 +847,7 @@ def paths() -> dict:
             responses={"200": {"description": "`Pubkey registered successfully`", **nwc_text},
                        **errors({400: ["invalid_json", "invalid_pubkey", "invalid_relays", "private_relay",
                                        "unresolvable_relay", "too_many_relays", "invalid_webhook_url", "private_webhook_url"],
-                                 401: ["invalid_signature"], 403: ["registered_by_another_key"], 413: ["body_too_large"],
+                                 401: ["invalid_signature"], 413: ["body_too_large"],
                                  422: ["invalid_body"], 429: ["rate_limited", "too_many_registrations"], 503: STORE},
                                 body=True)}),
         "delete": op(

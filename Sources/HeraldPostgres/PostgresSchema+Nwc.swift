@@ -37,4 +37,15 @@ extension PostgresSchema {
             """,
         ]
     )
+
+    /// Version 14: one NWC registration per (wallet service, app, node key) (the SQLite store's
+    /// `v15-nwc-owned-registrations`, which says why).
+    static let nwcOwnedRegistrations = Migration(
+        version: 14,
+        name: "nwc-owned-registrations",
+        statements: [
+            "ALTER TABLE nwc_registration DROP CONSTRAINT nwc_registration_pkey",
+            "ALTER TABLE nwc_registration ADD PRIMARY KEY (wallet_service_pubkey, app_pubkey, owner_pubkey)",
+        ]
+    )
 }

@@ -112,6 +112,7 @@ enum PostgresSchema {
             ]),
         wakeLedger,
         nwc,
+        nwcOwnedRegistrations,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

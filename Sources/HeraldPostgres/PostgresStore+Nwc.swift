@@ -12,23 +12,19 @@ extension PostgresStore: NwcStore {
                 SELECT wallet_service_pubkey, app_pubkey FROM nwc_registration WHERE owner_pubkey = \(registration.ownerPubkey) FOR UPDATE
                 """, logger: logger
             ).collect()
-            let existing = try await connection.query(
-                """
-                SELECT owner_pubkey FROM nwc_registration
-                WHERE wallet_service_pubkey = \(registration.walletServicePubkey) AND app_pubkey = \(registration.appPubkey) FOR UPDATE
-                """, logger: logger
-            ).collect()
-            if let row = existing.first, try row.decode(String.self) != registration.ownerPubkey { return .ownedByAnother }
-            if existing.isEmpty, held.count >= limit { return .limitReached }
+            let exists = try held.contains { row in
+                let (wallet, app) = try row.decode((String, String).self)
+                return wallet == registration.walletServicePubkey && app == registration.appPubkey
+            }
+            if !exists, held.count >= limit { return .limitReached }
             try await connection.query(
                 """
                 INSERT INTO nwc_registration (wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at)
                 VALUES (\(registration.walletServicePubkey), \(registration.appPubkey), \(registration.ownerPubkey), \(registration.webhookURL),
                         \(registration.relays.joined(separator: " ")), \(registration.createdAt.timeIntervalSince1970),
                         \(registration.lastUsedAt.timeIntervalSince1970))
-                ON CONFLICT (wallet_service_pubkey, app_pubkey) DO UPDATE SET
-                    owner_pubkey = excluded.owner_pubkey, webhook_url = excluded.webhook_url, relays = excluded.relays,
-                    last_used_at = excluded.last_used_at
+                ON CONFLICT (wallet_service_pubkey, app_pubkey, owner_pubkey) DO UPDATE SET
+                    webhook_url = excluded.webhook_url, relays = excluded.relays, last_used_at = excluded.last_used_at
                 """, logger: logger)
             return .stored
         }
@@ -48,7 +44,7 @@ extension PostgresStore: NwcStore {
         try await rows(
             """
             SELECT wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at
-            FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey
+            FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey, owner_pubkey
             """
         ).map { row in
             let (wallet, app, owner, webhook, relays, createdAt, lastUsedAt) = try row.decode(

@@ -5,11 +5,12 @@ import HeraldStore
 extension SQLiteStore: NwcStore {
     public func putNwcRegistration(_ registration: NwcRegistration, limit: Int) async throws -> NwcPutOutcome {
         try await database.write { db -> NwcPutOutcome in
-            let owner = try String.fetchOne(
-                db, sql: "SELECT owner_pubkey FROM nwc_registration WHERE wallet_service_pubkey = ? AND app_pubkey = ?",
-                arguments: [registration.walletServicePubkey, registration.appPubkey])
-            if let owner, owner != registration.ownerPubkey { return .ownedByAnother }
-            if owner == nil {
+            let exists =
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM nwc_registration WHERE wallet_service_pubkey = ? AND app_pubkey = ? AND owner_pubkey = ?",
+                    arguments: [registration.walletServicePubkey, registration.appPubkey, registration.ownerPubkey]) ?? false
+            if !exists {
                 let held =
                     try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM nwc_registration WHERE owner_pubkey = ?", arguments: [registration.ownerPubkey])
                     ?? 0
@@ -19,9 +20,8 @@ extension SQLiteStore: NwcStore {
                 sql: """
                     INSERT INTO nwc_registration (wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (wallet_service_pubkey, app_pubkey) DO UPDATE SET
-                        owner_pubkey = excluded.owner_pubkey, webhook_url = excluded.webhook_url, relays = excluded.relays,
-                        last_used_at = excluded.last_used_at
+                    ON CONFLICT (wallet_service_pubkey, app_pubkey, owner_pubkey) DO UPDATE SET
+                        webhook_url = excluded.webhook_url, relays = excluded.relays, last_used_at = excluded.last_used_at
                     """,
                 arguments: [
                     registration.walletServicePubkey, registration.appPubkey, registration.ownerPubkey, registration.webhookURL,
@@ -47,7 +47,7 @@ extension SQLiteStore: NwcStore {
                 db,
                 sql: """
                     SELECT wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at
-                    FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey
+                    FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey, owner_pubkey
                     """
             ).map { row in
                 let relays: String = row["relays"]

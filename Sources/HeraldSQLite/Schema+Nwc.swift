@@ -29,4 +29,29 @@ extension Schema {
                 """
         )
     }
+
+    /// Migration `v15-nwc-owned-registrations`: one registration per (wallet service, app, node
+    /// key). Keyed by the pair alone, whoever registered a pair first held it: a stranger who
+    /// knew a wallet's public keys could register them before the wallet did and keep its own
+    /// registration out (`403`). Now each node key has its own, and none blocks another.
+    static func keyNwcRegistrationsByOwner(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE nwc_registration_owned (
+                    wallet_service_pubkey TEXT NOT NULL,
+                    app_pubkey TEXT NOT NULL,
+                    owner_pubkey TEXT NOT NULL,
+                    webhook_url TEXT NOT NULL,
+                    relays TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    last_used_at REAL NOT NULL,
+                    PRIMARY KEY (wallet_service_pubkey, app_pubkey, owner_pubkey)
+                ) WITHOUT ROWID;
+                INSERT INTO nwc_registration_owned SELECT * FROM nwc_registration;
+                DROP TABLE nwc_registration;
+                ALTER TABLE nwc_registration_owned RENAME TO nwc_registration;
+                CREATE INDEX nwc_registration_owner ON nwc_registration(owner_pubkey);
+                """
+        )
+    }
 }

@@ -34,9 +34,6 @@ public enum NwcPutOutcome: Sendable, Hashable {
     case stored
     /// The owner holds `limit` registrations already and this one is new.
     case limitReached
-    /// Another node key registered this (wallet service, app): only it may replace it (breez-lnurl
-    /// lets any key overwrite any pair's webhook URL).
-    case ownedByAnother
 }
 
 /// NWC registrations, the events already forwarded, and how far each wallet's subscription has

@@ -304,6 +304,50 @@ struct NwcTests {
         }
     }
 
+    @Test(
+        "a stranger who registers a wallet's keys first neither blocks nor replaces the wallet's registration; each webhook gets its own copy, and the stranger leaving changes nothing for the wallet"
+    )
+    func noSquatting() async throws {
+        try await Self.withRelays { nds, relays in
+            let phone = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-owner", now: Date()).device
+            let squatter = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-squatter", now: Date()).device
+            let wallet = Wallet()
+            let stranger = NodeSecretKey.random()
+            try await nds.app().test(.live) { client in
+                let theirs = "http://nds.test/api/v1/notify?platform=android&token=\(squatter.alias)"
+                let first = try await client.post(
+                    "/nwc/\(stranger.nodeID.hex)", json: wallet.registration(webhook: theirs, relays: [relays[0].1], signer: stranger))
+                #expect(first.status == .ok)
+                let mine = "http://nds.test/api/v1/notify?platform=android&token=\(phone.alias)"
+                let own = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: mine, relays: [relays[0].1]))
+                #expect(own.status == .ok, "\(own.text)")
+                let request = try wallet.request("get_balance")
+                await relays[0].0.publish(Data(request.json.utf8))
+                #expect(
+                    try await eventually {
+                        let mine = try await Self.pushes(nds, phone).count
+                        let theirs = try await Self.pushes(nds, squatter).count
+                        return mine == 1 && theirs == 1
+                    })
+                // The stranger leaves; it cannot remove the wallet's own.
+                let signature = LightningMessageSignature.sign(
+                    "\(Int64(Date().timeIntervalSince1970))-\(wallet.service.publicKeyHex)-\(wallet.app.publicKeyHex)", with: stranger)
+                let leave = try await client.execute(
+                    uri: "/nwc/\(stranger.nodeID.hex)", method: .delete, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(
+                        string:
+                            #"{"time":\#(Int64(Date().timeIntervalSince1970)),"walletServicePubkey":"\#(wallet.service.publicKeyHex)","appPubkey":"\#(wallet.app.publicKeyHex)","signature":"\#(signature)"}"#
+                    ))
+                #expect(leave.status == .ok)
+                #expect(try await nds.store.nwcRegistrations().map(\.ownerPubkey) == [wallet.node.nodeID.hex])
+                let second = try wallet.request("get_info")
+                await relays[0].0.publish(Data(second.json.utf8))
+                #expect(try await eventually { try await Self.pushes(nds, phone).count == 2 })
+                #expect(try await Self.pushes(nds, squatter).count == 1)
+            }
+        }
+    }
+
     @Test("filters name up to 256 wallet keys and a connection holds up to 10; each refusal halves the subscriptions, then the keys")
     func layout() throws {
         let wallets = (0..<3_000).map { (key: String(format: "%064x", $0), since: Int64(1_000 + $0)) }
@@ -358,12 +402,7 @@ struct NwcTests {
                     path, wallet.registration(webhook: "https://127.0.0.1/hook", relays: [relays[0].1]), .badRequest, "private_webhook_url")
                 try await expect("/nwc/not-a-key", wallet.registration(webhook: webhook, relays: [relays[0].1]), .badRequest, "invalid_pubkey")
                 try await expect(path, "{", .badRequest, "invalid_json")
-                // Registered by this wallet's key: another key cannot point it elsewhere.
                 #expect(try await client.post(path, json: wallet.registration(webhook: webhook, relays: [relays[0].1])).status == .ok)
-                let thief = NodeSecretKey.random()
-                try await expect(
-                    "/nwc/\(thief.nodeID.hex)", wallet.registration(webhook: webhook, relays: [relays[0].1], signer: thief), .forbidden,
-                    "registered_by_another_key")
                 let stale = try await client.execute(
                     uri: path, method: .delete, headers: [.contentType: "application/json"],
                     body: ByteBuffer(string: wallet.unregistration(time: Int64(Date().timeIntervalSince1970) - 300)))

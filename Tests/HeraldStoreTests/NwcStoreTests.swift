@@ -14,7 +14,9 @@ struct NwcStoreTests {
             relays: relays, createdAt: t0, lastUsedAt: t0)
     }
 
-    @Test("registrations are put, replaced, bounded per owner and removed only by their owner", arguments: Backend.allCases)
+    @Test(
+        "registrations are put, replaced, bounded per owner and removed only by their owner; another key's of the same pair is its own",
+        arguments: Backend.allCases)
     func registrations(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             let apps = (0..<3).map { String(repeating: "c\($0)", count: 32) }
@@ -23,19 +25,20 @@ struct NwcStoreTests {
             #expect(try await store.putNwcRegistration(Self.registration(app: apps[2]), limit: 2) == .limitReached)
             // Replacing one already held is not a new one.
             #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], relays: ["wss://relay.three"]), limit: 2) == .stored)
-            // Another key cannot take the pair over.
-            #expect(
-                try await store.putNwcRegistration(Self.registration(app: apps[1], owner: "03" + String(repeating: "f6", count: 32)), limit: 2)
-                    == .ownedByAnother)
+            // Another key's registration of the same pair is its own: it replaces nothing.
+            let other = "03" + String(repeating: "f6", count: 32)
+            #expect(try await store.putNwcRegistration(Self.registration(app: apps[1], owner: other), limit: 2) == .stored)
             let stored = try await store.nwcRegistrations()
-            #expect(stored.map(\.appPubkey) == [apps[0], apps[1]])
-            #expect(stored[1].relays == ["wss://relay.three"])
+            #expect(stored.map(\.appPubkey) == [apps[0], apps[1], apps[1]])
+            #expect(stored.filter { $0.appPubkey == apps[1] }.map(\.ownerPubkey) == [Self.owner, other])
+            #expect(stored.first { $0.ownerPubkey == Self.owner && $0.appPubkey == apps[1] }?.relays == ["wss://relay.three"])
             #expect(stored[0].relays == ["wss://relay.one", "wss://relay.two"])
 
             let stranger = "03" + String(repeating: "d4", count: 32)
             #expect(try await !store.deleteNwcRegistration(walletServicePubkey: Self.wallet, appPubkey: apps[0], owner: stranger))
             #expect(try await store.deleteNwcRegistration(walletServicePubkey: Self.wallet, appPubkey: apps[0], owner: Self.owner))
-            #expect(try await store.nwcRegistrations().count == 1)
+            #expect(try await store.deleteNwcRegistration(walletServicePubkey: Self.wallet, appPubkey: apps[1], owner: other))
+            #expect(try await store.nwcRegistrations().map(\.ownerPubkey) == [Self.owner])
         }
     }
 

@@ -59,7 +59,6 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case deviceUnconfirmed = "device_unconfirmed"
     case forbidden
     case invalidCode = "invalid_code"
-    case registeredByAnotherKey = "registered_by_another_key"
     case tokenRegisteredElsewhere = "token_registered_elsewhere"
     case deadLetterNotFound = "dead_letter_not_found"
     case noUsername = "no_username"
@@ -159,7 +158,6 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .deviceUnconfirmed: .forbidden
         case .forbidden: .forbidden
         case .invalidCode: .forbidden
-        case .registeredByAnotherKey: .forbidden
         case .tokenRegisteredElsewhere: .forbidden
         case .deadLetterNotFound: .notFound
         case .noUsername: .notFound

@@ -92,8 +92,6 @@ struct NwcRoutes: Sendable {
         case .stored: break
         case .limitReached:
             throw APIError(.tooManyRegistrations, "this key holds \(settings.nwcRegistrationsPerKey) registrations already")
-        case .ownedByAnother:
-            throw APIError(.registeredByAnotherKey, "another node key registered this wallet service and app; only it may change it")
         }
         watcher.registrationsChanged()
         return Self.text("Pubkey registered successfully")

@@ -42,8 +42,9 @@ final class NwcWatcher: Service, Sendable {
     let lease: Duration
 
     /// The registrations as last read, by (wallet service, app): what each event is forwarded by,
-    /// without reading every registration per event.
-    private let known = NIOLockedValueBox<[String: NwcRegistration]>([:])
+    /// without reading every registration per event. One per node key that registered the pair:
+    /// each goes to its own webhook, none in another's place.
+    private let known = NIOLockedValueBox<[String: [NwcRegistration]]>([:])
     private let changed: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
@@ -123,7 +124,7 @@ final class NwcWatcher: Service, Sendable {
             return [:]
         }
         known.withLockedValue { known in
-            known = Dictionary(registrations.map { ($0.walletServicePubkey + $0.appPubkey, $0) }, uniquingKeysWith: { $1 })
+            known = Dictionary(grouping: registrations) { $0.walletServicePubkey + $0.appPubkey }
         }
         var wanted: [String: Watch] = [:]
         for registration in registrations where held.contains(registration.walletServicePubkey) {
@@ -280,15 +281,30 @@ final class NwcWatcher: Service, Sendable {
         case unknownRegistration, deviceGone
     }
 
-    /// The registration's webhook is this server's device webhook: the push, with no HTTP hop.
+    /// To each registration of the pair (one per node key that made one): this server's device
+    /// webhook is the push, with no HTTP hop; another URL gets breez-lnurl's body.
     func forward(_ raw: String, event: NostrEvent, wallet: String) async throws {
         let key = wallet + event.pubkey.lowercased()
-        var found = known.withLockedValue { $0[key] }
-        if found == nil {
+        var found = known.withLockedValue { $0[key] } ?? []
+        if found.isEmpty {
             // Registered since the last reading: read again.
-            found = try await store.nwcRegistrations().first { $0.walletServicePubkey + $0.appPubkey == key }
+            found = try await store.nwcRegistrations().filter { $0.walletServicePubkey + $0.appPubkey == key }
         }
-        guard let registration = found else { throw NotForwarded.unknownRegistration }
+        guard !found.isEmpty else { throw NotForwarded.unknownRegistration }
+        var forwarded = 0
+        var lastError: (any Error)?
+        for registration in found {
+            do {
+                try await forward(raw, event: event, to: registration)
+                forwarded += 1
+            } catch {
+                lastError = error
+            }
+        }
+        if forwarded == 0, let lastError { throw lastError }
+    }
+
+    private func forward(_ raw: String, event: NostrEvent, to registration: NwcRegistration) async throws {
         guard let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL) else {
             return try await post(raw, event: event, to: registration.webhookURL)
         }

@@ -1930,30 +1930,6 @@ enum OpenAPIDocument {
           "401": {
             "$ref": "#/components/responses/Error401.invalid_signature"
           },
-          "403": {
-            "description": "Forbidden: `registered_by_another_key`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "registered_by_another_key"
-                          ]
-                        }
-                      }
-                    }
-                  ]
-                }
-              }
-            }
-          },
           "408": {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
@@ -4831,7 +4807,6 @@ enum OpenAPIDocument {
           "device_unconfirmed",
           "forbidden",
           "invalid_code",
-          "registered_by_another_key",
           "token_registered_elsewhere",
           "dead_letter_not_found",
           "no_username",
