@@ -78,9 +78,13 @@ extension PostgresStore: NwcStore {
         try await rows("DELETE FROM nwc_event WHERE id = \(id)")
     }
 
-    public func nwcCursor(walletServicePubkey: String) async throws -> Int64? {
-        try await rows("SELECT floor(MAX(seen_at))::bigint FROM nwc_event WHERE wallet_service_pubkey = \(walletServicePubkey)")
-            .first?.decode(Int64?.self) ?? nil
+    public func nwcCursors() async throws -> [String: Int64] {
+        var cursors: [String: Int64] = [:]
+        for row in try await rows("SELECT wallet_service_pubkey, floor(MAX(seen_at))::bigint FROM nwc_event GROUP BY wallet_service_pubkey") {
+            let (wallet, seen) = try row.decode((String, Int64).self)
+            cursors[wallet] = seen
+        }
+        return cursors
     }
 
     public func leaseNwcWallets(_ walletServicePubkeys: [String], owner: String, now: Date, until: Date) async throws -> Set<String> {

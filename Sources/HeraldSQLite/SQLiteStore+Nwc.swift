@@ -76,10 +76,14 @@ extension SQLiteStore: NwcStore {
         try await database.write { db in try db.execute(sql: "DELETE FROM nwc_event WHERE id = ?", arguments: [id]) }
     }
 
-    public func nwcCursor(walletServicePubkey: String) async throws -> Int64? {
+    public func nwcCursors() async throws -> [String: Int64] {
         try await database.read { db in
-            try Double.fetchOne(db, sql: "SELECT MAX(seen_at) FROM nwc_event WHERE wallet_service_pubkey = ?", arguments: [walletServicePubkey])
-                .map { Int64($0.rounded(.down)) }
+            var cursors: [String: Int64] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT wallet_service_pubkey, MAX(seen_at) AS seen FROM nwc_event GROUP BY wallet_service_pubkey") {
+                let seen: Double = row["seen"]
+                cursors[row["wallet_service_pubkey"]] = Int64(seen.rounded(.down))
+            }
+            return cursors
         }
     }
 

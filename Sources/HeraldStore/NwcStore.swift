@@ -49,11 +49,12 @@ public protocol NwcStore: Sendable {
     func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool
     /// Forgets a claim whose forwarding failed, so the event is taken again when a relay sends it again.
     func releaseNwcEvent(id: String) async throws
-    /// When Herald received the newest event it forwarded for the wallet service (its own clock,
+    /// When Herald received the newest event it forwarded for each wallet service (its own clock,
     /// whole seconds): where a new subscription starts. Never an event's `created_at`, which its
     /// author chose: one request dated ten years ahead would otherwise move the wallet's cursor
-    /// past every request to come.
-    func nwcCursor(walletServicePubkey: String) async throws -> Int64?
+    /// past every request to come. Every wallet service that has one, in one read: a relay's
+    /// subscriptions are laid out for thousands of wallets at once.
+    func nwcCursors() async throws -> [String: Int64]
     /// Takes or renews the subscription lease of each wallet service key for `owner` (an
     /// instance) until `until`, where no other instance holds one that is still running; returns
     /// the keys `owner` holds now. One subscription per wallet, whichever instance runs it.

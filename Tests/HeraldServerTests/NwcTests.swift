@@ -217,7 +217,7 @@ struct NwcTests {
                 #expect(try await Self.pushes(nds, device).compactMap(Self.event) == [real.json])
                 let metrics = try await client.execute(uri: "/metrics", method: .get).text
                 #expect(metrics.contains(#"herald_nwc_events_refused_total{reason="future_event"} 1"#))
-                let cursor = try #require(try await nds.store.nwcCursor(walletServicePubkey: wallet.service.publicKeyHex))
+                let cursor = try #require(try await nds.store.nwcCursors()[wallet.service.publicKeyHex])
                 #expect(abs(Double(cursor) - Date().timeIntervalSince1970) < 60)
             }
         }

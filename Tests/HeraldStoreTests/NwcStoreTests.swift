@@ -51,7 +51,7 @@ struct NwcStoreTests {
             let unused = String(repeating: "c9", count: 32)
             _ = try await store.putNwcRegistration(Self.registration(app: app), limit: 10)
             _ = try await store.putNwcRegistration(Self.registration(app: unused), limit: 10)
-            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == nil)
+            #expect(try await store.nwcCursors()[Self.wallet] == nil)
             let later = t0.addingTimeInterval(86_400 * 20)
             #expect(try await store.claimNwcEvent(id: "e1", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_100, now: later))
             #expect(try await !store.claimNwcEvent(id: "e1", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1_800_000_100, now: later))
@@ -59,14 +59,14 @@ struct NwcStoreTests {
             #expect(
                 try await store.claimNwcEvent(
                     id: "e2", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 2_115_000_000, now: later.addingTimeInterval(1.5)))
-            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == Int64(later.timeIntervalSince1970) + 1)
+            #expect(try await store.nwcCursors()[Self.wallet] == Int64(later.timeIntervalSince1970) + 1)
             // Thirty days on: the registration that forwarded nothing goes, the used one stays.
             let gone = try await store.purgeNwc(seenBefore: later.addingTimeInterval(-1), unusedBefore: t0.addingTimeInterval(86_400 * 10))
             #expect(gone == 1)
             #expect(try await store.nwcRegistrations().map(\.appPubkey) == [app])
             #expect(try await store.claimNwcEvent(id: "e9", walletServicePubkey: Self.wallet, appPubkey: app, createdAt: 1, now: later))
             _ = try await store.purgeNwc(seenBefore: later.addingTimeInterval(2), unusedBefore: t0)
-            #expect(try await store.nwcCursor(walletServicePubkey: Self.wallet) == nil)
+            #expect(try await store.nwcCursors()[Self.wallet] == nil)
         }
     }
 

@@ -24,6 +24,8 @@ final class NwcWatcher: Service, Sendable {
     let now: @Sendable () -> Date
     let logger: Logger
 
+    /// How long registration changes gather before the subscriptions follow them.
+    static let settle: Duration = .milliseconds(250)
     /// A reconnect waits this long at first, doubling to ``maxBackoff``, with jitter.
     static let firstBackoff: Duration = .milliseconds(500)
     static let maxBackoff: Duration = .seconds(60)
@@ -64,8 +66,13 @@ final class NwcWatcher: Service, Sendable {
         (changed, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// A registration came or went: the subscriptions are brought in line at once.
-    func registrationsChanged() { signal.yield() }
+    /// A registration came or went: the subscriptions are brought in line once the burst settles,
+    /// and until then each event reads the registrations afresh (one just deleted is not
+    /// forwarded to).
+    func registrationsChanged() {
+        known.withLockedValue { $0 = [:] }
+        signal.yield()
+    }
 
     /// What one relay is asked for: the wallet service keys, each with the app keys it takes.
     typealias Watch = [String: Set<String>]
@@ -85,6 +92,9 @@ final class NwcWatcher: Service, Sendable {
                 var running: [String: (watch: Watch, task: Task<Void, Never>)] = [:]
                 signal.yield()
                 for await _ in changed {
+                    // A burst of registrations (an app's launch day) is laid out once, not once each:
+                    // every change of a relay's wallets reconnects it.
+                    try? await Task.sleep(for: Self.settle)
                     let wanted = await self.desired()
                     for (relay, entry) in running where wanted[relay] != entry.watch {
                         entry.task.cancel()
@@ -173,12 +183,9 @@ final class NwcWatcher: Service, Sendable {
     func hold(relay: String, watch: Watch, subscriber: NostrRelaySubscriber) async {
         var backoff = Self.firstBackoff
         while !Task.isCancelled {
-            var wallets: [(key: String, since: Int64)] = []
             let oldest = Int64(now().timeIntervalSince1970 - Self.seenFor)
-            for wallet in watch.keys.sorted() {
-                let cursor = (try? await store.nwcCursor(walletServicePubkey: wallet)) ?? nil
-                wallets.append((wallet, max(cursor ?? oldest, oldest) - Self.sinceMargin))
-            }
+            let cursors = (try? await store.nwcCursors()) ?? [:]
+            let wallets = watch.keys.sorted().map { wallet in (key: wallet, since: max(cursors[wallet] ?? oldest, oldest) - Self.sinceMargin) }
             let layout = layouts.withLockedValue { $0[relay] ?? RelayLayout() }
             let connections = layout.connections(wallets)
             let connected = ContinuousClock.now
