@@ -101,7 +101,10 @@ async def main() -> int:
             counts = [int(float(line.rsplit(" ", 1)[1])) for line in metrics.splitlines()
                       if line.startswith("herald_nwc_subscriptions{")]
             return len(counts) == 3 and all(count == filters for count in counts)
-        wait_for(subscribed, 600)
+        if not wait_for(subscribed, 300):
+            _, metrics = http("GET", f"{base}/metrics", raw=True)
+            print("not subscribed after 300 s:\n" + "\n".join(l for l in metrics.splitlines() if "nwc" in l and not l.startswith("#")))
+            return 1
         ready = time.monotonic()
         time.sleep(2)
         after = rss_mb(server.pid)

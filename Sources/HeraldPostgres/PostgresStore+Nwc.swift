@@ -46,14 +46,25 @@ extension PostgresStore: NwcStore {
             SELECT wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at
             FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey, owner_pubkey
             """
-        ).map { row in
-            let (wallet, app, owner, webhook, relays, createdAt, lastUsedAt) = try row.decode(
-                (String, String, String, String, String, Double, Double).self)
-            return NwcRegistration(
-                walletServicePubkey: wallet, appPubkey: app, ownerPubkey: owner, webhookURL: webhook,
-                relays: relays.split(separator: " ").map(String.init), createdAt: Date(timeIntervalSince1970: createdAt),
-                lastUsedAt: Date(timeIntervalSince1970: lastUsedAt))
-        }
+        ).map(Self.registration(from:))
+    }
+
+    public func nwcRegistrations(owner: String) async throws -> [NwcRegistration] {
+        try await rows(
+            """
+            SELECT wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at
+            FROM nwc_registration WHERE owner_pubkey = \(owner) ORDER BY wallet_service_pubkey, app_pubkey
+            """
+        ).map(Self.registration(from:))
+    }
+
+    static func registration(from row: PostgresRow) throws -> NwcRegistration {
+        let (wallet, app, owner, webhook, relays, createdAt, lastUsedAt) = try row.decode(
+            (String, String, String, String, String, Double, Double).self)
+        return NwcRegistration(
+            walletServicePubkey: wallet, appPubkey: app, ownerPubkey: owner, webhookURL: webhook,
+            relays: relays.split(separator: " ").map(String.init), createdAt: Date(timeIntervalSince1970: createdAt),
+            lastUsedAt: Date(timeIntervalSince1970: lastUsedAt))
     }
 
     public func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool {

@@ -42,20 +42,26 @@ extension SQLiteStore: NwcStore {
     }
 
     public func nwcRegistrations() async throws -> [NwcRegistration] {
-        try await database.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at
-                    FROM nwc_registration ORDER BY wallet_service_pubkey, app_pubkey, owner_pubkey
-                    """
-            ).map { row in
-                let relays: String = row["relays"]
-                return NwcRegistration(
-                    walletServicePubkey: row["wallet_service_pubkey"], appPubkey: row["app_pubkey"], ownerPubkey: row["owner_pubkey"],
-                    webhookURL: row["webhook_url"], relays: relays.split(separator: " ").map(String.init),
-                    createdAt: Date(timeIntervalSince1970: row["created_at"]), lastUsedAt: Date(timeIntervalSince1970: row["last_used_at"]))
-            }
+        try await database.read { db in try Self.registrations(db, where: "", arguments: []) }
+    }
+
+    public func nwcRegistrations(owner: String) async throws -> [NwcRegistration] {
+        try await database.read { db in try Self.registrations(db, where: "WHERE owner_pubkey = ?", arguments: [owner]) }
+    }
+
+    private static func registrations(_ db: Database, where filter: String, arguments: StatementArguments) throws -> [NwcRegistration] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT wallet_service_pubkey, app_pubkey, owner_pubkey, webhook_url, relays, created_at, last_used_at
+                FROM nwc_registration \(filter) ORDER BY wallet_service_pubkey, app_pubkey, owner_pubkey
+                """, arguments: arguments
+        ).map { row in
+            let relays: String = row["relays"]
+            return NwcRegistration(
+                walletServicePubkey: row["wallet_service_pubkey"], appPubkey: row["app_pubkey"], ownerPubkey: row["owner_pubkey"],
+                webhookURL: row["webhook_url"], relays: relays.split(separator: " ").map(String.init),
+                createdAt: Date(timeIntervalSince1970: row["created_at"]), lastUsedAt: Date(timeIntervalSince1970: row["last_used_at"]))
         }
     }
 

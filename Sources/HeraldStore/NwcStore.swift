@@ -44,6 +44,8 @@ public protocol NwcStore: Sendable {
     /// Removes (wallet service, app) if `owner` registered it; whether one went.
     func deleteNwcRegistration(walletServicePubkey: String, appPubkey: String, owner: String) async throws -> Bool
     func nwcRegistrations() async throws -> [NwcRegistration]
+    /// The registrations one node key made (read from an index).
+    func nwcRegistrations(owner: String) async throws -> [NwcRegistration]
     /// Marks an event forwarded; false when some instance marked it before (a relay repeated it,
     /// or another relay had it too).
     func claimNwcEvent(id: String, walletServicePubkey: String, appPubkey: String, createdAt: Int64, now: Date) async throws -> Bool

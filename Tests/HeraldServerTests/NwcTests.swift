@@ -491,6 +491,46 @@ struct NwcTests {
         }
     }
 
+    @Test("300 requests for a wallet whose webhook is another server: that server gets its allowance of POSTs, the rest are dropped and counted")
+    func foreignWebhookAllowance() async throws {
+        actor Received {
+            var count = 0
+            func add() { count += 1 }
+        }
+        let received = Received()
+        try await Self.withRelays { base, relays in
+            let receiver = Router()
+            receiver.post("hook") { request, _ -> Response in
+                _ = try await request.body.collect(upTo: 65_536)
+                await received.add()
+                return Response(status: .ok)
+            }
+            var nds = base
+            nds.settings.webPush = WebPushPolicy(allowInsecureEndpoints: true, allowPrivateEndpoints: true)
+            nds.settings.targetPushBurst = 20
+            let ready = nds
+            let http = try PushHTTPClient(configuration: .init(allowPrivateWebPushEndpoints: true))
+            let providers = ready.localRouter().forwarding(to: WebhookForwardProvider(httpClient: http, policy: ready.settings.webPush))
+            let wallet = Wallet()
+            try await Application(router: receiver, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { hook in
+                let url = "http://127.0.0.1:\(hook.port ?? 0)/hook"
+                try await ready.app(providers: providers).test(.live) { client in
+                    let registered = try await client.post(
+                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: url, relays: [relays[0].1]))
+                    #expect(registered.status == .ok, "\(registered.text)")
+                    _ = try await relays[0].0.subscriptions.waitFor(count: 1)
+                    for _ in 0..<300 { await relays[0].0.publish(Data(try wallet.request("get_balance").json.utf8)) }
+                    let metrics = { try await client.execute(uri: "/metrics", method: .get).text }
+                    #expect(try await eventually { try await metrics().contains(#"herald_nwc_events_refused_total{reason="webhook_rate_limited"} 280"#) })
+                    #expect(await eventually { await received.count >= 20 })
+                    try await Task.sleep(for: .milliseconds(300))
+                    #expect(await received.count == 20)
+                }
+            }
+            await http.shutdown()
+        }
+    }
+
     @Test("another service's webhook gets breez-lnurl's body by POST through the outbox: retried after a 503, once")
     func forwardToAnotherService() async throws {
         actor Received {

@@ -123,29 +123,22 @@ struct NwcRoutes: Sendable {
     /// ``maxRelays`` across one node key's registrations (`400 too_many_relays`). Relays already
     /// watched cost nothing more.
     func checkRelayBudget(_ relays: Set<String>, owner: String, replacing pair: (String, String)) async throws {
-        let registrations: [NwcRegistration]
+        let owned: [NwcRegistration]
         do {
-            registrations = try await store.nwcRegistrations()
+            owned = try await store.nwcRegistrations(owner: owner)
         } catch {
             throw APIError.storeUnavailable()
         }
-        let others = registrations.filter { $0.walletServicePubkey != pair.0 || $0.appPubkey != pair.1 }
-        let watched = Set(others.flatMap(\.relays).map { NostrRelayURL.normalized($0) ?? $0 })
-        let owned = Set(others.filter { $0.ownerPubkey == owner }.flatMap(\.relays).map { NostrRelayURL.normalized($0) ?? $0 })
-        guard owned.union(relays).count <= Self.maxRelays else {
+        let others = owned.filter { $0.walletServicePubkey != pair.0 || $0.appPubkey != pair.1 }
+        let named = Set(others.flatMap(\.relays).map { NostrRelayURL.normalized($0) ?? $0 })
+        guard named.union(relays).count <= Self.maxRelays else {
             throw APIError(.tooManyRelays, "one node key's registrations name \(Self.maxRelays) relays at most")
         }
-        let fresh = relays.subtracting(watched)
-        guard !fresh.isEmpty else { return }
-        let all = watched.union(fresh)
-        guard all.count <= settings.nwcMaxRelays else {
-            throw APIError(.tooManyRelays, "this server watches \(settings.nwcMaxRelays) relays at most (nostr.max_relays)")
-        }
-        for host in Set(fresh.map(NostrRelayURL.host)) {
-            guard all.filter({ NostrRelayURL.host($0) == host }).count <= settings.nwcMaxRelaysPerHost else {
-                throw APIError(
-                    .tooManyRelays, "\(settings.nwcMaxRelaysPerHost) relays on one host at most (nostr.max_relays_per_host): \(host.prefix(80))")
-            }
+        guard watcher.admitRelays(relays, maxTotal: settings.nwcMaxRelays, maxPerHost: settings.nwcMaxRelaysPerHost) else {
+            throw APIError(
+                .tooManyRelays,
+                "this server watches \(settings.nwcMaxRelays) relays at most, \(settings.nwcMaxRelaysPerHost) on one host (nostr.max_relays, nostr.max_relays_per_host)"
+            )
         }
     }
 

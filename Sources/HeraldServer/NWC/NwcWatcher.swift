@@ -61,6 +61,7 @@ final class NwcWatcher: Service, Sendable {
         self.subscriber = try? NostrRelaySubscriber(configuration: settings.nwcRelays)
         self.settings = settings
         self.metrics = metrics
+        hostAllowance = RateLimiter(perMinute: settings.targetPushesPerMinute, burst: settings.targetPushBurst, now: now)
         self.now = now
         self.logger = logger
         (changed, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -136,6 +137,9 @@ final class NwcWatcher: Service, Sendable {
         known.withLockedValue { known in
             known = Dictionary(grouping: registrations) { $0.walletServicePubkey + $0.appPubkey }
         }
+        // What is registered now: relays of registrations since deleted leave the count.
+        let relays = Set(registrations.flatMap { $0.relays.map { NostrRelayURL.normalized($0) ?? $0 } })
+        watchedRelays.withLockedValue { $0 = relays }
         var wanted: [String: Watch] = [:]
         for registration in registrations where held.contains(registration.walletServicePubkey) {
             for relay in Set(registration.relays.map { NostrRelayURL.normalized($0) ?? $0 }) {
@@ -174,6 +178,30 @@ final class NwcWatcher: Service, Sendable {
             return stride(from: 0, to: filters.count, by: maxSubscriptions).map { Array(filters[$0..<min($0 + maxSubscriptions, filters.count)]) }
         }
     }
+
+    /// The relays the registrations name, in their one spelling: what ``admitRelays(_:maxTotal:maxPerHost:)``
+    /// counts against, kept here so a registration costs no read of every other one.
+    private let watchedRelays = NIOLockedValueBox<Set<String>>([])
+
+    /// Takes `relays` into the watched set if that keeps it within `maxTotal` relays and
+    /// `maxPerHost` on each host; relays already watched cost nothing. Check and take are one
+    /// step, so registrations at once cannot pass the caps together.
+    func admitRelays(_ relays: Set<String>, maxTotal: Int, maxPerHost: Int) -> Bool {
+        watchedRelays.withLockedValue { watched in
+            let fresh = relays.subtracting(watched)
+            guard !fresh.isEmpty else { return true }
+            let all = watched.union(fresh)
+            guard all.count <= maxTotal else { return false }
+            for host in Set(fresh.map(NostrRelayURL.host)) where all.filter({ NostrRelayURL.host($0) == host }).count > maxPerHost {
+                return false
+            }
+            watched = all
+            return true
+        }
+    }
+
+    /// Forwards to other servers, per destination host (``post(_:event:to:)``).
+    private let hostAllowance: RateLimiter
 
     /// What each relay has taught about its limits.
     private let layouts = NIOLockedValueBox<[String: RelayLayout]>([:])
@@ -240,6 +268,7 @@ final class NwcWatcher: Service, Sendable {
         case unknownApp = "unknown_app"
         case expired, undeliverable
         case futureEvent = "future_event"
+        case webhookRateLimited = "webhook_rate_limited"
     }
 
     /// How far ahead of this server's clock an event may be dated: relays' and phones' clocks.
@@ -271,6 +300,8 @@ final class NwcWatcher: Service, Sendable {
         do {
             try await forward(raw, event: event, wallet: wallet)
             metrics.nwcEvent("forwarded")
+        } catch NotForwarded.webhookRateLimited {
+            refuse(.webhookRateLimited)
         } catch {
             // Not lost: the next time a relay sends it (a reconnect reads from the cursor back), it is taken again.
             try? await store.releaseNwcEvent(id: event.id.lowercased())
@@ -286,6 +317,8 @@ final class NwcWatcher: Service, Sendable {
     /// Why an event found no one to go to.
     enum NotForwarded: Error {
         case unknownRegistration, deviceGone
+        /// Another server's webhook took its allowance: the event is dropped, not retried.
+        case webhookRateLimited
     }
 
     /// To each registration of the pair (one per node key that made one): this server's device
@@ -329,8 +362,14 @@ final class NwcWatcher: Service, Sendable {
     }
 
     /// Another service's webhook: breez-lnurl's body, POSTed through the outbox (retries, dead
-    /// letters), once per event and URL.
+    /// letters), once per event and URL. Anyone can make a wallet's relay carry requests, so each
+    /// destination host gets the allowance a device token gets (`target_pushes_per_minute`,
+    /// `target_push_burst`), and each URL its own as well: 300 strangers' events are not 300
+    /// POSTs to someone else's server.
     func post(_ raw: String, event: NostrEvent, to url: String) async throws {
+        if hostAllowance.acquire(URLComponents(string: url)?.host?.lowercased() ?? url) != nil {
+            throw NotForwarded.webhookRateLimited
+        }
         var writer = JSONWriter()
         writer.raw(#"{"template":"nwc_event","data":{"event":"#)
         writer.string(raw)
@@ -341,7 +380,11 @@ final class NwcWatcher: Service, Sendable {
         let message = PushMessage(
             kind: .background, data: [WebhookForwardProvider.bodyKey: String(decoding: writer.bytes, as: UTF8.self)],
             expiresAt: now().addingTimeInterval(settings.jobTTL.timeInterval))
-        _ = try await delivery.submit(message, type: "nwc_event", to: [recipient], metric: "nwc_event", chargesAllowance: false)
+        do {
+            _ = try await delivery.submit(message, type: "nwc_event", to: [recipient], metric: "nwc_event")
+        } catch let error as APIError where error.code == .targetRateLimited {
+            throw NotForwarded.webhookRateLimited
+        }
     }
 
     /// The alias of a webhook URL that is this server's own device webhook; nil for any other URL.
