@@ -50,7 +50,7 @@ async def main() -> int:
     parser.add_argument("--requests", type=int, default=500)
     args = parser.parse_args()
     import coincurve
-    from nostr_sdk import EventBuilder, Keys, Kind, LocalRelayBuilder, Tag
+    from nostr_sdk import EventBuilder, Keys, Kind, LocalRelayBuilder, RateLimit, Tag
     from websockets.sync.client import connect
 
     work = Path(tempfile.mkdtemp(prefix="herald-nwc-scale-"))
@@ -59,7 +59,8 @@ async def main() -> int:
     tls_ports = [free_port() for _ in range(3)]
     locals_ = []
     for port in relay_ports:
-        relay = LocalRelayBuilder().port(port).build()
+        # The bench publishes far faster than a person: lift LocalRelay's per-connection limit of notes a minute.
+        relay = LocalRelayBuilder().port(port).rate_limit(RateLimit(max_reqs=100, notes_per_minute=1_000_000)).build()
         await relay.run()
         locals_.append(relay)
     nginx = start_nginx(work, list(zip(tls_ports, relay_ports)))
@@ -70,7 +71,7 @@ async def main() -> int:
     env.update({"HERALD_DATABASE": str(work / "herald.sqlite"), "HERALD_PORT": str(port),
                 "HERALD_TLS_CA_FILE": str(work / "cert.pem"), "HERALD_NOSTR_ALLOW_PRIVATE_RELAYS": "true",
                 "HERALD_REGISTRATIONS_PER_MINUTE": "10000000", "HERALD_TARGET_PUSHES_PER_MINUTE": "10000000",
-                "HERALD_TARGET_PUSH_BURST": "10000000", "HERALD_LOG_LEVEL": "warning"})
+                "HERALD_TARGET_PUSH_BURST": "10000000", "HERALD_LOG_LEVEL": "notice"})
     log = open(work / "herald.log", "wb")
     server = subprocess.Popen([args.herald, "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://{HOST}:{port}"
@@ -95,29 +96,43 @@ async def main() -> int:
         failed = sum(1 for status, _, _ in wallets if status != 200)
         print(f"registered in {registered - started:.1f} s ({failed} refused)", flush=True)
         filters = math.ceil(args.wallets / 256)
-
-        def subscribed():
-            _, metrics = http("GET", f"{base}/metrics", raw=True)
-            counts = [int(float(line.rsplit(" ", 1)[1])) for line in metrics.splitlines()
-                      if line.startswith("herald_nwc_subscriptions{")]
-            return len(counts) == 3 and all(count == filters for count in counts)
-        if not wait_for(subscribed, 300):
+        # Subscribed everywhere once a request to the last wallet registered, on each relay, wakes the phone.
+        _, service, app = wallets[-1]
+        probes = {}
+        for relay in relays:
+            event = EventBuilder(Kind(23194), "probe").tags([Tag.public_key(service.public_key())]).finalize(app)
+            probes[event.id().to_hex()] = (relay, json.loads(event.as_json()))
+        arrived = set()
+        after_seq = 0
+        deadline = time.monotonic() + 300
+        while len(arrived) < len(probes) and time.monotonic() < deadline:
+            for event_id, (relay, event) in probes.items():
+                if event_id not in arrived:
+                    with connect(direct[relay]) as socket_:
+                        socket_.send(json.dumps(["EVENT", event]))
+                        socket_.recv(timeout=10)
+            _, feed = http("GET", f"{base}/api/v1/devices/{phone['device_id']}/pushes?after={after_seq}&wait=1",
+                           bearer=phone["device_secret"])
+            for push in feed.get("pushes", []):
+                arrived.add(json.loads(json.loads(push["payload"]["notification_payload"])["event"])["id"])
+            after_seq = feed.get("next", after_seq)
+        if len(arrived) < len(probes):
             _, metrics = http("GET", f"{base}/metrics", raw=True)
             print("not subscribed after 300 s:\n" + "\n".join(l for l in metrics.splitlines() if "nwc" in l and not l.startswith("#")))
             return 1
         ready = time.monotonic()
-        time.sleep(2)
-        after = rss_mb(server.pid)
         print(f"every wallet subscribed on each relay {ready - registered:.1f} s after the last registration "
               f"({filters} filters a relay)", flush=True)
+        time.sleep(2)
+        after = rss_mb(server.pid)
         print(f"herald RSS {after:.0f} MB after: {(after - before) / args.wallets * 1000:.1f} MB per 1,000 wallets", flush=True)
 
         # Requests to random wallets, each on one relay; the phone's feed is read as they come.
-        sockets = {relay: connect(direct[relay]) for relay in relays}
+        sockets = {relay: connect(direct[relay], max_size=None) for relay in relays}
         published = {}
         chosen = random.sample(wallets, min(args.requests, len(wallets)))
         seen = {}
-        next_seq = 0
+        next_seq = after_seq
 
         def read_feed(wait: int) -> None:
             nonlocal next_seq
@@ -133,7 +148,9 @@ async def main() -> int:
             event = EventBuilder(Kind(23194), "scale").tags([Tag.public_key(service.public_key())]).finalize(app)
             relay = relays[index % 3]
             sockets[relay].send(json.dumps(["EVENT", json.loads(event.as_json())]))
-            sockets[relay].recv(timeout=10)
+            answer = json.loads(sockets[relay].recv(timeout=10))
+            if answer[0] != "OK" or answer[2] is not True:
+                print(f"the relay refused a request: {answer}", flush=True)
             published[event.id().to_hex()] = time.monotonic()
             if index % 20 == 19:
                 read_feed(0)
@@ -143,6 +160,9 @@ async def main() -> int:
             read_feed(1)
         latencies = sorted((seen[i][0] - t) * 1000 for i, t in published.items() if i in seen)
         once = sum(1 for i in published if len(seen.get(i, [])) == 1)
+        if len(latencies) < len(published):
+            _, metrics = http("GET", f"{base}/metrics", raw=True)
+            print("not every request pushed:\n" + "\n".join(l for l in metrics.splitlines() if "nwc" in l and not l.startswith("#")))
         if latencies:
             # The feed is read every 20 requests, so each latency includes up to that wait.
             print(f"{len(published)} requests: pushed {len(latencies)}, exactly once {once}; relay -> phone feed "
@@ -154,7 +174,13 @@ async def main() -> int:
         server.wait(30)
         subprocess.run([nginx, "-c", str(work / "nginx.conf"), "-s", "stop"], capture_output=True)
         log.close()
-    shutil.rmtree(work, ignore_errors=True)
+    for line in (work / "herald.log").read_text(errors="replace").splitlines():
+        if "nwc" in line and ("ended" in line or "refused" in line):
+            print("herald: " + line[line.find("]") + 1:].strip()[:300] if "]" in line else line[:300])
+    if os.environ.get("KEEP"):
+        print("kept", work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -100,6 +100,8 @@ final class NwcWatcher: Service, Sendable {
                     for (relay, entry) in running where wanted[relay] != entry.watch {
                         entry.task.cancel()
                         running[relay] = nil
+                        // A relay laid out again sets its own count; one no longer watched has none.
+                        if wanted[relay] == nil { metrics.nwcSubscriptions(relay: relay, 0) }
                     }
                     for (relay, watch) in wanted where running[relay] == nil {
                         running[relay] = (watch, Task { await self.hold(relay: relay, watch: watch, subscriber: subscriber) })
@@ -232,7 +234,6 @@ final class NwcWatcher: Service, Sendable {
                     group.cancelAll()
                 }
             } catch is CancellationError {
-                metrics.nwcSubscriptions(relay: relay, 0)
                 return
             } catch let refused as NostrRelaySubscriber.Closed {
                 metrics.nwcSubscriptionRefused(relay: relay)
