@@ -521,7 +521,8 @@ struct NwcTests {
                     _ = try await relays[0].0.subscriptions.waitFor(count: 1)
                     for _ in 0..<300 { await relays[0].0.publish(Data(try wallet.request("get_balance").json.utf8)) }
                     let metrics = { try await client.execute(uri: "/metrics", method: .get).text }
-                    #expect(try await eventually { try await metrics().contains(#"herald_nwc_events_refused_total{reason="webhook_rate_limited"} 280"#) })
+                    #expect(
+                        try await eventually { try await metrics().contains(#"herald_nwc_events_refused_total{reason="webhook_rate_limited"} 280"#) })
                     #expect(await eventually { await received.count >= 20 })
                     try await Task.sleep(for: .milliseconds(300))
                     #expect(await received.count == 20)
