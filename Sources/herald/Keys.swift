@@ -15,8 +15,8 @@ struct Keys: AsyncParsableCommand {
             abstract: "Create a key and print its secret (shown once; only its hash is stored)."
         )
 
-        @Option(help: "A name for the key (which backend holds it).")
-        var name: String
+        @Option(help: "A name for the key (which backend holds it); the scopes when not given.")
+        var name: String?
 
         @Option(help: "Comma-separated scopes: sessions, events, wake, devices, admin (admin allows everything).")
         var scopes: String
@@ -30,6 +30,9 @@ struct Keys: AsyncParsableCommand {
             } catch {
                 throw ValidationError(error.description)
             }
+            // `herald keys create --scopes devices`, as the docs and the dashboard write it, works:
+            // the key is named for what it may do.
+            let name = self.name ?? parsed.map(\.rawValue).sorted().joined(separator: "+")
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ValidationError("--name must not be empty")
             }

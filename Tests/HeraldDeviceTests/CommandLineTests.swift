@@ -59,6 +59,11 @@ struct CommandLineTests {
         let stdout = try await ProgramRun.output(
             try HeraldServeProcess.binary(), ["keys", "create", "--name", "other", "--scopes", "events", "--database", database])
         #expect(stdout.output.split(separator: "\n").count == 1 && stdout.output.hasPrefix("hk_"))
+        // As the docs write it: no --name, the key is named for its scopes.
+        let unnamed = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["keys", "create", "--scopes", "wake,devices", "--database", database], includeStandardError: true)
+        #expect(unnamed.status == 0, "\(unnamed.output)")
+        #expect(unnamed.output.contains("'devices+wake' with scopes"), "\(unnamed.output)")
     }
 
     @Test("config check refuses a typo in the file, naming the setting meant")

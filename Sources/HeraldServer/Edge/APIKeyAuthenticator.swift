@@ -23,7 +23,9 @@ struct APIKeyAuthenticator: RouterMiddleware {
     /// (`registration: key`): `401` without a live key, `403` without the scope.
     static func check(_ headers: HTTPFields, keys: any APIKeyStore, scope: APIScope) async throws {
         guard let secret = Edge.bearerCredential(headers) else {
-            throw APIError.unauthorized("send an API key as 'Authorization: Bearer <key>' (create one with `herald keys create`)")
+            throw APIError.unauthorized(
+                "send an API key of scope '\(scope.rawValue)' as 'Authorization: Bearer <key>' (create one with `herald keys create --scopes \(scope.rawValue)`)"
+            )
         }
         guard let key = try await keys.apiKey(secret: secret), !key.isRevoked else {
             // One answer for unknown and revoked keys: a caller learns nothing about which keys exist.
