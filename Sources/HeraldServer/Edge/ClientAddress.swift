@@ -297,11 +297,9 @@ struct ClientAddressMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let resolved = resolver.resolve(peer: context.remoteAddress, headers: request.headers)
-        if let address = resolved.address {
-            let text = address.description
-            context.clientAddress = text
-            context.logger[metadataKey: "client.address"] = .string(text)
-        }
+        context.client = resolved.address
+        // Rendered only when a line is logged: most requests log none.
+        if let address = resolved.address { context.logger[metadataKey: "client.address"] = .stringConvertible(address) }
         context.forwardedScheme = resolved.scheme
         return try await next(request, context)
     }
