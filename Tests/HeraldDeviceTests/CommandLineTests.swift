@@ -2,6 +2,10 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `herald` as a new user types it (issue 40): bare boolean flags, key files into missing
 /// folders, `keys create`'s output, and a typo in the configuration file.
 @Suite("The herald command line, as typed", .serialized)
@@ -64,6 +68,32 @@ struct CommandLineTests {
             try HeraldServeProcess.binary(), ["keys", "create", "--scopes", "wake,devices", "--database", database], includeStandardError: true)
         #expect(unnamed.status == 0, "\(unnamed.output)")
         #expect(unnamed.output.contains("'devices+wake' with scopes"), "\(unnamed.output)")
+    }
+
+    @Test("a port already in use: one line naming the address, the port and the setting, no usage text, a non-zero exit")
+    func portInUse() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A listening socket of this process holds the port.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) } }
+        #expect(listen(holder, 1) == 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let run = try await ProgramRun.output(
+            try HeraldServeProcess.binary(),
+            ["serve", "--port", String(port), "--database", folder.appendingPathComponent("herald.sqlite").path], includeStandardError: true)
+        #expect(run.status == 1, "\(run.output)")
+        #expect(
+            run.output.contains(
+                "herald: cannot listen on 127.0.0.1:\(port): the port is already in use; choose another with --port or HERALD_PORT"),
+            "\(run.output)")
+        #expect(!run.output.contains("Usage:") && !run.output.contains("errno"), "\(run.output)")
     }
 
     @Test("config check refuses a typo in the file, naming the setting meant")
