@@ -29,10 +29,14 @@ public struct MockNostrRelay: Sendable {
     /// them, as a hostile relay would; 0: none.
     let floodBytes: Int
 
-    public init(certificate: TestCertificate, subscriptionLimit: Int? = nil, floodBytes: Int = 0) {
+    /// The NIP-11 document served to a GET asking for `application/nostr+json`; nil serves none.
+    let information: String?
+
+    public init(certificate: TestCertificate, subscriptionLimit: Int? = nil, floodBytes: Int = 0, information: String? = nil) {
         self.certificate = certificate
         self.subscriptionLimit = subscriptionLimit
         self.floodBytes = floodBytes
+        self.information = information
     }
 
     /// - Parameter port: 0 for any free port; a fixed one to come back where a client expects it.
@@ -99,8 +103,16 @@ public struct MockNostrRelay: Sendable {
             }
         }
         let tls = try certificate.serverTLSConfiguration()
+        let router = Router(context: MockRequestContext.self)
+        if let information {
+            router.get("/") { request, _ -> Response in
+                guard request.headers[.accept] == "application/nostr+json" else { return Response(status: .notFound) }
+                return Response(
+                    status: .ok, headers: [.contentType: "application/nostr+json"], body: ResponseBody(byteBuffer: ByteBuffer(string: information)))
+            }
+        }
         return try await RunningMockServer.start(
-            router: Router(context: MockRequestContext.self), server: try .tls(server, tlsConfiguration: tls), tls: true, port: port,
+            router: router, server: try .tls(server, tlsConfiguration: tls), tls: true, port: port,
             logger: logger)
     }
 

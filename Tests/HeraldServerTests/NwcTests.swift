@@ -51,11 +51,12 @@ struct NwcTests {
     }
 
     static func withRelays(
-        subscriptionLimit: Int? = nil, _ body: @Sendable (_ nds: TestNDS, _ relays: [(MockNostrRelay, String)]) async throws -> Void
+        subscriptionLimit: Int? = nil, information: String? = nil,
+        _ body: @Sendable (_ nds: TestNDS, _ relays: [(MockNostrRelay, String)]) async throws -> Void
     ) async throws {
         let certificate = try TestCertificate.make()
-        let first = MockNostrRelay(certificate: certificate, subscriptionLimit: subscriptionLimit)
-        let second = MockNostrRelay(certificate: certificate, subscriptionLimit: subscriptionLimit)
+        let first = MockNostrRelay(certificate: certificate, subscriptionLimit: subscriptionLimit, information: information)
+        let second = MockNostrRelay(certificate: certificate, subscriptionLimit: subscriptionLimit, information: information)
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var nds = try TestNDS()
@@ -151,6 +152,49 @@ struct NwcTests {
                         let second = await relays[1].0.openSubscriptions()
                         return first == 0 && second == 0
                     })
+            }
+        }
+    }
+
+    @Test("a relay's NIP-11 limits are kept from the first REQ: 40 wallets in REQs under its longest message, no more subscriptions a connection than it holds, none refused")
+    func relayInformation() async throws {
+        let information = #"{"name":"small","software":"look-alike","limitation":{"max_subscriptions":2,"max_message_length":1000}}"#
+        try await Self.withRelays(subscriptionLimit: 2, information: information) { nds, relays in
+            let wallets = (0..<40).map { _ in Wallet() }
+            var registered: [Device] = []
+            for index in wallets.indices {
+                registered.append(try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-nip11-\(index)", now: Date()).device)
+            }
+            let devices = registered
+            try await nds.app().test(.live) { client in
+                for (wallet, device) in zip(wallets, devices) {
+                    let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+                    let answer = try await client.post(
+                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays.map(\.1)))
+                    #expect(answer.status == .ok, "\(answer.text)")
+                }
+                let everyKey = Set(wallets.map(\.service.publicKeyHex))
+                for (relay, _) in relays {
+                    #expect(
+                        try await eventually {
+                            let open = await relay.openSubscriptions()
+                            let frames = await relay.subscriptions.all.suffix(open)
+                            let keys = frames.compactMap { try? JSONSerialization.jsonObject(with: $0) as? [Any] }
+                                .flatMap { ($0.last as? [String: Any])?["#p"] as? [String] ?? [] }
+                            return Set(keys) == everyKey
+                        })
+                    for frame in await relay.subscriptions.all { #expect(frame.count <= 1000, "a REQ of \(frame.count) bytes") }
+                }
+                for wallet in wallets {
+                    let request = try wallet.request("get_balance")
+                    for (relay, _) in relays { await relay.publish(Data(request.json.utf8)) }
+                }
+                for device in devices {
+                    #expect(try await eventually { try await Self.pushes(nds, device).count >= 1 }, "\(device.token)")
+                }
+                for device in devices { #expect(try await Self.pushes(nds, device).count == 1) }
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(!metrics.contains("herald_nwc_subscriptions_refused_total"))
             }
         }
     }
@@ -370,6 +414,28 @@ struct NwcTests {
         #expect(!NostrRelaySubscriber.refusesSubscriptions("rate-limited: slow down"))
     }
 
+    @Test("a NIP-11 document is read for its limitation; the layout keeps within it and within the defaults")
+    func layoutFromInformation() throws {
+        let document = #"""
+            {"name":"r","supported_nips":[1,11],"limitation":{"max_subscriptions":4,"max_filters":10,"max_message_length":16384,"auth_required":false}}
+            """#
+        let information = try WireJSON.decode(RelayInformation.self, from: Data(document.utf8))
+        #expect(information.limitation == RelayInformation.Limitation(maxSubscriptions: 4, maxFilters: 10, maxMessageLength: 16384))
+        let layout = NwcWatcher.RelayLayout(information)
+        #expect(layout.maxSubscriptions == 4 && layout.keysPerFilter == (16384 - 128) / 67)
+        let wallets = (0..<1_000).map { (key: String(format: "%064x", $0), since: Int64(1_700_000_000)) }
+        for connection in layout.connections(wallets) {
+            #expect(connection.count <= 4)
+            for subscription in connection {
+                #expect((#"["REQ","\#(subscription.id)",\#(subscription.filter)]"#).utf8.count <= 16384)
+            }
+        }
+        // Generous limits do not raise the defaults; a relay without limits keeps them.
+        let generous = RelayInformation(limitation: .init(maxSubscriptions: 500, maxMessageLength: 1 << 20))
+        #expect(NwcWatcher.RelayLayout(generous) == NwcWatcher.RelayLayout())
+        #expect(NwcWatcher.RelayLayout(RelayInformation(name: "plain")) == NwcWatcher.RelayLayout())
+    }
+
     @Test(
         "refused registrations: a bad signature, another key's path, a stale unregistration, bad keys and relays, another server's webhook, a private relay"
     )
@@ -491,11 +557,13 @@ struct NwcTests {
         }
     }
 
-    @Test("300 requests for a wallet whose webhook is another server: that server gets its allowance of POSTs, the rest are dropped and counted")
+    @Test(
+        "300 requests for a wallet whose webhook is another server: its burst at once, the rest paced at its allowance; those whose slot is past their expiration are dropped and counted"
+    )
     func foreignWebhookAllowance() async throws {
         actor Received {
-            var count = 0
-            func add() { count += 1 }
+            var times: [ContinuousClock.Instant] = []
+            func add() { times.append(.now) }
         }
         let received = Received()
         try await Self.withRelays { base, relays in
@@ -508,6 +576,7 @@ struct NwcTests {
             var nds = base
             nds.settings.webPush = WebPushPolicy(allowInsecureEndpoints: true, allowPrivateEndpoints: true)
             nds.settings.targetPushBurst = 20
+            nds.settings.targetPushesPerMinute = 3_000
             let ready = nds
             let http = try PushHTTPClient(configuration: .init(allowPrivateWebPushEndpoints: true))
             let providers = ready.localRouter().forwarding(to: WebhookForwardProvider(httpClient: http, policy: ready.settings.webPush))
@@ -519,13 +588,32 @@ struct NwcTests {
                         "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: url, relays: [relays[0].1]))
                     #expect(registered.status == .ok, "\(registered.text)")
                     _ = try await relays[0].0.subscriptions.waitFor(count: 1)
-                    for _ in 0..<300 { await relays[0].0.publish(Data(try wallet.request("get_balance").json.utf8)) }
+                    // Each request expires 3 s from now: 20 at once and 50 a second fit before that, not 300.
+                    let expiration = Int64(Date().timeIntervalSince1970) + 3
+                    for _ in 0..<300 {
+                        let request = try wallet.request("get_balance", tags: [["expiration", "\(expiration)"]])
+                        await relays[0].0.publish(Data(request.json.utf8))
+                    }
                     let metrics = { try await client.execute(uri: "/metrics", method: .get).text }
-                    #expect(
-                        try await eventually { try await metrics().contains(#"herald_nwc_events_refused_total{reason="webhook_rate_limited"} 280"#) })
-                    #expect(await eventually { await received.count >= 20 })
-                    try await Task.sleep(for: .milliseconds(300))
-                    #expect(await received.count == 20)
+                    func count(_ name: String) async throws -> Int {
+                        let line = try await metrics().split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+                    }
+                    let forwarded = #"herald_nwc_events_total{outcome="forwarded"}"#
+                    let dropped = #"herald_nwc_events_refused_total{reason="webhook_rate_limited"}"#
+                    #expect(try await eventually { try await count(forwarded) + count(dropped) == 300 })
+                    let sent = try await count(forwarded)
+                    #expect(try await count(dropped) > 0)
+                    // Past the burst most wait for a slot; a few find one refilled as they arrive.
+                    let paced = try await count(#"herald_nwc_events_total{outcome="paced"}"#)
+                    #expect(paced > 0 && paced <= sent - 20, "\(paced) of \(sent) paced")
+                    #expect((20...20 + 50 * 4).contains(sent), "\(sent) forwarded")
+                    #expect(await eventually(timeout: .seconds(15)) { await received.times.count == sent })
+                    // Paced, not at once: the last POST came no sooner than its slot in the bucket.
+                    let times = await received.times
+                    if let first = times.first, let last = times.last, sent > 40 {
+                        #expect(last - first >= .milliseconds(Int64((sent - 20 - 10) * 20)), "\(sent) POSTs in \(last - first)")
+                    }
                 }
             }
             await http.shutdown()

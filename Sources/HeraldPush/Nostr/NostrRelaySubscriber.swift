@@ -57,6 +57,11 @@ public struct NostrRelaySubscriber: Sendable {
         }
     }
 
+    /// The relay's NIP-11 document: what it says its limits are. Throws when it serves none.
+    public func information(url: String) async throws -> RelayInformation {
+        try await connector.information(url: url)
+    }
+
     enum Frame: Equatable {
         case event(subscription: String, event: String)
         case closed(subscription: String, message: String)

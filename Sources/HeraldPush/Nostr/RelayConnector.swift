@@ -25,12 +25,17 @@ struct RelayConnector: Sendable {
         var description: String
     }
 
-    /// Connects to `url` and runs `exchange` over the WebSocket (``RelayWebSocket/run``).
-    func run(
-        url: String,
-        _ exchange:
-            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: RelayMessages) async throws -> Void
-    ) async throws {
+    /// The relay's NIP-11 document, read as a subscription would connect.
+    func information(url: String) async throws -> RelayInformation {
+        let (address, proxy) = try await route(url)
+        return try await RelayWebSocket.information(
+            url: url, address: address, tlsContext: tls, proxy: proxy, group: MultiThreadedEventLoopGroup.singleton,
+            timeout: TimeAmount(configuration.timeout))
+    }
+
+    /// Where to connect for `url`: its checked address (nil when private relays are allowed or
+    /// the proxy resolves it) and the proxy when it applies.
+    private func route(_ url: String) async throws -> (SocketAddress?, EgressProxy?) {
         guard NostrRelayURL.isValid(url), let parsed = URL(string: url), let host = parsed.host else {
             throw Refused(description: "not a wss:// relay URL")
         }
@@ -43,8 +48,18 @@ struct RelayConnector: Sendable {
                 throw Refused(description: "\(error)")
             }
         }
+        return (address, proxied ? configuration.proxy : nil)
+    }
+
+    /// Connects to `url` and runs `exchange` over the WebSocket (``RelayWebSocket/run``).
+    func run(
+        url: String,
+        _ exchange:
+            @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: RelayMessages) async throws -> Void
+    ) async throws {
+        let (address, proxy) = try await route(url)
         try await RelayWebSocket.run(
-            url: url, address: address, tlsContext: tls, proxy: proxied ? configuration.proxy : nil, group: MultiThreadedEventLoopGroup.singleton,
+            url: url, address: address, tlsContext: tls, proxy: proxy, group: MultiThreadedEventLoopGroup.singleton,
             connectTimeout: TimeAmount(configuration.timeout), exchange)
     }
 }

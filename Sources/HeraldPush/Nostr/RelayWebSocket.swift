@@ -34,30 +34,10 @@ struct RelayWebSocket {
         _ exchange:
             @Sendable (_ send: @Sendable (String) async throws -> Void, _ messages: RelayMessages) async throws -> Void
     ) async throws {
-        let (origin, path) = try parse(url)
-        let tls = origin.tls ? tlsContext : nil
-        let bootstrap = ClientBootstrap(group: group).connectTimeout(connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-        let upgrade: EventLoopFuture<Upgrade>
-        if let proxy, proxy.applies(to: origin.host) {
-            upgrade = try await bootstrap.connect(host: proxy.host, port: proxy.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try proxy.openTunnel(on: channel, to: origin.host, port: origin.port, deadline: .now() + connectTimeout)
-                        .flatMapThrowing { try upgradePipeline(channel, origin: origin, path: path, tls: tls, timeout: connectTimeout) }
-                        .flatMap { $0 }
-                }
-            }
-        } else {
-            let initializer: @Sendable (any Channel) -> EventLoopFuture<EventLoopFuture<Upgrade>> = { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try upgradePipeline(channel, origin: origin, path: path, tls: tls, timeout: connectTimeout)
-                }
-            }
-            if let address {
-                upgrade = try await bootstrap.connect(to: address, channelInitializer: initializer)
-            } else {
-                upgrade = try await bootstrap.connect(host: origin.host, port: origin.port, channelInitializer: initializer)
-            }
+        let upgrade = try await connect(
+            url: url, address: address, tlsContext: tlsContext, proxy: proxy, group: group, connectTimeout: connectTimeout
+        ) { channel, origin, path, tls in
+            try upgradePipeline(channel, origin: origin, path: path, tls: tls, timeout: connectTimeout)
         }
         guard case .websocket(let socket) = try await upgrade.get() else {
             throw Failure(description: "the relay did not upgrade to a WebSocket")
@@ -70,6 +50,36 @@ struct RelayWebSocket {
             // A close frame, as a well-behaved client leaves; the channel closes after it.
             try? await outbound.write(frame(.connectionClose, ByteBuffer(bytes: [0x03, 0xE8])))
         }
+    }
+
+    /// Opens a connection to the relay's origin (through the proxy's tunnel when it applies, to
+    /// `address` when given) and sets up its pipeline with `pipeline`, which is handed the
+    /// origin, the request target and the TLS context for `wss://`.
+    static func connect<Result: Sendable>(
+        url: String, address: SocketAddress?, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup,
+        connectTimeout: TimeAmount,
+        pipeline: @escaping @Sendable (any Channel, PushOrigin, String, NIOSSLContext?) throws -> EventLoopFuture<Result>
+    ) async throws -> EventLoopFuture<Result> {
+        let (origin, path) = try parse(url)
+        let tls = origin.tls ? tlsContext : nil
+        let bootstrap = ClientBootstrap(group: group).connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        if let proxy, proxy.applies(to: origin.host) {
+            return try await bootstrap.connect(host: proxy.host, port: proxy.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try proxy.openTunnel(on: channel, to: origin.host, port: origin.port, deadline: .now() + connectTimeout)
+                        .flatMapThrowing { try pipeline(channel, origin, path, tls) }
+                        .flatMap { $0 }
+                }
+            }
+        }
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<EventLoopFuture<Result>> = { channel in
+            channel.eventLoop.makeCompletedFuture { try pipeline(channel, origin, path, tls) }
+        }
+        if let address {
+            return try await bootstrap.connect(to: address, channelInitializer: initializer)
+        }
+        return try await bootstrap.connect(host: origin.host, port: origin.port, channelInitializer: initializer)
     }
 
     /// Client frames are masked (RFC 6455 §5.3).

@@ -76,6 +76,29 @@ final class RateLimiter: Sendable {
         }
     }
 
+    /// Books the next slot in `key`'s bucket if it comes within `window`: returns how long from
+    /// now until it (zero when a token is there now), or nil, taking nothing, when the next free
+    /// slot is later. Booked slots are spent tokens, so callers booking at once get slots one
+    /// refill apart, never the same moment.
+    func reserve(_ key: String, within window: TimeInterval) -> TimeInterval? {
+        let now = self.now()
+        let hash = key.hashValue
+        return buckets.withLockedValue { buckets in
+            var bucket = buckets[hash] ?? Bucket(tokens: capacity, updated: now)
+            bucket.tokens = min(capacity, bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * refillPerSecond)
+            bucket.updated = now
+            let wait = bucket.tokens >= 1 ? 0 : (1 - bucket.tokens) / refillPerSecond
+            guard wait <= window else {
+                buckets[hash] = bucket
+                return nil
+            }
+            bucket.tokens -= 1
+            if buckets[hash] == nil && buckets.count >= maxKeys { makeRoom(&buckets, now: now) }
+            buckets[hash] = bucket
+            return wait
+        }
+    }
+
     /// Buckets kept now.
     var count: Int { buckets.withLockedValue { $0.count } }
 

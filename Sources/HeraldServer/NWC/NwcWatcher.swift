@@ -160,6 +160,22 @@ final class NwcWatcher: Service, Sendable {
         var maxSubscriptions = 10
         var keysPerFilter = 256
 
+        init() {}
+
+        /// Within what the relay says of itself (NIP-11), never past the defaults: as many
+        /// subscriptions as it holds, and filters whose `REQ` fits its longest message.
+        init(_ information: RelayInformation) {
+            if let held = information.limitation?.maxSubscriptions, held > 0 { maxSubscriptions = min(maxSubscriptions, held) }
+            if let longest = information.limitation?.maxMessageLength, longest > 0 {
+                keysPerFilter = max(1, min(keysPerFilter, (longest - Self.requestOverhead) / Self.bytesPerKey))
+            }
+        }
+
+        /// A `REQ` without its keys (`["REQ","herald-N",{"kinds":[23194],"#p":[],"since":N}]`),
+        /// with room to spare, and what each key adds (64 hex digits, quotes and a comma).
+        static let requestOverhead = 128
+        static let bytesPerKey = 67
+
         mutating func shrink() {
             if maxSubscriptions > 1 {
                 maxSubscriptions /= 2
@@ -208,6 +224,27 @@ final class NwcWatcher: Service, Sendable {
     /// What each relay has taught about its limits.
     private let layouts = NIOLockedValueBox<[String: RelayLayout]>([:])
 
+    /// What Herald knows of `relay`'s limits: on first contact, what its NIP-11 document says
+    /// (the defaults when it serves none); after that, what its refusals taught.
+    func layout(of relay: String, subscriber: NostrRelaySubscriber) async -> RelayLayout {
+        if let known = layouts.withLockedValue({ $0[relay] }) { return known }
+        var layout = RelayLayout()
+        do {
+            let information = try await subscriber.information(url: relay)
+            layout = RelayLayout(information)
+            logger.debug(
+                "nwc relay information read",
+                metadata: ["nostr.relay": "\(relay)", "subscriptions": "\(layout.maxSubscriptions)", "keys": "\(layout.keysPerFilter)"])
+        } catch {
+            logger.debug("nwc relay serves no information; default limits", metadata: ["nostr.relay": "\(relay)", "error": "\(error)"])
+        }
+        return layouts.withLockedValue { layouts in
+            if let learned = layouts[relay] { return learned }
+            layouts[relay] = layout
+            return layout
+        }
+    }
+
     /// Keeps one relay's subscriptions open (over as many connections as its limits need),
     /// reconnecting with a capped, jittered backoff and subscribing from each wallet's cursor.
     func hold(relay: String, watch: Watch, subscriber: NostrRelaySubscriber) async {
@@ -216,7 +253,7 @@ final class NwcWatcher: Service, Sendable {
             let oldest = Int64(now().timeIntervalSince1970 - Self.seenFor)
             let cursors = (try? await store.nwcCursors()) ?? [:]
             let wallets = watch.keys.sorted().map { wallet in (key: wallet, since: max(cursors[wallet] ?? oldest, oldest) - Self.sinceMargin) }
-            let layout = layouts.withLockedValue { $0[relay] ?? RelayLayout() }
+            let layout = await layout(of: relay, subscriber: subscriber)
             let connections = layout.connections(wallets)
             let connected = ContinuousClock.now
             metrics.nwcSubscriptions(relay: relay, connections.reduce(0) { $0 + $1.count })
@@ -362,13 +399,26 @@ final class NwcWatcher: Service, Sendable {
         _ = try await delivery.submit(webhook, to: recipient, appData: nil)
     }
 
+    /// How long an app waits for a wallet's answer, at most: a request to another server's
+    /// webhook that its host's allowance cannot take within this (or before the request's own
+    /// NIP-40 expiration) is dropped rather than sent when no one waits for it any more.
+    static let webhookRetryWindow: TimeInterval = 60
+
     /// Another service's webhook: breez-lnurl's body, POSTed through the outbox (retries, dead
     /// letters), once per event and URL. Anyone can make a wallet's relay carry requests, so each
     /// destination host gets the allowance a device token gets (`target_pushes_per_minute`,
-    /// `target_push_burst`), and each URL its own as well: 300 strangers' events are not 300
-    /// POSTs to someone else's server.
+    /// `target_push_burst`): past its burst a POST waits for its slot in the host's bucket, and
+    /// one whose slot is past the retry window is dropped and counted. 300 strangers' events are
+    /// not 300 POSTs at once to someone else's server, and a burst of the wallet's own requests
+    /// is paced, not lost.
     func post(_ raw: String, event: NostrEvent, to url: String) async throws {
-        if hostAllowance.acquire(URLComponents(string: url)?.host?.lowercased() ?? url) != nil {
+        let moment = now()
+        var window = Self.webhookRetryWindow
+        if let expiration = event.tags(named: "expiration").first?.first.flatMap(TimeInterval.init) {
+            window = min(window, expiration - moment.timeIntervalSince1970)
+        }
+        guard let wait = hostAllowance.reserve(URLComponents(string: url)?.host?.lowercased() ?? url, within: window) else {
+            metrics.rateLimited()
             throw NotForwarded.webhookRateLimited
         }
         var writer = JSONWriter()
@@ -380,12 +430,14 @@ final class NwcWatcher: Service, Sendable {
             idempotencyKey: "nwc:\(event.id.lowercased()):\(EnqueueResult.fingerprint(of: Array(url.utf8)).prefix(16))")
         let message = PushMessage(
             kind: .background, data: [WebhookForwardProvider.bodyKey: String(decoding: writer.bytes, as: UTF8.self)],
-            expiresAt: now().addingTimeInterval(settings.jobTTL.timeInterval))
-        do {
-            _ = try await delivery.submit(message, type: "nwc_event", to: [recipient], metric: "nwc_event")
-        } catch let error as APIError where error.code == .targetRateLimited {
-            throw NotForwarded.webhookRateLimited
-        }
+            expiresAt: moment.addingTimeInterval(wait + settings.jobTTL.timeInterval))
+        if wait > 0 { metrics.nwcEvent("paced") }
+        // The host's bucket holds at most what the URL's own would (it counts every URL on the
+        // host with the same rates), so the push allowance is not charged a second time: a paced
+        // POST would find it spent.
+        _ = try await delivery.submit(
+            message, type: "nwc_event", to: [recipient], metric: "nwc_event", chargesAllowance: false,
+            dueAt: wait > 0 ? moment.addingTimeInterval(wait) : nil)
     }
 
     /// The alias of a webhook URL that is this server's own device webhook; nil for any other URL.
