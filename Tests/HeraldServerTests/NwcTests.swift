@@ -156,7 +156,9 @@ struct NwcTests {
         }
     }
 
-    @Test("a relay's NIP-11 limits are kept from the first REQ: 40 wallets in REQs under its longest message, no more subscriptions a connection than it holds, none refused")
+    @Test(
+        "a relay's NIP-11 limits are kept from the first REQ: 40 wallets in REQs under its longest message, no more subscriptions a connection than it holds, none refused"
+    )
     func relayInformation() async throws {
         let information = #"{"name":"small","software":"look-alike","limitation":{"max_subscriptions":2,"max_message_length":1000}}"#
         try await Self.withRelays(subscriptionLimit: 2, information: information) { nds, relays in
