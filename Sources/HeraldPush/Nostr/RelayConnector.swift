@@ -25,12 +25,13 @@ struct RelayConnector: Sendable {
         var description: String
     }
 
-    /// The relay's NIP-11 document, read as a subscription would connect.
+    /// The relay's NIP-11 document, read as a subscription would connect. Within 5 s at most:
+    /// the subscriptions wait for it, and the defaults serve when it does not come.
     func information(url: String) async throws -> RelayInformation {
         let (address, proxy) = try await route(url)
         return try await RelayWebSocket.information(
             url: url, address: address, tlsContext: tls, proxy: proxy, group: MultiThreadedEventLoopGroup.singleton,
-            timeout: TimeAmount(configuration.timeout))
+            timeout: TimeAmount(min(configuration.timeout, .seconds(5))))
     }
 
     /// Where to connect for `url`: its checked address (nil when private relays are allowed or
