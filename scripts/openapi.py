@@ -227,7 +227,9 @@ SCHEMAS: dict[str, dict] = {
     ),
     "BreezPaymentAnswer": obj(
         {"devices": integer("Devices the push went to.", minimum=0)},
-        {"jobs": JOB_IDS},
+        {"jobs": JOB_IDS,
+         "skipped": integer("Devices holding the identity left out: not confirmed yet (`registration: challenge`), a dead "
+                            "token, or over their push allowance. Absent when none.", minimum=1)},
     ),
     "LocalPushFeed": obj(
         {"pushes": {"type": "array", "items": obj(
@@ -269,7 +271,13 @@ SCHEMAS: dict[str, dict] = {
         description="A wake of every device that proved `identity` and subscribes to `topic` (Bitkit's wake "
                     "gateway).",
     ),
-    "IdentityWakeAnswer": obj({"wake_id": string(format="uuid"), "devices": integer("Devices woken.", minimum=0)}),
+    "IdentityWakeAnswer": obj({
+        "wake_id": string(format="uuid"),
+        "devices": integer("Devices reached: `pushed` plus `present`.", minimum=0),
+        "pushed": integer("Devices sent a push.", minimum=0),
+        "present": integer("Devices connected now, told over their presence stream instead.", minimum=0),
+        "skipped": integer("Devices holding the identity and topic left out: not confirmed yet, a dead token, or over "
+                           "their push allowance.", minimum=0)}),
     "WakeStatus": obj(
         {"wake_id": string(format="uuid"), "identity": string(), "topic": string(),
          "deadline": integer("Unix seconds."),
@@ -716,6 +724,7 @@ def paths() -> dict:
                            "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
                            "platform_not_configured", *IDENTITY_400],
                       401: ["invalid_proof", "stale_timestamp", "unauthorized"], 403: ["forbidden"],
+                      409: ["too_many_devices"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}
@@ -750,7 +759,8 @@ def paths() -> dict:
                 **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                                "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "invalid_lsp_node_id", "platform_not_configured",
                                *IDENTITY_400],
-                          401: ["unauthorized", "invalid_proof", "stale_timestamp"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
+                          401: ["unauthorized", "invalid_proof", "stale_timestamp"], 409: ["too_many_devices"],
+                          413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),
         "delete": op(
@@ -872,18 +882,21 @@ def paths() -> dict:
     p["/wake/v1/devices"] = {"post": op(
         "wakeGatewayRegister", "Register a device with identity proofs (bitkit-core)", tags=gateway,
         description="A newer registration from the same install replaces the older one; an older one is refused. "
-                    "Patterns and known names are stored; unknown exact names come back in `unknown_topics`.",
+                    "Patterns and known names are stored; unknown exact names come back in `unknown_topics`. "
+                    "With `registration: key` an API key of scope `devices` is needed, as on `POST /api/v1/devices`.",
         body=request_body(ref("WakeRegistration")),
         responses={"201": json_body(ref("WakeRegistrationAnswer"), "Registered."),
                    **errors({400: ["invalid_request", "platform_not_configured"],
-                             401: ["stale_timestamp", "invalid_proof", "missing_proof"], 409: ["stale_registration"],
+                             401: ["stale_timestamp", "invalid_proof", "missing_proof", "unauthorized"], 403: ["forbidden"],
+                             409: ["stale_registration", "too_many_devices"],
                              413: ["body_too_large"], 429: ["rate_limited"], 503: STORE}, body=True)})}
     p["/wake/api/device"] = {"post": op(
         "wakeGatewayLegacyRegister", "Register a deployed Bitkit app (legacy, v0 envelopes)", tags=gateway,
         body=request_body(ref("WakeLegacyRegistration")),
         responses={"200": json_body(ref("WakeRegistrationAnswer"), "Registered."),
                    **errors({400: ["invalid_request", "platform_not_configured"],
-                             401: ["stale_timestamp", "invalid_signature"], 409: ["stale_registration"],
+                             401: ["stale_timestamp", "invalid_signature", "unauthorized"], 403: ["forbidden"],
+                             409: ["stale_registration", "too_many_devices"],
                              413: ["body_too_large"], 429: ["rate_limited"], 503: STORE}, body=True)})}
     p["/wake/v1/devices/self/topics"] = {"put": op(
         "wakeGatewaySetTopics", "Replace the device's topics", tags=gateway, security=secret,

@@ -104,8 +104,10 @@ public func buildApplication(
     router.add(middleware: FormQueryMiddleware())
     let api = router.group("api/v1")
     // Every push a route causes goes through the one delivery; wakes through the wake service.
+    let directory = DeviceDirectory(
+        devices: store, identities: store, challenges: store, providers: providers, settings: configuration.settings)
     let delivery = PushDelivery(
-        intake: intake, relay: relay, devices: store, providers: providers, targets: targets, metrics: metrics,
+        intake: intake, relay: relay, devices: store, directory: directory, providers: providers, targets: targets, metrics: metrics,
         settings: configuration.settings, now: now
     )
     let wakeService = WakeService(
@@ -113,10 +115,10 @@ public func buildApplication(
         ledger: store
     )
     WebhookRoutes(
-        delivery: delivery, devices: store, providers: providers, settings: configuration.settings, challenges: store,
+        delivery: delivery, devices: store, providers: providers, settings: configuration.settings,
         lsps5: LSPS5Intake(store: store, wakes: wakeService, metrics: metrics, now: now)
     ).register(on: api)
-    BreezPaymentRoutes(delivery: delivery, identities: store, providers: providers, settings: configuration.settings)
+    BreezPaymentRoutes(delivery: delivery, settings: configuration.settings, metrics: metrics)
         .register(on: api)
     ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
     LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, challenges: store, now: now)
@@ -143,7 +145,7 @@ public func buildApplication(
     WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
         .register(on: api)
     WakeGatewayRoutes(
-        wakes: wakeService, devices: store, ledger: store, providers: providers, settings: configuration.settings,
+        wakes: wakeService, devices: store, keys: store, ledger: store, providers: providers, settings: configuration.settings,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
     ).register(on: router)
     let nwcWatcher = NwcWatcher(

@@ -57,11 +57,16 @@ public struct BreezPaymentWebhook: Codable, Sendable, Hashable {
 
 /// The answer to a Breez payment webhook: how many devices the push went to, and their jobs.
 public struct BreezPaymentAnswer: Codable, Sendable, Hashable {
+    /// Devices pushed.
     public var devices: Int
-    /// One job per device, in device-id order; absent when no device holds the identity.
+    /// One job per device pushed, in device-id order; absent when none was.
     public var jobs: [String]?
-    public init(devices: Int, jobs: [String]? = nil) {
+    /// Devices holding the identity that were not pushed: not confirmed yet, a dead token, or
+    /// over their push allowance. Absent when none.
+    public var skipped: Int?
+    public init(devices: Int, jobs: [String]? = nil, skipped: Int? = nil) {
         self.devices = devices
         self.jobs = jobs
+        self.skipped = skipped
     }
 }

@@ -162,15 +162,25 @@ public struct IdentityWakeRequest: Codable, Sendable, Hashable {
 
 public struct IdentityWakeAnswer: Codable, Sendable, Hashable {
     public var wakeID: String
-    /// Devices that hold the identity and subscribe to the topic.
+    /// Devices that hold the identity, subscribe to the topic and may be reached: `pushed` plus `present`.
     public var devices: Int
-    public init(wakeID: String, devices: Int) {
+    /// Devices sent a push.
+    public var pushed: Int
+    /// Devices connected now, told over their stream instead of a push.
+    public var present: Int
+    /// Devices holding the identity and the topic that were left out: not confirmed yet, a dead
+    /// token, or over their push allowance.
+    public var skipped: Int
+    public init(wakeID: String, devices: Int, pushed: Int, present: Int, skipped: Int = 0) {
         self.wakeID = wakeID
         self.devices = devices
+        self.pushed = pushed
+        self.present = present
+        self.skipped = skipped
     }
     enum CodingKeys: String, CodingKey {
         case wakeID = "wake_id"
-        case devices
+        case devices, pushed, present, skipped
     }
 }
 

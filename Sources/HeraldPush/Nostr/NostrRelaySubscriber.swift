@@ -57,8 +57,9 @@ public struct NostrRelaySubscriber: Sendable {
         }
     }
 
-    /// The relay's NIP-11 document: what it says its limits are. Throws when it serves none.
-    public func information(url: String) async throws -> RelayInformation {
+    /// The relay's NIP-11 document: what it says its limits are. Nil when it answers without
+    /// one; throws when it cannot be asked (unreachable, or no answer in time).
+    public func information(url: String) async throws -> RelayInformation? {
         try await connector.information(url: url)
     }
 

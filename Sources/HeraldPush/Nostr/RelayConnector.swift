@@ -27,7 +27,7 @@ struct RelayConnector: Sendable {
 
     /// The relay's NIP-11 document, read as a subscription would connect. Within 5 s at most:
     /// the subscriptions wait for it, and the defaults serve when it does not come.
-    func information(url: String) async throws -> RelayInformation {
+    func information(url: String) async throws -> RelayInformation? {
         let (address, proxy) = try await route(url)
         return try await RelayWebSocket.information(
             url: url, address: address, tlsContext: tls, proxy: proxy, group: MultiThreadedEventLoopGroup.singleton,

@@ -46,11 +46,12 @@ public struct RelayInformation: Codable, Sendable, Equatable {
 
 extension RelayWebSocket {
     /// GETs the relay's NIP-11 document over the connection a subscription would use (the same
-    /// address check, proxy and trust roots), within `timeout` in all.
+    /// address check, proxy and trust roots), within `timeout` in all: nil when the relay answers
+    /// without one; throws when it cannot be asked.
     static func information(
         url: String, address: SocketAddress?, tlsContext: NIOSSLContext, proxy: EgressProxy?, group: any EventLoopGroup,
         timeout: TimeAmount
-    ) async throws -> RelayInformation {
+    ) async throws -> RelayInformation? {
         typealias HTTPChannel = NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
         let connected = try await connect(
             url: url, address: address, tlsContext: tlsContext, proxy: proxy, group: group, connectTimeout: timeout
@@ -84,8 +85,9 @@ extension RelayWebSocket {
                     }
                     body.writeBuffer(&chunk)
                 case .end:
-                    guard status == .ok else { throw Failure(description: "the relay answered \(status.map { "\($0.code)" } ?? "nothing")") }
-                    return try WireJSON.decode(RelayInformation.self, from: Data(body.readableBytesView))
+                    // An answer, but no document: the relay serves none.
+                    guard status == .ok else { return nil }
+                    return try? WireJSON.decode(RelayInformation.self, from: Data(body.readableBytesView))
                 }
             }
             throw Failure(description: "the relay closed before its information ended")

@@ -101,6 +101,9 @@ public struct HeraldConfiguration: Sendable {
                 "registrations_per_minute", default: String(server.registrationsPerMinute),
                 "Registrations one client address may make per minute on each registration route (devices, wake gateway, NWC); past it 429"),
             .init(
+                "identity_devices_max", default: String(server.identityDevicesMax),
+                "Devices one identity (ln: or pk:) may be proven on; one more is 409 too_many_devices until one is deleted"),
+            .init(
                 "trusted_proxies", default: "",
                 "Reverse proxies (addresses and CIDR ranges, comma-separated) whose X-Forwarded-For, Forwarded and X-Forwarded-Proto name the client"
             ),
@@ -361,6 +364,7 @@ public struct HeraldConfiguration: Sendable {
             proxy: providers.proxy)
         if let value = try int("HERALD_NOSTR_MAX_RELAYS") { settings.nwcMaxRelays = value }
         if let value = try int("HERALD_NOSTR_MAX_RELAYS_PER_HOST") { settings.nwcMaxRelaysPerHost = value }
+        if let value = try int("HERALD_IDENTITY_DEVICES_MAX") { settings.identityDevicesMax = value }
         if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
             let key: NostrSecretKey
             do {

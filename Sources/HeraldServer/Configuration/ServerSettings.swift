@@ -66,6 +66,9 @@ public struct ServerSettings: Sendable {
     /// Distinct relays on one host (`nostr.max_relays_per_host`): ten spellings or paths of one
     /// host are not ten connections to aim at it.
     public var nwcMaxRelaysPerHost = 4
+    /// Devices one identity may be proven on (`identity_devices_max`): a push to the identity
+    /// goes to each, so one proof must not fan a producer's call out to any number of tokens.
+    public var identityDevicesMax = 10
 
     /// The audience registrations through the wake gateway are signed for.
     var wakeGatewayAudience: String {

@@ -12,6 +12,8 @@ struct PushDelivery: Sendable {
     let intake: OutboxIntake
     let relay: ReplyRelay
     let devices: any DeviceStore
+    /// Who may be pushed: every route's way from an alias, a device or an identity to targets.
+    let directory: DeviceDirectory
     let providers: PushRouter
     let targets: TargetLimiter
     let metrics: HeraldMetrics
@@ -96,6 +98,41 @@ struct PushDelivery: Sendable {
             if let metric { metrics.received(type: metric) }
             if recipient.sealKey != nil { metrics.sealed(count: pushesPerJob) }
         }
+        return results
+    }
+
+    /// Sends `message` to each recipient that has push allowance left, one job each: a device
+    /// over its share is left out (nil in its place) and the others still go. A recipient whose
+    /// idempotency key made a job already is answered with it and charged nothing. When every
+    /// recipient is over its share, nothing is sent and the caller gets `429
+    /// target_rate_limited`, as for one device.
+    func submitEach(_ message: PushMessage, type: String, to recipients: [Recipient], metric: String?) async throws -> [EnqueueResult?] {
+        guard !recipients.isEmpty else { return [] }
+        let earlier: [String: EarlierJob]
+        do {
+            earlier = try await intake.store.jobs(idempotencyKeys: recipients.compactMap(\.idempotencyKey))
+        } catch {
+            throw APIError(intakeFailure: error)
+        }
+        var results = [EnqueueResult?](repeating: nil, count: recipients.count)
+        var admitted: [(index: Int, recipient: Recipient)] = []
+        var refusal: (any Error)?
+        for (index, recipient) in recipients.enumerated() {
+            if let key = recipient.idempotencyKey, let job = earlier[key] {
+                results[index] = EnqueueResult(
+                    id: job.id, duplicate: true, keyReused: EnqueueResult.reused(earlier: job.fingerprint, now: recipient.idempotencyFingerprint))
+                continue
+            }
+            do {
+                try await targets.takePushes(for: [recipient.target], metrics: metrics)
+                admitted.append((index, recipient))
+            } catch let error as APIError where error.code == .targetRateLimited {
+                refusal = error
+            }
+        }
+        if admitted.isEmpty, results.compactMap({ $0 }).isEmpty, let refusal { throw refusal }
+        let sent = try await submit(message, type: type, to: admitted.map(\.recipient), metric: metric, chargesAllowance: false)
+        for (entry, result) in zip(admitted, sent) { results[entry.index] = result }
         return results
     }
 

@@ -56,6 +56,7 @@ struct DeviceRoutes: Sendable {
         let proven = try IdentityClaims.proven(
             platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
             proofs: body.proofs, ts: body.ts, now: now())
+        if let proven { try await delivery.directory.admitIdentities(proven, token: token) }
         let code = settings.registration == .challenge ? Secrets.random(bytes: 16) : nil
         // One write: the device, its LSP, its identities and its challenge, or none of them.
         let registration = try await devices.registerDevice(
@@ -107,6 +108,7 @@ struct DeviceRoutes: Sendable {
             platform: platform, pushToken: signedToken, identities: body.identities, proofs: body.proofs, ts: body.ts, now: now())
         // `registration: challenge`: a new token is proven anew, by a one-time code pushed to it.
         // Until the code comes back the alias pushes nothing else.
+        if let proven { try await delivery.directory.admitIdentities(proven, deviceID: device.id, token: token) }
         let moved = token != device.token || platform != device.platform
         let code = settings.registration == .challenge && moved ? Secrets.random(bytes: 16) : nil
         // One write: the token, its challenge, the seal key, the LSP and the identities, or none of them.
@@ -146,9 +148,7 @@ struct DeviceRoutes: Sendable {
             expiresAt: now().addingTimeInterval(settings.jobTTL.timeInterval))
         _ = try await delivery.submit(
             message, type: NotificationType.deviceChallenge.rawValue,
-            to: [
-                PushDelivery.Recipient(target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey)
-            ],
+            to: [delivery.directory.challengeRecipient(device)],
             metric: NotificationType.deviceChallenge.rawValue)
     }
 

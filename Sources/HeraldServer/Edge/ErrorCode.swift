@@ -74,6 +74,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case alreadyAnswered = "already_answered"
     case replayed
     case staleRegistration = "stale_registration"
+    case tooManyDevices = "too_many_devices"
     case tokenDead = "token_dead"
     case usernameTaken = "username_taken"
     case deviceDeleted = "device_deleted"
@@ -173,6 +174,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .alreadyAnswered: .conflict
         case .replayed: .conflict
         case .staleRegistration: .conflict
+        case .tooManyDevices: .conflict
         case .tokenDead: .conflict
         case .usernameTaken: .conflict
         case .deviceDeleted: .gone

@@ -225,18 +225,19 @@ final class NwcWatcher: Service, Sendable {
     private let layouts = NIOLockedValueBox<[String: RelayLayout]>([:])
 
     /// What Herald knows of `relay`'s limits: on first contact, what its NIP-11 document says
-    /// (the defaults when it serves none); after that, what its refusals taught.
+    /// (the defaults when it serves none); after that, what its refusals taught. A relay that
+    /// could not be asked gets the defaults for this connection and is asked again on the next.
     func layout(of relay: String, subscriber: NostrRelaySubscriber) async -> RelayLayout {
         if let known = layouts.withLockedValue({ $0[relay] }) { return known }
-        var layout = RelayLayout()
+        let layout: RelayLayout
         do {
-            let information = try await subscriber.information(url: relay)
-            layout = RelayLayout(information)
+            layout = try await subscriber.information(url: relay).map(RelayLayout.init) ?? RelayLayout()
             logger.debug(
-                "nwc relay information read",
+                "nwc relay limits",
                 metadata: ["nostr.relay": "\(relay)", "subscriptions": "\(layout.maxSubscriptions)", "keys": "\(layout.keysPerFilter)"])
         } catch {
-            logger.debug("nwc relay serves no information; default limits", metadata: ["nostr.relay": "\(relay)", "error": "\(error)"])
+            logger.debug("nwc relay information not read; default limits", metadata: ["nostr.relay": "\(relay)", "error": "\(error)"])
+            return RelayLayout()
         }
         return layouts.withLockedValue { layouts in
             if let learned = layouts[relay] { return learned }
@@ -386,14 +387,15 @@ final class NwcWatcher: Service, Sendable {
         guard let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL) else {
             return try await post(raw, event: event, to: registration.webhookURL)
         }
-        let resolution = try await devices.resolveWebhookToken(alias, rawPlatform: nil)
-        guard let device = resolution.device, !resolution.isDead else {
+        // Through the directory, as every push: a deleted, dead or unconfirmed device is not woken.
+        let device: Device
+        var recipient: PushDelivery.Recipient
+        do {
+            (device, recipient) = try await delivery.directory.device(alias: alias)
+        } catch is APIError {
             throw NotForwarded.deviceGone
         }
-        var recipient = PushDelivery.Recipient(
-            target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
-            idempotencyKey: "nwc:\(event.id.lowercased()):\(device.id)")
-        recipient.registered = true
+        recipient.idempotencyKey = "nwc:\(event.id.lowercased()):\(device.id)"
         let webhook = WebhookRequest(form: .template, name: "nwc_event", data: ["event": .string(raw)])
         try webhook.validate()
         _ = try await delivery.submit(webhook, to: recipient, appData: nil)

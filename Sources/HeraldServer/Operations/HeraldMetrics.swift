@@ -126,6 +126,12 @@ public final class HeraldMetrics: Sendable {
         increment("target_rate_limited", help: "Pushes refused because their device token had its share")
     }
 
+    /// A device that a push by identity or alias left out, by why (`unconfirmed`, `dead`,
+    /// `not_configured`, `rate_limited`).
+    public func deviceSkipped(_ reason: String) {
+        increment("devices_skipped", help: "Devices a push left out, by why", labels: [("reason", reason)])
+    }
+
     /// A wake asked for, by kind (known kinds by name, the rest as `other`: callers choose it).
     public func wakeRequested(kind: WakeKind) {
         increment("wakes_requested", help: "Wakes asked for, by kind", labels: [("kind", WakeKindLabel.of(kind))])

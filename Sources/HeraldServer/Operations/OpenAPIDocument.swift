@@ -809,6 +809,9 @@ enum OpenAPIDocument {
           "408": {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
+          "409": {
+            "$ref": "#/components/responses/Error409.too_many_devices"
+          },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
           },
@@ -1108,6 +1111,9 @@ enum OpenAPIDocument {
           },
           "408": {
             "$ref": "#/components/responses/Error408.request_timeout"
+          },
+          "409": {
+            "$ref": "#/components/responses/Error409.too_many_devices"
           },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
@@ -2162,7 +2168,7 @@ enum OpenAPIDocument {
         "tags": [
           "Wake gateway"
         ],
-        "description": "A newer registration from the same install replaces the older one; an older one is refused. Patterns and known names are stored; unknown exact names come back in `unknown_topics`.",
+        "description": "A newer registration from the same install replaces the older one; an older one is refused. Patterns and known names are stored; unknown exact names come back in `unknown_topics`. With `registration: key` an API key of scope `devices` is needed, as on `POST /api/v1/devices`.",
         "requestBody": {
           "required": true,
           "content": {
@@ -2189,7 +2195,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Error400.invalid_request.platform_not_configured.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `stale_timestamp`, `invalid_proof`, `missing_proof`",
+            "description": "Unauthorized: `stale_timestamp`, `invalid_proof`, `missing_proof`, `unauthorized`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2204,7 +2210,8 @@ enum OpenAPIDocument {
                           "enum": [
                             "stale_timestamp",
                             "invalid_proof",
-                            "missing_proof"
+                            "missing_proof",
+                            "unauthorized"
                           ]
                         }
                       }
@@ -2221,11 +2228,14 @@ enum OpenAPIDocument {
               }
             }
           },
+          "403": {
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
           "408": {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "$ref": "#/components/responses/Error409.stale_registration"
+            "$ref": "#/components/responses/Error409.stale_registration.too_many_devices"
           },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
@@ -2275,7 +2285,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Error400.invalid_request.platform_not_configured.malformed_request.bad_request"
           },
           "401": {
-            "description": "Unauthorized: `stale_timestamp`, `invalid_signature`",
+            "description": "Unauthorized: `stale_timestamp`, `invalid_signature`, `unauthorized`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2289,7 +2299,8 @@ enum OpenAPIDocument {
                           "type": "string",
                           "enum": [
                             "stale_timestamp",
-                            "invalid_signature"
+                            "invalid_signature",
+                            "unauthorized"
                           ]
                         }
                       }
@@ -2306,11 +2317,14 @@ enum OpenAPIDocument {
               }
             }
           },
+          "403": {
+            "$ref": "#/components/responses/Error403.forbidden"
+          },
           "408": {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "$ref": "#/components/responses/Error409.stale_registration"
+            "$ref": "#/components/responses/Error409.stale_registration.too_many_devices"
           },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
@@ -4822,6 +4836,7 @@ enum OpenAPIDocument {
           "already_answered",
           "replayed",
           "stale_registration",
+          "too_many_devices",
           "token_dead",
           "username_taken",
           "device_deleted",
@@ -5348,6 +5363,11 @@ enum OpenAPIDocument {
               "type": "string",
               "minLength": 1
             }
+          },
+          "skipped": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Devices holding the identity left out: not confirmed yet (`registration: challenge`), a dead token, or over their push allowance. Absent when none."
           }
         },
         "required": [
@@ -5550,12 +5570,30 @@ enum OpenAPIDocument {
           "devices": {
             "type": "integer",
             "minimum": 0,
-            "description": "Devices woken."
+            "description": "Devices reached: `pushed` plus `present`."
+          },
+          "pushed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Devices sent a push."
+          },
+          "present": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Devices connected now, told over their presence stream instead."
+          },
+          "skipped": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Devices holding the identity and topic left out: not confirmed yet, a dead token, or over their push allowance."
           }
         },
         "required": [
           "wake_id",
-          "devices"
+          "devices",
+          "pushed",
+          "present",
+          "skipped"
         ],
         "additionalProperties": false
       },
@@ -7261,8 +7299,8 @@ enum OpenAPIDocument {
           }
         }
       },
-      "Error409.stale_registration": {
-        "description": "Conflict: `stale_registration`",
+      "Error409.stale_registration.too_many_devices": {
+        "description": "Conflict: `stale_registration`, `too_many_devices`",
         "content": {
           "application/json": {
             "schema": {
@@ -7275,7 +7313,32 @@ enum OpenAPIDocument {
                     "error": {
                       "type": "string",
                       "enum": [
-                        "stale_registration"
+                        "stale_registration",
+                        "too_many_devices"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        }
+      },
+      "Error409.too_many_devices": {
+        "description": "Conflict: `too_many_devices`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                },
+                {
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "too_many_devices"
                       ]
                     }
                   }

@@ -197,11 +197,12 @@ struct LnurlPayRoutes: Sendable {
 
     /// Wakes the owner's phone and waits for its answer.
     func ask(_ webhook: WebhookRequest, address: LightningAddress) async throws -> ReplyAnswer {
-        let target = PushTarget(platform: address.device.platform, token: address.device.token, app: address.device.app)
-        if try await devices.resolveWebhookToken(target.token, rawPlatform: target.platform).isDead {
-            throw Self.unreachable
-        }
-        switch try await delivery.ask(webhook, to: PushDelivery.Recipient(target: target, sealKey: address.device.sealKey), appData: nil) {
+        // The directory decides, as for every push: a dead token, or a device whose token moved
+        // and is not confirmed again (`registration: challenge`), is not asked.
+        let device = address.device
+        let isDead = try await devices.resolveWebhookToken(device.token, rawPlatform: device.platform).isDead
+        guard try await delivery.directory.skip(device, isDead: isDead) == nil else { throw Self.unreachable }
+        switch try await delivery.ask(webhook, to: try await delivery.directory.recipient(device, isDead: isDead), appData: nil) {
         case .answered(let answer): return answer
         case .timedOut: throw LnurlFailure(.gatewayTimeout, "The wallet did not answer in time; try again")
         case .shuttingDown: throw LnurlFailure(.serviceUnavailable, "The server is restarting; try again")

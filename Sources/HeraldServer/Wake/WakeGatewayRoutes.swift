@@ -14,6 +14,7 @@ import Hummingbird
 struct WakeGatewayRoutes: Sendable {
     let wakes: WakeService
     let devices: any DeviceStore
+    let keys: any APIKeyStore
     let ledger: any WakeLedgerStore
     let providers: PushRouter
     let settings: ServerSettings
@@ -54,7 +55,7 @@ struct WakeGatewayRoutes: Sendable {
     // MARK: Registration
 
     func registerDevice(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        try limiter.admitRegistration(from: context.clientAddress)
+        try await admit(request, context: context)
         var request = request
         let registration = try await Self.readBody(WakeRegistrationRequest.self, from: &request)
         let time = serverTime
@@ -91,7 +92,7 @@ struct WakeGatewayRoutes: Sendable {
     /// `POST /api/device`: the node signs `"bitkit-notifications" + deviceToken + isoTimestamp`;
     /// the token's form says the platform; `features` are the topics; v0 envelopes.
     func registerLegacy(_ request: Request, context: HeraldRequestContext) async throws -> Response {
-        try limiter.admitRegistration(from: context.clientAddress)
+        try await admit(request, context: context)
         var request = request
         let legacy = try await Self.readBody(WakeLegacyRegistration.self, from: &request)
         guard let node = NodeID(hex: legacy.nodeId), legacy.nodeId == node.hex else {
@@ -128,6 +129,14 @@ struct WakeGatewayRoutes: Sendable {
             WakeRegistrationAnswer(deviceID: device.id, identities: [identity], topics: stored, unknownTopics: [], serverTime: serverTime))
     }
 
+    /// The registration mode holds here as on `POST /api/v1/devices`: under `registration: key`
+    /// only a caller with a `devices` key registers (a phone's own gateway registration then goes
+    /// through the app's backend), and every caller's address is rate-limited.
+    private func admit(_ request: Request, context: HeraldRequestContext) async throws {
+        if settings.registration == .key { try await APIKeyAuthenticator.check(request.headers, keys: keys, scope: .devices) }
+        try limiter.admitRegistration(from: context.clientAddress)
+    }
+
     /// Stores the device, its identities and its gateway row in one transaction, replacing the
     /// install's earlier registration unless that one is newer.
     private func store(
@@ -136,6 +145,7 @@ struct WakeGatewayRoutes: Sendable {
         // A gateway app named like one of Herald's apps uses its credentials; any other, the default's.
         let app = providers.apps[name] != nil ? name : PushTarget.defaultApp
         guard providers.provider(for: platform, app: app) != nil else { throw APIError.platformNotConfigured(platform, app: app) }
+        try await wakes.delivery.directory.admitIdentities(identities, token: token)
         do {
             if let earlier = try await ledger.wakeGatewayDevice(installKey: gateway.installKey),
                 earlier.gateway.registeredTS > gateway.registeredTS

@@ -58,7 +58,7 @@ extension WakeService {
         let secret: [UInt8]
         do {
             entries = try await ledger.wakeGatewayDevices(identity: request.identity).filter { entry in
-                !entry.isDead && entry.gateway.topics.contains { WakeTopicName.subscription($0, matches: topic.name) }
+                entry.gateway.topics.contains { WakeTopicName.subscription($0, matches: topic.name) }
             }
             secret = try await collapseSecret.get(from: ledger, now: moment)
         } catch {
@@ -72,8 +72,26 @@ extension WakeService {
         // Everything is decided and recorded before any push is committed: an ack racing the
         // push always finds its wake.
         var planned: [(entry: WakeGatewayEntry, push: PushMessage?, fallback: PushMessage?, delivery: WakeDeliveryRecord)] = []
+        var skipped = 0
         for entry in entries {
+            // The directory's rules, then the device's own allowance: one device that may not be
+            // pushed, or is over its share, is left out and the identity's others still go.
+            if let skip = try await delivery.directory.skip(entry.device, isDead: entry.isDead) {
+                metrics.deviceSkipped(skip.rawValue)
+                skipped += 1
+                continue
+            }
             let present = presence.isPresent(deviceID: entry.device.id, now: moment)
+            if !present {
+                do {
+                    try await delivery.targets.takePushes(
+                        for: [PushTarget(platform: entry.device.platform, token: entry.device.token, app: entry.device.app)], metrics: metrics)
+                } catch let error as APIError where error.code == .targetRateLimited {
+                    metrics.deviceSkipped("rate_limited")
+                    skipped += 1
+                    continue
+                }
+            }
             var delivery = WakeDeliveryRecord(wakeID: wakeID, deviceID: entry.device.id, jobID: nil, fallbackJobID: nil, present: present)
             guard !present else {
                 planned.append((entry, nil, nil, delivery))
@@ -106,7 +124,7 @@ extension WakeService {
             let target = PushTarget(platform: entry.device.platform, token: entry.device.token, app: entry.device.app)
             var recipient = PushDelivery.Recipient(target: target)
             recipient.jobID = jobID
-            _ = try await delivery.submit(push, type: "wake:" + topic.name, to: [recipient], metric: nil)
+            _ = try await delivery.submit(push, type: "wake:" + topic.name, to: [recipient], metric: nil, chargesAllowance: false)
             metrics.wakePushed(entry.device.platform == .ios ? (topic.urgency == .background ? "silent" : "alert") : "data")
             presence.woke(deviceID: entry.device.id, now: moment)
             if let fallback, let fallbackID = record.fallbackJobID {
@@ -119,8 +137,10 @@ extension WakeService {
                 metrics.wakeFallbackScheduled()
             }
         }
-        metrics.identityWoken(devices: entries.count)
-        return IdentityWakeAnswer(wakeID: wakeID, devices: entries.count)
+        let pushed = planned.filter { $0.push != nil }.count
+        metrics.identityWoken(devices: planned.count)
+        return IdentityWakeAnswer(
+            wakeID: wakeID, devices: planned.count, pushed: pushed, present: planned.count - pushed, skipped: skipped)
     }
 
     /// The job type of fallback alerts (metrics count them when sent).

@@ -39,6 +39,8 @@ struct WakeService: Sendable {
         extraData: [String: String] = [:]
     ) async throws -> Outcome {
         metrics.wakeRequested(kind: body.kind)
+        // Before anything is claimed or recorded: a device the directory refuses is not woken.
+        let reachable = try await delivery.directory.recipient(device, isDead: false)
         let event = PresenceWakeEvent(kind: body.kind, paymentHash: body.paymentHash, amountMsat: body.amountMsat)
         let moment = now()
         // Seed 003's rule: no push while the app is connected; a held stream hears of it at once.
@@ -61,10 +63,8 @@ struct WakeService: Sendable {
             var extraData = extraData
             if let recorded { extraData[WakePushKey.wakeID] = recorded.wakeID }
             let (push, message) = try self.message(for: body, platform: device.platform, extraData: extraData, now: moment)
-            var recipient = PushDelivery.Recipient(
-                target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
-                idempotencyKey: idempotencyKey.map { "\($0):\(push)" }
-            )
+            var recipient = reachable
+            recipient.idempotencyKey = idempotencyKey.map { "\($0):\(push)" }
             recipient.idempotencyFingerprint = idempotencyFingerprint
             recipient.jobID = recorded?.jobID
             // A wake counts against its phone's allowance like any push; an idempotent retry is free.

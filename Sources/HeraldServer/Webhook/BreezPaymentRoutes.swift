@@ -12,9 +12,8 @@ import Hummingbird
 /// payment hash, and pushed as `payment_received` to every device that proved `ln:<user_pubkey>`.
 struct BreezPaymentRoutes: Sendable {
     let delivery: PushDelivery
-    let identities: any IdentityStore
-    let providers: PushRouter
     let settings: ServerSettings
+    let metrics: HeraldMetrics
 
     static let maxBodyBytes = 64 * 1024
     static let signature = HTTPField.Name(BreezPaymentWebhook.signatureHeader)!
@@ -53,21 +52,32 @@ struct BreezPaymentRoutes: Sendable {
         if let sat = payment.amountSat, sat < 0 { throw APIError.invalidBody("amount_sat must not be negative") }
 
         let hash = payment.paymentHash.lowercased()
-        let recipients = try await identities.devices(identity: identity.description).compactMap { found -> PushDelivery.Recipient? in
-            guard let device = found.device, !found.isDead, providers.provider(for: device.platform, app: device.app) != nil else { return nil }
-            return PushDelivery.Recipient(
-                target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey,
-                // Breez retries until it sees a 2xx: the same payment makes the same jobs.
-                idempotencyKey: "breez-payment:\(hash):\(device.id)")
+        // Through the directory: a device that has not confirmed its token, or whose token is
+        // dead, holds the identity but is pushed nothing.
+        let (devices, skipped) = try await delivery.directory.devices(identity: identity.description)
+        for skip in skipped { metrics.deviceSkipped(skip.rawValue) }
+        let recipients = devices.map { device in
+            var recipient = PushDelivery.Recipient(
+                target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey)
+            // Breez retries until it sees a 2xx: the same payment makes the same jobs.
+            recipient.idempotencyKey = "breez-payment:\(hash):\(device.id)"
+            return recipient
         }
         guard !recipients.isEmpty else {
             // Not an error: Breez would retry it for days, and a user with no phone registered is normal.
-            return try JSONResponse.make(BreezPaymentAnswer(devices: 0), status: .accepted)
+            return try JSONResponse.make(BreezPaymentAnswer(devices: 0, skipped: skipped.isEmpty ? nil : skipped.count), status: .accepted)
         }
-        let results = try await delivery.submit(
+        // Each device takes its own allowance: one over its share is skipped, not the payment's
+        // other devices (only when all are over is the answer 429, for Breez to retry).
+        let results = try await delivery.submitEach(
             Self.push(for: payment, hash: hash), type: NotificationType.paymentReceived.rawValue, to: recipients, metric: "breez_payment")
-        var response = try JSONResponse.make(BreezPaymentAnswer(devices: recipients.count, jobs: results.map(\.id)))
-        if results.allSatisfy(\.duplicate) { response.headers[Edge.replayed] = "true" }
+        let sent = results.compactMap { $0 }
+        let overShare = results.count - sent.count
+        for _ in 0..<overShare { metrics.deviceSkipped("rate_limited") }
+        var response = try JSONResponse.make(
+            BreezPaymentAnswer(
+                devices: sent.count, jobs: sent.map(\.id), skipped: skipped.count + overShare == 0 ? nil : skipped.count + overShare))
+        if sent.allSatisfy(\.duplicate) { response.headers[Edge.replayed] = "true" }
         return response
     }
 

@@ -13,8 +13,6 @@ struct WebhookRoutes: Sendable {
     let devices: any DeviceStore
     let providers: PushRouter
     let settings: ServerSettings
-    /// `registration: challenge`: unconfirmed devices are pushed nothing but their challenge.
-    let challenges: any DeviceChallengeStore
     /// LSPS5 notifications, the third body shape.
     let lsps5: LSPS5Intake
 
@@ -73,50 +71,20 @@ struct WebhookRoutes: Sendable {
         guard let device = resolution.device else {
             throw APIError(.unknownToken, "LSPS5 notifications are taken only on a registered device's webhook URL")
         }
-        if resolution.isDead { throw APIError.tokenUnregistered }
-        try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
+        _ = try await delivery.directory.recipient(device, isDead: resolution.isDead)
         let body = try await Edge.readRequiredBody(&request, limit: Self.maxBodyBytes)
         return try await lsps5.receive(body: Array(buffer: body), headers: request.headers, device: device)
     }
 
-    /// Finds the push token behind the `token` parameter: a registered alias, or (when the
-    /// operator allows it) a raw push token, as Breez-style integrations send. A registered
-    /// device's seal key comes with it, read in the same lookup.
+    /// Finds the push target behind the `token` parameter through the directory: a registered
+    /// alias (with its seal key), or a raw push token where the operator allows one.
     func resolveTarget(_ query: Parameters) async throws -> PushDelivery.Recipient {
         guard let given = query.get("token"), !given.isEmpty else {
             throw APIError(.missingToken, "the query parameter 'token' is required")
         }
         try Edge.checkPushToken(given, field: "token")
         let platform = try query.get("platform").map(Edge.parsePlatform)
-        // One spelling before the lookup: the dead mark, the allowance and the idempotency key
-        // all see the token as registration stores it.
-        let token = platform.map { PushTokenForm.normalized(given, platform: $0) } ?? given
-        let resolution = try await devices.resolveWebhookToken(token, rawPlatform: platform)
-        if resolution.isDeletedAlias { throw APIError.deviceDeleted }
-        let target: PushTarget
-        if let device = resolution.device {
-            try await Edge.requireConfirmed(device, settings: settings, challenges: challenges)
-            target = PushTarget(platform: device.platform, token: device.token, app: device.app)
-        } else if settings.acceptRawTokens, !DeviceAlias.hasAliasForm(token) {
-            guard let platform else {
-                throw APIError(.missingPlatform, "the query parameter 'platform' is required")
-            }
-            // A subscription carries its keys and a URL Herald would be told to POST to: only
-            // registration, which checks both, may name one.
-            guard platform != .webpush else {
-                throw APIError(.aliasRequired, "a Web Push device is reached only through its registered alias (POST /api/v1/devices)")
-            }
-            try Edge.checkPushToken(token, platform: platform, field: "token")
-            // A raw token names its app in the query; a registered device's is its own.
-            let app = try Edge.checkApp(query.get("app"), providers: providers)
-            target = PushTarget(platform: platform, token: token, app: app)
-        } else {
-            throw APIError(.unknownToken, "no device is registered under this token")
-        }
-        if resolution.isDead { throw APIError.tokenUnregistered }
-        var recipient = PushDelivery.Recipient(target: target, sealKey: resolution.device?.sealKey)
-        recipient.registered = resolution.device != nil
-        return recipient
+        return try await delivery.directory.webhookRecipient(token: given, platform: platform, app: query.get("app")).0
     }
 
     /// What an idempotency key is bound to: the body as sent and `app_data`.
