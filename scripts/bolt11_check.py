@@ -266,7 +266,9 @@ def spark(args: argparse.Namespace, workdir: Path, processes: Processes, report:
     key = coincurve.PrivateKey()
     identity = "ln:" + key.public_key.format(compressed=True).hex()
     token, ts = "fcm-spark-" + os.urandom(8).hex(), int(time.time())
-    preimage = f"herald-identity-v1\nplatform:android\npush_token:{token}\nidentities:{identity}\nts:{ts}"
+    # The deployment the proof is for, as Herald says it.
+    audience = http("GET", f"{base}/wake/v1/info")[1]["audience"]
+    preimage = f"herald-identity-v1\naudience:{audience}\nplatform:android\npush_token:{token}\nidentities:{identity}\nts:{ts}"
     status, device = http("POST", f"{base}/api/v1/devices", {
         "platform": "android", "push_token": token, "identities": [identity], "ts": ts,
         "proofs": [{"identity": identity, "sig": ln_sign(key, preimage)}]})

@@ -94,7 +94,7 @@ PROOFS = {"type": "array", "maxItems": 8, "items": obj(
     {"identity": string(minLength=1),
      "sig": string("For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 "
                    "signature.", minLength=1)}),
-          "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\nplatform:<platform>"
+          "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>"
                          "\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, "
                          "comma-joined>\\nts:<ts>`."}
 PROOF_TS = integer("Unix seconds the proofs were signed at: within 600 s of the server's clock.")
@@ -203,12 +203,15 @@ SCHEMAS: dict[str, dict] = {
          "app": string("The app the device belongs to."),
          "lsp_node_id": string("The LSP node id LSPS5 notifications are checked against, lower-case hex.",
                                pattern="^0[23][0-9a-f]{64}$"),
-         "identities": {"type": "array", "items": string(), "description": "The identities proven; absent: none."}},
+         "identities": {"type": "array", "items": string(), "description": "The identities proven; absent: none."},
+         "confirmed": BOOL | {"description": "`registration: challenge` only: false until the challenge push's code "
+                                             "comes back (the alias pushes nothing else until then)."}},
     ),
     "Device": obj(
         {"device_id": string(minLength=1), "alias": string(minLength=1), "webhook_url": string()},
         {"seal_kid": string(), "app": string(), "lsp_node_id": string(pattern="^0[23][0-9a-f]{64}$"),
-         "identities": {"type": "array", "items": string()}},
+         "identities": {"type": "array", "items": string()},
+         "confirmed": BOOL | {"description": "`registration: challenge` only: whether the device's token is confirmed."}},
     ),
     "BreezPaymentWebhook": obj(
         {"template": {"const": "spark_payment_received"},
@@ -724,7 +727,7 @@ def paths() -> dict:
                            "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
                            "platform_not_configured", *IDENTITY_400],
                       401: ["invalid_proof", "stale_timestamp", "unauthorized"], 403: ["forbidden"],
-                      409: ["too_many_devices"],
+                      409: ["too_many_devices", "proof_replayed"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
                      body=True),
         })}
@@ -759,7 +762,7 @@ def paths() -> dict:
                 **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                                "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "invalid_lsp_node_id", "platform_not_configured",
                                *IDENTITY_400],
-                          401: ["unauthorized", "invalid_proof", "stale_timestamp"], 409: ["too_many_devices"],
+                          401: ["unauthorized", "invalid_proof", "stale_timestamp"], 409: ["too_many_devices", "proof_replayed"],
                           413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
             }),
@@ -881,14 +884,16 @@ def paths() -> dict:
         responses={"200": json_body(ref("WakeTopicList"), "The configured topics."), **errors({}, body=False)})}
     p["/wake/v1/devices"] = {"post": op(
         "wakeGatewayRegister", "Register a device with identity proofs (bitkit-core)", tags=gateway,
-        description="A newer registration from the same install replaces the older one; an older one is refused. "
+        description="A registration from the same install replaces the earlier one if it proves one of its identities "
+                    "or presents its `wkd_` secret as `Authorization: Bearer` (else `409 install_taken`); of two, the "
+                    "later by Herald's clock wins. "
                     "Patterns and known names are stored; unknown exact names come back in `unknown_topics`. "
                     "With `registration: key` an API key of scope `devices` is needed, as on `POST /api/v1/devices`.",
         body=request_body(ref("WakeRegistration")),
         responses={"201": json_body(ref("WakeRegistrationAnswer"), "Registered."),
                    **errors({400: ["invalid_request", "platform_not_configured"],
                              401: ["stale_timestamp", "invalid_proof", "missing_proof", "unauthorized"], 403: ["forbidden"],
-                             409: ["stale_registration", "too_many_devices"],
+                             409: ["install_taken", "too_many_devices", "proof_replayed"],
                              413: ["body_too_large"], 429: ["rate_limited"], 503: STORE}, body=True)})}
     p["/wake/api/device"] = {"post": op(
         "wakeGatewayLegacyRegister", "Register a deployed Bitkit app (legacy, v0 envelopes)", tags=gateway,
@@ -896,7 +901,7 @@ def paths() -> dict:
         responses={"200": json_body(ref("WakeRegistrationAnswer"), "Registered."),
                    **errors({400: ["invalid_request", "platform_not_configured"],
                              401: ["stale_timestamp", "invalid_signature", "unauthorized"], 403: ["forbidden"],
-                             409: ["stale_registration", "too_many_devices"],
+                             409: ["install_taken", "too_many_devices", "proof_replayed"],
                              413: ["body_too_large"], 429: ["rate_limited"], 503: STORE}, body=True)})}
     p["/wake/v1/devices/self/topics"] = {"put": op(
         "wakeGatewaySetTopics", "Replace the device's topics", tags=gateway, security=secret,

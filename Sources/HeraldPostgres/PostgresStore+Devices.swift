@@ -32,13 +32,44 @@ extension PostgresStore: DeviceStore {
             try await rows(insert)
             return registration
         }
-        // A gateway registration replaces its install's earlier device: three statements in one
-        // transaction, because a statement's cascaded deletes happen only at its end.
+        // A gateway registration replaces its install's earlier device, if it may: in one
+        // transaction, under a lock on the install, so concurrent registrations of one install
+        // settle on one and the check holds for the write.
         try await transaction { connection, logger in
-            try await connection.query(
-                "DELETE FROM device WHERE id IN (SELECT device_id FROM wake_gateway_device WHERE install_key = \(gateway.installKey))",
-                logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(gateway.installKey), 7))", logger: logger)
+            var held: [(id: String, secret: String)] = []
+            for try await (id, secret) in try await connection.query(
+                "SELECT device_id, secret_sha256 FROM wake_gateway_device WHERE install_key = \(gateway.installKey)", logger: logger
+            ).decode((String, String).self) {
+                held.append((id, secret))
+            }
+            let earlier = held.map(\.id)
+            if !held.isEmpty, !held.contains(where: { $0.secret == gateway.presentedSecretSHA256 }) {
+                var proven = false
+                for try await _ in try await connection.query(
+                    """
+                    SELECT 1 FROM device_identity
+                    WHERE device_id = ANY(\(earlier)::text[]) AND identity = ANY(\(identities)::text[]) LIMIT 1
+                    """, logger: logger)
+                {
+                    proven = true
+                }
+                guard proven else { throw WakeGatewayInstallTaken() }
+            }
             try await connection.query(insert, logger: logger)
+            if !earlier.isEmpty {
+                // The earlier devices' wakes pass to this one (an ack from it still cancels their
+                // fallbacks), their pending fallbacks go to its token on the same platform, and they go.
+                try await connection.query(
+                    "UPDATE wake_delivery SET device_id = \(device.id) WHERE device_id = ANY(\(earlier)::text[])", logger: logger)
+                try await connection.query(
+                    """
+                    UPDATE job SET token = \(token)
+                    WHERE platform = \(platform.rawValue) AND state = 'pending' AND (lease_until IS NULL OR lease_until < \(nowValue))
+                      AND id IN (SELECT fallback_job_id FROM wake_delivery WHERE device_id = \(device.id) AND fallback_job_id IS NOT NULL)
+                    """, logger: logger)
+                try await connection.query("DELETE FROM device WHERE id = ANY(\(earlier)::text[])", logger: logger)
+            }
             try await connection.query(
                 """
                 INSERT INTO wake_gateway_device
@@ -121,7 +152,11 @@ extension PostgresStore: DeviceStore {
         let now = date.timeIntervalSince1970
         try await rows(
             """
-            WITH gone AS (DELETE FROM device WHERE id = \(id) RETURNING alias)
+            WITH gone AS (DELETE FROM device WHERE id = \(id) RETURNING alias),
+            fallbacks AS (
+                DELETE FROM job WHERE state = 'pending' AND (lease_until IS NULL OR lease_until < \(now))
+                  AND id IN (SELECT fallback_job_id FROM wake_delivery WHERE device_id = \(id) AND fallback_job_id IS NOT NULL)
+            )
             INSERT INTO deleted_alias (alias, deleted_at) SELECT alias, \(now) FROM gone ON CONFLICT DO NOTHING
             """)
     }

@@ -11,12 +11,9 @@ extension SQLiteStore: DeviceStore {
         let (device, secret) = (registration.device, registration.secret)
         let nowValue = now.timeIntervalSince1970
         try await database.write { db in
-            // The install's earlier registration goes first, so nothing of it is left beside the new one.
-            if let gateway = extras.wakeGateway {
-                try db.execute(
-                    sql: "DELETE FROM device WHERE id IN (SELECT device_id FROM wake_gateway_device WHERE install_key = ?)",
-                    arguments: [gateway.installKey])
-            }
+            // The install's earlier registration: replaced only by its owner (read in this
+            // transaction, so concurrent registrations of one install settle on one).
+            let earlier = try extras.wakeGateway.map { try Self.claimInstall($0, identities: extras.identities, in: db) } ?? []
             try db.execute(
                 sql: """
                     INSERT INTO device (id, platform, token, alias, secret_hash, seal_key, created_at, updated_at, app)
@@ -32,9 +29,47 @@ extension SQLiteStore: DeviceStore {
                 try Self.setIdentities(deviceID: device.id, identities: extras.identities, now: nowValue, in: db)
             }
             if let hash = extras.challengeHash { try Self.setChallenge(deviceID: device.id, codeHash: hash, now: nowValue, in: db) }
-            if let gateway = extras.wakeGateway { try Self.insertWakeGatewayDevice(gateway, deviceID: device.id, in: db) }
+            if let gateway = extras.wakeGateway {
+                try Self.handOver(from: earlier, to: device, now: nowValue, in: db)
+                try Self.insertWakeGatewayDevice(gateway, deviceID: device.id, in: db)
+            }
         }
         return registration
+    }
+
+    /// The devices holding the install now, if this registration may replace them: it proves one
+    /// of their identities or presents the install's secret. Throws ``WakeGatewayInstallTaken``.
+    static func claimInstall(_ gateway: WakeGatewayDevice, identities: [String], in db: Database) throws -> [String] {
+        let held = try Row.fetchAll(
+            db, sql: "SELECT device_id, secret_sha256 FROM wake_gateway_device WHERE install_key = ?", arguments: [gateway.installKey])
+        guard !held.isEmpty else { return [] }
+        let ids: [String] = held.map { $0["device_id"] }
+        if let presented = gateway.presentedSecretSHA256, held.contains(where: { ($0["secret_sha256"] as String) == presented }) {
+            return ids
+        }
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        let proven = try String.fetchAll(
+            db, sql: "SELECT identity FROM device_identity WHERE device_id IN (\(marks))", arguments: StatementArguments(ids))
+        guard !Set(proven).isDisjoint(with: identities) else { throw WakeGatewayInstallTaken() }
+        return ids
+    }
+
+    /// The earlier devices' wakes pass to `device` (an ack from it still cancels their fallbacks),
+    /// their pending fallbacks go to its token (on the same platform: the alert is rendered for
+    /// it), and the earlier devices go.
+    static func handOver(from earlier: [String], to device: Device, now: TimeInterval, in db: Database) throws {
+        guard !earlier.isEmpty else { return }
+        let marks = Array(repeating: "?", count: earlier.count).joined(separator: ",")
+        try db.execute(
+            sql: "UPDATE wake_delivery SET device_id = ? WHERE device_id IN (\(marks))", arguments: StatementArguments([device.id] + earlier))
+        try db.execute(
+            sql: """
+                UPDATE job SET token = ?
+                WHERE platform = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until < ?)
+                  AND id IN (SELECT fallback_job_id FROM wake_delivery WHERE device_id = ? AND fallback_job_id IS NOT NULL)
+                """,
+            arguments: [device.token, device.platform.rawValue, now, device.id])
+        try db.execute(sql: "DELETE FROM device WHERE id IN (\(marks))", arguments: StatementArguments(earlier))
     }
 
     /// The one column list of a ``Device``, of `device` named `d`: every query that makes one
@@ -149,6 +184,12 @@ extension SQLiteStore: DeviceStore {
         try await database.write { db in
             try db.execute(
                 sql: "INSERT OR IGNORE INTO deleted_alias (alias, deleted_at) SELECT alias, ? FROM device WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, id])
+            try db.execute(
+                sql: """
+                    DELETE FROM job WHERE state = 'pending' AND (lease_until IS NULL OR lease_until < ?)
+                      AND id IN (SELECT fallback_job_id FROM wake_delivery WHERE device_id = ? AND fallback_job_id IS NOT NULL)
+                    """,
                 arguments: [now.timeIntervalSince1970, id])
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
         }

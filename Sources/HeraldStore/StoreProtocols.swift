@@ -89,7 +89,8 @@ public protocol DeviceStore: Sendable {
     /// holds afterwards, read in that transaction.
     func updateDevice(id: String, changes: DeviceChanges, now: Date) async throws -> UpdatedDevice
     /// Deletes the device and remembers its alias as deleted: its webhook URL answers `410` from
-    /// then on, and is never taken for a raw push token.
+    /// then on, and is never taken for a raw push token. Fallback alerts of its wakes that are
+    /// still pending are cancelled with it: nobody is left to alert.
     func deleteDevice(id: String, now: Date) async throws
     /// A webhook's `token` parameter in one read: the device it is the alias of, if any, and
     /// whether the push token it leads to (the device's, or the raw token on `rawPlatform`) is dead.
@@ -104,7 +105,12 @@ public struct DeviceExtras: Sendable, Hashable {
     public var identities: [String]
     /// SHA-256 of the one-time code of its challenge (``DeviceChallengeStore``).
     public var challengeHash: Data?
-    /// A registration through the wake gateway API: it replaces the install's earlier device.
+    /// A registration through the wake gateway API. It replaces the install's earlier device only
+    /// if it proves one of that device's identities or presents its secret
+    /// (``WakeGatewayDevice/presentedSecretSHA256``), else ``WakeGatewayInstallTaken`` is thrown
+    /// and nothing is written; check and write are one transaction. The earlier device's wake
+    /// deliveries pass to the new one (an ack still cancels their fallbacks), and its pending
+    /// fallbacks go to the new token.
     public var wakeGateway: WakeGatewayDevice?
 
     public init(

@@ -16,8 +16,11 @@ public struct WakeGatewayDevice: Sendable, Hashable {
     public var environment: String
     /// Topic names and `namespace.*` patterns.
     public var topics: [String]
-    /// The registration's `ts`, Unix seconds: an older one is refused.
+    /// The registration's `ts`, Unix seconds, as the phone sent it.
     public var registeredTS: Int64
+    /// SHA-256 of the `wkd_` secret the registering caller presented (hex), if any: with the
+    /// install's current secret it may replace the install's registration whatever it proves.
+    public var presentedSecretSHA256: String?
 
     public init(
         installKey: String, secretSHA256: String, encryptionKey: String, envelope: Int, environment: String, topics: [String],
@@ -31,6 +34,14 @@ public struct WakeGatewayDevice: Sendable, Hashable {
         self.topics = topics
         self.registeredTS = registeredTS
     }
+}
+
+/// A gateway registration for an install that another registration holds, made without proving
+/// any of that registration's identities or presenting its secret: refused, so that knowing a
+/// push token or an install id is not enough to take a phone's wakes.
+public struct WakeGatewayInstallTaken: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the install is registered with other identities" }
 }
 
 /// A wake: what a producer asked for. Its deliveries say what became of it on each device.

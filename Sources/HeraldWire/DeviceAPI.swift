@@ -63,16 +63,18 @@ public struct IdentityProofBody: Codable, Sendable, Hashable {
     }
 }
 
-/// What every proof of a registration signs: the device's platform, its token as sent (a Web
-/// Push subscription's endpoint), its identities and the time.
+/// What every proof of a registration signs: the deployment it is for (its host), the device's
+/// platform, its token as sent (a Web Push subscription's endpoint), its identities and the time.
+/// The audience keeps a registration captured at one deployment from registering at another.
 public enum DeviceIdentityClaim {
     public static let tag = "herald-identity-v1"
 
-    /// `herald-identity-v1\nplatform:…\npush_token:…\nidentities:<sorted, comma-joined>\nts:…`,
+    /// `herald-identity-v1\naudience:…\nplatform:…\npush_token:…\nidentities:<sorted, comma-joined>\nts:…`,
     /// UTF-8, no trailing newline. Identities are sorted bytewise and deduplicated.
-    public static func preimage(platform: String, pushToken: String, identities: [String], ts: Int64) -> String {
+    public static func preimage(audience: String, platform: String, pushToken: String, identities: [String], ts: Int64) -> String {
         let sorted = Array(Set(identities)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        return "\(tag)\nplatform:\(platform)\npush_token:\(pushToken)\nidentities:\(sorted.joined(separator: ","))\nts:\(ts)"
+        return
+            "\(tag)\naudience:\(audience)\nplatform:\(platform)\npush_token:\(pushToken)\nidentities:\(sorted.joined(separator: ","))\nts:\(ts)"
     }
 }
 
@@ -135,12 +137,16 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
     public var lspNodeID: String?
     /// The identities the device proved; absent when none.
     public var identities: [String]?
+    /// `registration: challenge` only: false while the challenge push's code has not come back
+    /// (the alias pushes nothing else until then). Absent in the other modes.
+    public var confirmed: Bool?
 
     public init(
         deviceID: String, deviceSecret: String?, alias: String, webhookURL: String, sealKeyID: String? = nil,
-        app: String? = nil, lspNodeID: String? = nil, identities: [String]? = nil
+        app: String? = nil, lspNodeID: String? = nil, identities: [String]? = nil, confirmed: Bool? = nil
     ) {
         self.identities = identities
+        self.confirmed = confirmed
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.alias = alias
@@ -158,7 +164,7 @@ public struct DeviceRegistrationAnswer: Codable, Sendable, Hashable {
         case sealKeyID = "seal_kid"
         case app
         case lspNodeID = "lsp_node_id"
-        case identities
+        case identities, confirmed
     }
 }
 

@@ -9,9 +9,12 @@ import FoundationNetworking
 struct DevelopmentServerClient {
     let server: URL
     let session: URLSession
+    /// An API key of scope `devices`, for a server in `registration: key`.
+    let apiKey: String?
 
-    init(server: URL) {
+    init(server: URL, apiKey: String? = nil) {
         self.server = server
+        self.apiKey = apiKey
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 60
         self.session = URLSession(configuration: configuration)
@@ -22,6 +25,7 @@ struct DevelopmentServerClient {
         var request = URLRequest(url: server.appendingPathComponent("api/v1/devices"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
         request.httpBody = try WireJSON.encode(
             DeviceRegistrationRequest(platform: platform.rawValue, pushToken: pushToken, subscription: subscription))
         let answer = try await decode(DeviceRegistrationAnswer.self, request, expecting: 201)

@@ -21,7 +21,9 @@ enum ListenCommand {
         }
         let environment = try DeviceEnvironment(arguments)
         try environment.makeFolders()
-        let client = DevelopmentServerClient(server: server)
+        // A server in `registration: key` registers only callers with a `devices` key.
+        let client = DevelopmentServerClient(
+            server: server, apiKey: arguments.option("api-key") ?? ProcessInfo.processInfo.environment["HERALD_API_KEY"])
 
         let registration = try await register(
             client, platform: platform, token: arguments.option("token"), folder: environment.walletFolder, fresh: arguments.option("token") != nil)

@@ -6,7 +6,9 @@ let usage = """
     usage:
       herald-device handle <push.json|->   run the plugin on one push; prints one JSON object
       herald-device listen --server URL [--platform ios|android|webpush] [--token T] [--max-pushes N]
-                                           register with a local NDS and handle its pushes
+                           [--api-key KEY]
+                                           register with a local NDS and handle its pushes; a server in
+                                           registration: key needs a devices key (or HERALD_API_KEY)
       herald-device listen --server URL --wake-gateway [--topics blocktank.*,…] [--platform ios|android]
                                            the same as a bitkit-core app with Herald as its wake gateway:
                                            register at URL/wake with an ln: proof, open wakes, ack them

@@ -78,6 +78,7 @@ struct Serve: AsyncParsableCommand {
                     "android": "\(providers.providerName(for: .android))",
                     "webpush": "\(providers.providerName(for: .webpush))",
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
+                    "registration": "\(settings.server.settings.registration.rawValue)",
                 ]
             )
             do {

@@ -45,7 +45,7 @@ struct BreezPaymentTests {
         signWith: NodeSecretKey? = nil
     ) -> String {
         let identities = keys.map { "ln:" + $0.nodeID.hex }
-        let preimage = DeviceIdentityClaim.preimage(platform: platform, pushToken: token, identities: identities, ts: ts)
+        let preimage = DeviceIdentityClaim.preimage(audience: "nds.test", platform: platform, pushToken: token, identities: identities, ts: ts)
         let proofs = keys.map {
             IdentityProofBody(identity: "ln:" + $0.nodeID.hex, sig: LightningMessageSignature.sign(preimage, with: signWith ?? $0))
         }
@@ -201,7 +201,7 @@ struct BreezPaymentTests {
         let identity = "pk:" + ZBase32.encode(Array(key.publicKey.rawRepresentation))
         let ts = Int64(Date().timeIntervalSince1970)
         let token = "fcm-pubky"
-        let preimage = DeviceIdentityClaim.preimage(platform: "android", pushToken: token, identities: [identity], ts: ts)
+        let preimage = DeviceIdentityClaim.preimage(audience: "nds.test", platform: "android", pushToken: token, identities: [identity], ts: ts)
         let sig = try key.signature(for: Data(preimage.utf8)).map { String(format: "%02x", $0) }.joined()
         try await nds.app().test(.router) { client in
             let request = DeviceRegistrationRequest(
@@ -220,7 +220,8 @@ struct BreezPaymentTests {
                     IdentityProofBody(
                         identity: "ln:" + Self.alice.nodeID.hex,
                         sig: LightningMessageSignature.sign(
-                            DeviceIdentityClaim.preimage(platform: "android", pushToken: token, identities: ["ln:" + Self.alice.nodeID.hex], ts: ts),
+                            DeviceIdentityClaim.preimage(
+                                audience: "nds.test", platform: "android", pushToken: token, identities: ["ln:" + Self.alice.nodeID.hex], ts: ts),
                             with: Self.alice))
                 ],
                 ts: ts)

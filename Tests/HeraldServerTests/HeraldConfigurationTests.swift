@@ -352,6 +352,26 @@ struct HeraldConfigurationTests {
         }
         let warned = try await HeraldConfiguration.load(flags: [:], environment: ["HERALD_JOBTTL": "5", "HERALD_PORT": "9000"], file: nil)
         #expect(warned.warnings == ["'HERALD_JOBTTL': no such setting; did you mean 'HERALD_JOB_TTL'?"])
+        // A key inside a wake topic missing its unit gets the key it begins.
+        let topics = folder.appendingPathComponent("topics.yaml")
+        try Data("wake_gateway:\n  topics:\n    blocktank.incomingHtlc:\n      fallback_after: 10\n".utf8).write(to: topics)
+        do {
+            _ = try await HeraldConfiguration.load(flags: [:], environment: [:], file: topics.path)
+            Issue.record("a typo in a topic passed")
+        } catch {
+            #expect(
+                "\(error)".contains("did you mean 'wake_gateway.topics.blocktank.incomingHtlc.fallback_after_secs'?"), "\(error)")
+        }
+        // What config check prints: each configured topic.
+        try Data(
+            "wake_gateway:\n  topics:\n    blocktank.incomingHtlc:\n      urgency: time_sensitive\n      deadline_secs: 60\n      alertable: true\n      title: Paid\n      body: Open\n"
+                .utf8
+        )
+        .write(to: topics)
+        let loaded = try await HeraldConfiguration.load(flags: [:], environment: [:], file: topics.path)
+        #expect(
+            loaded.summary.contains { $0.0 == "wake topic blocktank.incomingHtlc" && $0.1 == "time_sensitive, deadline 60 s, fallback after 15 s" },
+            "\(loaded.summary)")
     }
 
     @Test(

@@ -182,6 +182,206 @@ struct OneWayToAPhoneTests {
         }
     }
 
+    @Test("an identity wake honours Idempotency-Key: a retry is the same wake_id, replayed, pushing nothing; another body under the key is 422")
+    func identityWakeIdempotency() async throws {
+        let nds = try WakeGatewayTests().gatewayNDS()
+        let key = try await nds.apiKey([.wake])
+        let phone = GatewayPhone()
+        try await nds.app().test(.router) { client in
+            #expect(try await client.send(.post, "/wake/v1/devices", try phone.registration(topics: ["paykit.sync"])).status == .created)
+            let body = WakeGatewayTests.wake(phone, topic: WakeGatewayTests.sync.name)
+            let headers: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "sync-7"]
+            let first = try await client.call(.post, "/api/v1/wake", key: key, json: body, headers: headers)
+            #expect(first.status == .accepted, "\(first.text)")
+            #expect(first.headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
+            let wakeID = try #require(first.json["wake_id"] as? String)
+            for _ in 0..<3 {
+                let again = try await client.call(.post, "/api/v1/wake", key: key, json: body, headers: headers)
+                #expect(again.status == .accepted, "\(again.text)")
+                #expect(again.json["wake_id"] as? String == wakeID)
+                #expect(again.json["pushed"] as? Int == 1)
+                #expect(again.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            }
+            let other = WakeGatewayTests.wake(phone, topic: WakeGatewayTests.sync.name, payload: #"{"paymentHash":"ffff"}"#)
+            let reused = try await client.call(.post, "/api/v1/wake", key: key, json: other, headers: headers)
+            #expect(reused.status == .unprocessableContent, "\(reused.text)")
+            #expect(reused.json["error"] as? String == "idempotency_key_reused")
+            #expect(try await eventually { try await nds.store.counts().delivered == 1 })
+            #expect(try await nds.store.counts().pending == 0)
+            #expect(try await nds.store.localPushes(platform: .ios, token: phone.token, after: 0, limit: 10).count == 1)
+            // Without a key every call is a wake of its own.
+            let fresh = try await client.call(.post, "/api/v1/wake", key: key, json: body)
+            #expect(fresh.json["wake_id"] as? String != wakeID)
+        }
+    }
+
+    /// A legacy registration of `token` signed by `node`, its ISO time `ahead` seconds from now.
+    static func legacy(token: String, node: NodeSecretKey, encryption: NodeSecretKey, ahead: TimeInterval = 0) -> WakeLegacyRegistration {
+        let iso = Date().addingTimeInterval(ahead).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        return WakeLegacyRegistration(
+            deviceToken: token, features: ["blocktank.incomingHtlc"], isProduction: true, isoTimestamp: iso, nodeId: node.nodeID.hex,
+            publicKey: encryption.nodeID.hex,
+            signature: LightningMessageSignature.sign(WakeLegacyRegistration.message(deviceToken: token, isoTimestamp: iso), with: node))
+    }
+
+    @Test(
+        "a stranger who knows a phone's push token or install id cannot take its gateway registration; the owner, proving it or with its secret, can")
+    func gatewayTakeover() async throws {
+        let nds = try WakeGatewayTests().gatewayNDS()
+        let key = try await nds.apiKey([.wake])
+        let owner = GatewayPhone()
+        let stranger = NodeSecretKey.random()
+        try await nds.app().test(.router) { client in
+            // Legacy: the install is the push token.
+            let registered = try await client.send(
+                .post, "/wake/api/device", Self.legacy(token: owner.token, node: owner.node, encryption: owner.encryption))
+            #expect(registered.status == .ok, "\(registered.text)")
+            let taken = try await client.send(
+                .post, "/wake/api/device", Self.legacy(token: owner.token, node: stranger, encryption: NodeSecretKey.random(), ahead: 590))
+            #expect(taken.status == .conflict, "\(taken.text)")
+            #expect(taken.json["error"] as? String == "install_taken")
+            let woken = try await client.call(.post, "/api/v1/wake", key: key, json: WakeGatewayTests.wake(owner))
+            #expect(woken.json["pushed"] as? Int == 1, "\(woken.text)")
+            // The owner registers again at once, its clock behind the stranger's `ts`: it wins.
+            let again = try await client.send(
+                .post, "/wake/api/device", Self.legacy(token: owner.token, node: owner.node, encryption: owner.encryption))
+            #expect(again.status == .ok, "\(again.text)")
+
+            // v1: the install id, with another identity, is refused; with the install's secret it is not.
+            let phone = GatewayPhone()
+            #expect(try await client.send(.post, "/wake/v1/devices", try phone.registration()).status == .created)
+            var thief = GatewayPhone()
+            thief.installID = phone.installID
+            let stolen = try await client.send(.post, "/wake/v1/devices", try thief.registration(ts: Int64(Date().timeIntervalSince1970) + 590))
+            #expect(stolen.status == .conflict, "\(stolen.text)")
+            #expect(try await nds.store.wakeGatewayDevices(identity: thief.ln).isEmpty)
+            var restored = GatewayPhone()
+            restored.installID = phone.installID
+            let withSecret = try await client.send(.post, "/wake/v1/devices", try restored.registration(), headers: phone.bearer)
+            #expect(withSecret.status == .created, "\(withSecret.text)")
+        }
+    }
+
+    @Test("forty registrations of one install at once settle on one winner")
+    func concurrentInstall() async throws {
+        let nds = try WakeGatewayTests().gatewayNDS()
+        let base = GatewayPhone()
+        let phones = (0..<40).map { _ in
+            var phone = GatewayPhone()
+            phone.installID = base.installID
+            phone.node = base.node
+            phone.pubky = base.pubky
+            return phone
+        }
+        try await nds.app().test(.live) { client in
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for phone in phones { group.addTask { try await client.send(.post, "/wake/v1/devices", try phone.registration()).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == .created }, "\(statuses)")
+            let left = try await nds.store.wakeGatewayDevices(identity: base.ln)
+            #expect(left.count == 1)
+            // The one left is one of the forty, whole: its secret opens the device routes.
+            let winner = try #require(phones.first { WakeDeviceSecret.sha256($0.secret) == left.first?.gateway.secretSHA256 })
+            #expect(try await client.send(.put, "/wake/v1/presence", WakePresenceBody(ttlSecs: 30), headers: winner.bearer).status == .ok)
+        }
+    }
+
+    @Test("fallbacks follow the install: re-registered before its ack, the ack still cancels the fallback; deleted, its fallback is cancelled")
+    func fallbacksFollowTheInstall() async throws {
+        var configured = try WakeGatewayTests().gatewayNDS()
+        var htlc = WakeGatewayTests.htlc
+        htlc.fallbackAfterSeconds = 2
+        configured.settings.wakeGateway = WakeGatewaySettings(topics: [htlc.name: htlc])
+        let nds = configured
+        let key = try await nds.apiKey([.wake])
+        try await nds.app().test(.router) { client in
+            // Re-registered (a new token, a new secret) between the wake and its ack.
+            let phone = GatewayPhone()
+            #expect(try await client.send(.post, "/wake/v1/devices", try phone.registration()).status == .created)
+            let woken = try await client.call(.post, "/api/v1/wake", key: key, json: WakeGatewayTests.wake(phone))
+            let wakeID = try #require(woken.json["wake_id"] as? String)
+            var moved = phone
+            moved.token = String(repeating: "5e", count: 32)
+            moved.secret = WakeDeviceSecret.make()
+            #expect(try await client.send(.post, "/wake/v1/devices", try moved.registration()).status == .created)
+            let ack = try await client.send(.post, "/wake/v1/acks", WakeAck(id: wakeID, outcome: .handled), headers: moved.bearer)
+            #expect(ack.status == .noContent, "\(ack.text)")
+            let status = try WireJSON.decode(
+                WakeStatus.self, from: Data(buffer: try await client.call(.get, "/api/v1/wake/\(wakeID)", key: key).body))
+            #expect(status.devices.map(\.fallback) == [.cancelled])
+
+            // Deleted before its ack: nobody is alerted.
+            let gone = GatewayPhone()
+            #expect(try await client.send(.post, "/wake/v1/devices", try gone.registration()).status == .created)
+            _ = try await client.call(.post, "/api/v1/wake", key: key, json: WakeGatewayTests.wake(gone))
+            #expect(try await client.execute(uri: "/wake/v1/devices/self", method: .delete, headers: gone.bearer).status == .noContent)
+
+            try await Task.sleep(for: .seconds(3))
+            #expect(try await eventually { try await nds.store.counts().pending == 0 })
+            // Each wake push once, and no fallback alert anywhere.
+            for (token, pushes) in [(phone.token, 1), (moved.token, 0), (gone.token, 1)] {
+                #expect(try await nds.store.localPushes(platform: .ios, token: token, after: 0, limit: 10).count == pushes, "\(token.prefix(8))")
+            }
+        }
+    }
+
+    @Test(
+        "an identity proof names its deployment and is taken once: another audience is 401, the same body again 409 proof_replayed, on either route")
+    func proofsAreSingleUse() async throws {
+        let nds = try BreezPaymentTests.nds()
+        let alice = BreezPaymentTests.alice
+        try await nds.app().test(.router) { client in
+            let body = BreezPaymentTests.registration(token: "fcm-captured", keys: [alice])
+            #expect(try await client.post("/api/v1/devices", json: body).status == .created)
+            let replayed = try await client.post("/api/v1/devices", json: body)
+            #expect(replayed.status == .conflict, "\(replayed.text)")
+            #expect(replayed.json["error"] as? String == "proof_replayed")
+            #expect(try await nds.store.devices(identity: "ln:" + alice.nodeID.hex).count == 1)
+            // Signed for another deployment: not this one's.
+            let ts = Int64(Date().timeIntervalSince1970)
+            let identity = "ln:" + alice.nodeID.hex
+            let elsewhere = DeviceIdentityClaim.preimage(
+                audience: "other.example", platform: "android", pushToken: "fcm-elsewhere", identities: [identity], ts: ts)
+            let request = DeviceRegistrationRequest(
+                platform: "android", pushToken: "fcm-elsewhere", identities: [identity],
+                proofs: [IdentityProofBody(identity: identity, sig: LightningMessageSignature.sign(elsewhere, with: alice))], ts: ts)
+            let foreign = try await client.post("/api/v1/devices", json: String(decoding: try WireJSON.encode(request), as: UTF8.self))
+            #expect(foreign.status == .unauthorized, "\(foreign.text)")
+            #expect(foreign.json["error"] as? String == "invalid_proof")
+
+            // The wake gateway's registration, sent twice.
+            let phone = GatewayPhone()
+            let registration = try phone.registration()
+            #expect(try await client.send(.post, "/wake/v1/devices", registration).status == .created)
+            let again = try await client.send(.post, "/wake/v1/devices", registration)
+            #expect(again.status == .conflict, "\(again.text)")
+            #expect(again.json["error"] as? String == "proof_replayed")
+        }
+    }
+
+    @Test(
+        "a PUT moving the token drops the device's identities unless it proves them again: the device secret alone does not carry a user's payments to another phone"
+    )
+    func tokenMoveDropsIdentities() async throws {
+        let nds = try BreezPaymentTests.nds()
+        let alice = BreezPaymentTests.alice
+        try await nds.app().test(.router) { client in
+            let made = try await client.post("/api/v1/devices", json: BreezPaymentTests.registration(token: "fcm-alice-phone", keys: [alice]))
+            let id = try #require(made.json["device_id"] as? String)
+            let secret = try #require(made.json["device_secret"] as? String)
+            let moved = try await client.execute(
+                uri: "/api/v1/devices/\(id)", method: .put, headers: [.authorization: "Bearer \(secret)", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"push_token":"fcm-somewhere-else"}"#))
+            #expect(moved.status == .ok, "\(moved.text)")
+            #expect(moved.json["identities"] == nil)
+            #expect(try await nds.store.identities(deviceID: id).isEmpty)
+            let paid = try await Self.pay(client, hash: String(repeating: "5a", count: 32), to: alice)
+            #expect(paid.status == .accepted, "\(paid.text)")
+            #expect(try await nds.store.localPushes(platform: .android, token: "fcm-somewhere-else", after: 0, limit: 10).isEmpty)
+        }
+    }
+
     @Test("key: the wake gateway's registrations need a devices key, as POST /api/v1/devices does; without one nothing is stored")
     func keyModeGateway() async throws {
         var configured = try WakeGatewayTests().gatewayNDS()

@@ -45,6 +45,8 @@ struct RegistrationModeTests {
             // Someone registers a token that is not theirs: the alias is made, but reaches nothing.
             let made = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(victim)"}"#)
             #expect(made.status == .created)
+            // The answer says the alias is not live yet.
+            #expect(made.json["confirmed"] as? Bool == false)
             let alias = try #require(made.json["alias"] as? String)
             let deviceID = try #require(made.json["device_id"] as? String)
             let refused = try await client.post("/api/v1/notify?token=\(alias)", json: Self.swap)

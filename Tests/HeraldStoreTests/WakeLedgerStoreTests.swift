@@ -52,6 +52,79 @@ struct WakeLedgerStoreTests {
         }
     }
 
+    @Test(
+        "an install is replaced only by a registration proving one of its identities or presenting its secret; its wakes and pending fallbacks pass to the new device; deleting a device cancels its pending fallbacks",
+        arguments: Backend.allCases)
+    func installOwnership(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let mallory = "ln:03" + String(repeating: "b2", count: 32)
+            let first = try await store.registerDevice(
+                platform: .ios, token: String(repeating: "ab", count: 32), sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(identities: [alice], wakeGateway: gateway(install: "install-own-aaaaaa", secret: "s1", ts: 100)), now: t0)
+            // A stranger who knows the install id, with a later ts: refused, nothing written.
+            await #expect(throws: WakeGatewayInstallTaken.self) {
+                try await store.registerDevice(
+                    platform: .ios, token: String(repeating: "ef", count: 32), sealKey: nil, app: Device.defaultApp,
+                    extras: DeviceExtras(identities: [mallory], wakeGateway: gateway(install: "install-own-aaaaaa", secret: "m1", ts: 700)),
+                    now: t0)
+            }
+            #expect(try await store.wakeGatewayDevice(installKey: "bitkit|install-own-aaaaaa")?.device.id == first.device.id)
+            #expect(try await store.wakeGatewayDevices(identity: mallory).isEmpty)
+
+            // A pending wake with its fallback, then the owner registers again on a new token.
+            var fallback = NewJob(
+                platform: .ios, token: String(repeating: "ab", count: 32), notificationType: "wake_fallback", payload: Data("{}".utf8),
+                idempotencyKey: nil, expiresAt: t0.addingTimeInterval(60), app: Device.defaultApp)
+            fallback.dueAt = t0.addingTimeInterval(15)
+            _ = try await store.enqueue([fallback], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 0)
+            try await store.recordWake(
+                WakeRecord(id: "w-own", identity: alice, topic: "blocktank.incomingHtlc", deadline: t0.addingTimeInterval(60), createdAt: t0),
+                deliveries: [
+                    WakeDeliveryRecord(wakeID: "w-own", deviceID: first.device.id, jobID: "j-own", fallbackJobID: fallback.id, present: false)
+                ])
+            let moved = try await store.registerDevice(
+                platform: .ios, token: String(repeating: "cd", count: 32), sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(identities: [alice], wakeGateway: gateway(install: "install-own-aaaaaa", secret: "s2", ts: 50)), now: t0)
+            #expect(try await store.wakeGatewayDevice(installKey: "bitkit|install-own-aaaaaa")?.device.id == moved.device.id)
+            #expect(try await store.wake(id: "w-own")?.1.map(\.deviceID) == [moved.device.id])
+            let due = try await store.claimDue(now: t0.addingTimeInterval(20), leaseUntil: t0.addingTimeInterval(80), limit: 10)
+            #expect(due.map(\.token) == [String(repeating: "cd", count: 32)])
+            try await store.release(jobIDs: due.map(\.id))
+
+            // The install's secret, presented, lets a registration replace it without its identities.
+            var withSecret = gateway(install: "install-own-aaaaaa", secret: "s3", ts: 60)
+            withSecret.presentedSecretSHA256 = "s2"
+            let renewed = try await store.registerDevice(
+                platform: .ios, token: String(repeating: "cd", count: 32), sealKey: nil, app: Device.defaultApp,
+                extras: DeviceExtras(identities: [mallory], wakeGateway: withSecret), now: t0)
+            #expect(try await store.wakeGatewayDevice(installKey: "bitkit|install-own-aaaaaa")?.device.id == renewed.device.id)
+
+            // Deleting the device cancels the pending fallback.
+            try await store.deleteDevice(id: renewed.device.id, now: t0)
+            #expect(try await store.claimDue(now: t0.addingTimeInterval(20), leaseUntil: t0.addingTimeInterval(80), limit: 10).isEmpty)
+            #expect(try await store.status(jobID: fallback.id) == nil)
+        }
+    }
+
+    @Test("forty registrations of one install at once settle on one device", arguments: Backend.allCases)
+    func concurrentInstall(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        _ = try await store.registerDevice(
+                            platform: .android, token: "fcm-race-\(index)", sealKey: nil, app: Device.defaultApp,
+                            extras: DeviceExtras(
+                                identities: [alice], wakeGateway: gateway(install: "install-race-aaaaaa", secret: "r\(index)", ts: 100)),
+                            now: t0)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.wakeGatewayDevices(identity: alice).count == 1)
+        }
+    }
+
     @Test("a fallback job is not due before its time; a handled ack deletes it, no_handler and failed leave it", arguments: Backend.allCases)
     func acksAndFallbacks(_ backend: Backend) async throws {
         try await withStore(backend) { store in

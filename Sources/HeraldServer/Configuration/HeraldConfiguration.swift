@@ -436,6 +436,10 @@ public struct HeraldConfiguration: Sendable {
         if let proxy = providers.proxy { lines.append(("https proxy", proxy.description)) }
         if let zaps = server.settings.zaps { lines.append(("zaps", "on, nostrPubkey \(zaps.key.publicKeyHex)")) }
         if server.settings.breezWebhookSecret != nil { lines.append(("breez payments", "on, POST /api/v1/breez/payments")) }
+        for topic in server.settings.wakeGateway.topics.values.sorted(by: { $0.name < $1.name }) {
+            let fallback = topic.alertable ? ", fallback after \(topic.fallbackAfterSeconds) s" : ""
+            lines.append(("wake topic \(topic.name)", "\(topic.urgency.rawValue), deadline \(topic.deadlineSeconds) s\(fallback)"))
+        }
         if let file { lines.append(("file", file)) }
         return lines
     }

@@ -64,7 +64,12 @@ enum SettingNames {
     static func nearest(_ name: String, in candidates: [String]) -> String? {
         let limit = max(2, name.count / 3)
         let scored = candidates.map { ($0, distance(name.lowercased(), $0.lowercased())) }.filter { $0.1 <= limit }
-        return scored.min { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }?.0
+        if let best = scored.min(by: { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }) { return best.0 }
+        // A name missing its unit or a part (`fallback_after` for `fallback_after_secs`): the
+        // setting it begins.
+        let lowered = name.lowercased()
+        guard lowered.count >= 4 else { return nil }
+        return candidates.filter { $0.lowercased().hasPrefix(lowered) }.min { $0.count < $1.count || ($0.count == $1.count && $0 < $1) }
     }
 
     /// Levenshtein distance.

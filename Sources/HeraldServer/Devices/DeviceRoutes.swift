@@ -17,6 +17,8 @@ struct DeviceRoutes: Sendable {
     let keys: any APIKeyStore
     /// `registration: challenge`: the codes devices post back.
     let challenges: any DeviceChallengeStore
+    /// Where identity proofs are remembered, so each is taken once.
+    let replays: any LSPS5Store
     /// The challenge push.
     let delivery: PushDelivery
     let settings: ServerSettings
@@ -54,9 +56,15 @@ struct DeviceRoutes: Sendable {
         try requireProvider(platform, app: app)
         let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
         let proven = try IdentityClaims.proven(
-            platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "", identities: body.identities,
-            proofs: body.proofs, ts: body.ts, now: now())
+            audience: settings.wakeGatewayAudience, platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "",
+            identities: body.identities, proofs: body.proofs, ts: body.ts, now: now())
         if let proven { try await delivery.directory.admitIdentities(proven, token: token) }
+        if let proven, !proven.isEmpty, let ts = body.ts {
+            let signed = DeviceIdentityClaim.preimage(
+                audience: settings.wakeGatewayAudience, platform: platform.rawValue, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "",
+                identities: proven, ts: ts)
+            try await IdentityClaims.takeOnce(signed, signedAt: ts, replays: replays, now: now())
+        }
         let code = settings.registration == .challenge ? Secrets.random(bytes: 16) : nil
         // One write: the device, its LSP, its identities and its challenge, or none of them.
         let registration = try await devices.registerDevice(
@@ -74,7 +82,9 @@ struct DeviceRoutes: Sendable {
                 sealKeyID: sealKey?.keyID,
                 app: app,
                 lspNodeID: lspNodeID?.hex,
-                identities: proven?.isEmpty == false ? proven : nil
+                identities: proven?.isEmpty == false ? proven : nil,
+                // Said outright: until the code comes back the alias pushes nothing else.
+                confirmed: code == nil ? nil : false
             ),
             status: .created
         )
@@ -105,10 +115,16 @@ struct DeviceRoutes: Sendable {
         // Absent keeps the node id; "" removes it.
         let lspNodeID = try body.lspNodeID.map { $0.isEmpty ? Optional<NodeID>.none : try Self.parseNodeID($0) }
         let proven = try IdentityClaims.proven(
-            platform: platform, pushToken: signedToken, identities: body.identities, proofs: body.proofs, ts: body.ts, now: now())
+            audience: settings.wakeGatewayAudience, platform: platform, pushToken: signedToken, identities: body.identities,
+            proofs: body.proofs, ts: body.ts, now: now())
+        if let proven { try await delivery.directory.admitIdentities(proven, deviceID: device.id, token: token) }
+        if let proven, !proven.isEmpty, let ts = body.ts {
+            let signed = DeviceIdentityClaim.preimage(
+                audience: settings.wakeGatewayAudience, platform: platform.rawValue, pushToken: signedToken, identities: proven, ts: ts)
+            try await IdentityClaims.takeOnce(signed, signedAt: ts, replays: replays, now: now())
+        }
         // `registration: challenge`: a new token is proven anew, by a one-time code pushed to it.
         // Until the code comes back the alias pushes nothing else.
-        if let proven { try await delivery.directory.admitIdentities(proven, deviceID: device.id, token: token) }
         let moved = token != device.token || platform != device.platform
         let code = settings.registration == .challenge && moved ? Secrets.random(bytes: 16) : nil
         // One write: the token, its challenge, the seal key, the LSP and the identities, or none of them.
@@ -118,7 +134,9 @@ struct DeviceRoutes: Sendable {
                 pushToken: namesToken ? .set(DeviceChanges.PushToken(platform: platform, token: token)) : .keep,
                 sealKey: sealKey.map { .set($0) } ?? .keep,
                 lspNodeID: lspNodeID.map { .set($0?.hex) } ?? .keep,
-                identities: proven.map { .set($0) } ?? .keep,
+                // A new token holds no identity until the same request proves it over that token:
+                // a device secret alone must not carry an identity's pushes to another phone.
+                identities: proven.map { .set($0) } ?? (moved ? .set([]) : .keep),
                 challengeHash: code.map { .set(Secrets.hash($0)) } ?? .keep),
             now: now())
         var updated = device
@@ -134,7 +152,8 @@ struct DeviceRoutes: Sendable {
             DeviceRegistrationAnswer(
                 deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
                 sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: stored.lspNodeID,
-                identities: held.isEmpty ? nil : held
+                identities: held.isEmpty ? nil : held,
+                confirmed: settings.registration == .challenge ? !(try await challenges.isUnconfirmed(deviceID: device.id)) : nil
             )
         )
     }

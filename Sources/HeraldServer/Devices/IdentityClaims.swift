@@ -1,5 +1,6 @@
 import Foundation
 import HeraldSecp256k1
+import HeraldStore
 import HeraldWire
 
 /// The identities a registration or an update claims, each proven by a signature of its key
@@ -15,8 +16,9 @@ enum IdentityClaims {
     /// keeps the device's). Every check runs before anything is stored.
     ///
     /// - Parameter pushToken: The token as the body sent it; for Web Push the subscription's endpoint.
+    /// - Parameter audience: This deployment's host, which every proof signs.
     static func proven(
-        platform: Platform, pushToken: String, identities: [String]?, proofs: [IdentityProofBody]?, ts: Int64?, now: Date
+        audience: String, platform: Platform, pushToken: String, identities: [String]?, proofs: [IdentityProofBody]?, ts: Int64?, now: Date
     ) throws -> [String]? {
         guard let identities else {
             if proofs?.isEmpty == false || ts != nil {
@@ -43,7 +45,8 @@ enum IdentityClaims {
         guard abs(now.timeIntervalSince1970 - TimeInterval(ts)) <= tolerance else {
             throw APIError(.staleTimestamp, "ts must be within \(Int(tolerance)) s of the server's clock; it is \(ts)")
         }
-        let preimage = DeviceIdentityClaim.preimage(platform: platform.rawValue, pushToken: pushToken, identities: identities, ts: ts)
+        let preimage = DeviceIdentityClaim.preimage(
+            audience: audience, platform: platform.rawValue, pushToken: pushToken, identities: identities, ts: ts)
         for identity in parsed {
             let name = identity.description
             guard let proof = proofs?.first(where: { $0.identity == name }), identity.verifies(proof.sig, over: preimage) else {
@@ -53,5 +56,27 @@ enum IdentityClaims {
             }
         }
         return parsed.map(\.description).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Under what the store's signature memory keeps identity proofs.
+    static let replayScope = "identity-proof"
+
+    /// Takes what a registration's proofs signed once while its `ts` is within the window: the
+    /// same again (a registration body captured and sent again, here or at another instance) is
+    /// `409 proof_replayed`. Kept by the signed text, not the signature: an ECDSA signature can
+    /// be rewritten into another valid one, the text it signs cannot. Device registration and
+    /// the wake gateway both call it.
+    static func takeOnce(_ preimage: String, signedAt ts: Int64, replays: any LSPS5Store, now: Date) async throws {
+        let fresh: Bool
+        do {
+            fresh = try await replays.rememberLSPS5Signature(
+                deviceID: replayScope, signature: Secrets.hash(preimage).lowercaseHex,
+                expiresAt: Date(timeIntervalSince1970: TimeInterval(ts) + tolerance + 1), now: now)
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        guard fresh else {
+            throw APIError(.proofReplayed, "this registration's proofs were used already; sign it again with a new ts")
+        }
     }
 }

@@ -73,7 +73,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case requestTimeout = "request_timeout"
     case alreadyAnswered = "already_answered"
     case replayed
-    case staleRegistration = "stale_registration"
+    case installTaken = "install_taken"
+    case proofReplayed = "proof_replayed"
     case tooManyDevices = "too_many_devices"
     case tokenDead = "token_dead"
     case usernameTaken = "username_taken"
@@ -173,7 +174,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .requestTimeout: .requestTimeout
         case .alreadyAnswered: .conflict
         case .replayed: .conflict
-        case .staleRegistration: .conflict
+        case .installTaken: .conflict
+        case .proofReplayed: .conflict
         case .tooManyDevices: .conflict
         case .tokenDead: .conflict
         case .usernameTaken: .conflict

@@ -810,7 +810,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "$ref": "#/components/responses/Error409.too_many_devices"
+            "$ref": "#/components/responses/Error409.too_many_devices.proof_replayed"
           },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
@@ -1113,7 +1113,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "$ref": "#/components/responses/Error409.too_many_devices"
+            "$ref": "#/components/responses/Error409.too_many_devices.proof_replayed"
           },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
@@ -2168,7 +2168,7 @@ enum OpenAPIDocument {
         "tags": [
           "Wake gateway"
         ],
-        "description": "A newer registration from the same install replaces the older one; an older one is refused. Patterns and known names are stored; unknown exact names come back in `unknown_topics`. With `registration: key` an API key of scope `devices` is needed, as on `POST /api/v1/devices`.",
+        "description": "A registration from the same install replaces the earlier one if it proves one of its identities or presents its `wkd_` secret as `Authorization: Bearer` (else `409 install_taken`); of two, the later by Herald's clock wins. Patterns and known names are stored; unknown exact names come back in `unknown_topics`. With `registration: key` an API key of scope `devices` is needed, as on `POST /api/v1/devices`.",
         "requestBody": {
           "required": true,
           "content": {
@@ -2235,7 +2235,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "$ref": "#/components/responses/Error409.stale_registration.too_many_devices"
+            "$ref": "#/components/responses/Error409.install_taken.too_many_devices.proof_replayed"
           },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
@@ -2324,7 +2324,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Error408.request_timeout"
           },
           "409": {
-            "$ref": "#/components/responses/Error409.stale_registration.too_many_devices"
+            "$ref": "#/components/responses/Error409.install_taken.too_many_devices.proof_replayed"
           },
           "413": {
             "$ref": "#/components/responses/Error413.body_too_large"
@@ -4835,7 +4835,8 @@ enum OpenAPIDocument {
           "request_timeout",
           "already_answered",
           "replayed",
-          "stale_registration",
+          "install_taken",
+          "proof_replayed",
           "too_many_devices",
           "token_dead",
           "username_taken",
@@ -5086,7 +5087,7 @@ enum OpenAPIDocument {
               ],
               "additionalProperties": false
             },
-            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
+            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
           },
           "ts": {
             "type": "integer",
@@ -5158,7 +5159,7 @@ enum OpenAPIDocument {
               ],
               "additionalProperties": false
             },
-            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
+            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
           },
           "ts": {
             "type": "integer",
@@ -5239,6 +5240,10 @@ enum OpenAPIDocument {
               "type": "string"
             },
             "description": "The identities proven; absent: none."
+          },
+          "confirmed": {
+            "type": "boolean",
+            "description": "`registration: challenge` only: false until the challenge push's code comes back (the alias pushes nothing else until then)."
           }
         },
         "required": [
@@ -5278,6 +5283,10 @@ enum OpenAPIDocument {
             "items": {
               "type": "string"
             }
+          },
+          "confirmed": {
+            "type": "boolean",
+            "description": "`registration: challenge` only: whether the device's token is confirmed."
           }
         },
         "required": [
@@ -7299,8 +7308,8 @@ enum OpenAPIDocument {
           }
         }
       },
-      "Error409.stale_registration.too_many_devices": {
-        "description": "Conflict: `stale_registration`, `too_many_devices`",
+      "Error409.install_taken.too_many_devices.proof_replayed": {
+        "description": "Conflict: `install_taken`, `too_many_devices`, `proof_replayed`",
         "content": {
           "application/json": {
             "schema": {
@@ -7313,8 +7322,9 @@ enum OpenAPIDocument {
                     "error": {
                       "type": "string",
                       "enum": [
-                        "stale_registration",
-                        "too_many_devices"
+                        "install_taken",
+                        "too_many_devices",
+                        "proof_replayed"
                       ]
                     }
                   }
@@ -7324,8 +7334,8 @@ enum OpenAPIDocument {
           }
         }
       },
-      "Error409.too_many_devices": {
-        "description": "Conflict: `too_many_devices`",
+      "Error409.too_many_devices.proof_replayed": {
+        "description": "Conflict: `too_many_devices`, `proof_replayed`",
         "content": {
           "application/json": {
             "schema": {
@@ -7338,7 +7348,8 @@ enum OpenAPIDocument {
                     "error": {
                       "type": "string",
                       "enum": [
-                        "too_many_devices"
+                        "too_many_devices",
+                        "proof_replayed"
                       ]
                     }
                   }

@@ -15,6 +15,8 @@ struct WakeGatewayRoutes: Sendable {
     let wakes: WakeService
     let devices: any DeviceStore
     let keys: any APIKeyStore
+    /// Where registration proofs are remembered, so each is taken once.
+    let replays: any LSPS5Store
     let ledger: any WakeLedgerStore
     let providers: PushRouter
     let settings: ServerSettings
@@ -75,12 +77,15 @@ struct WakeGatewayRoutes: Sendable {
                 }
             throw APIError(code, error.message)
         }
+        try await IdentityClaims.takeOnce(
+            registration.preimage(audience: settings.wakeGatewayAudience), signedAt: registration.ts, replays: replays, now: now())
         let platform: Platform = registration.platform == .apns ? .ios : .android
         let installKey = registration.app + "|" + registration.installID
         let (stored, unknown) = split(registration.canonicalTopics)
-        let gateway = WakeGatewayDevice(
+        var gateway = WakeGatewayDevice(
             installKey: installKey, secretSHA256: registration.secretSHA256, encryptionKey: registration.encryptionKey, envelope: 1,
             environment: registration.environment.rawValue, topics: stored, registeredTS: registration.ts)
+        gateway.presentedSecretSHA256 = Self.presentedSecret(request)
         let device = try await store(
             gateway, platform: platform, token: registration.pushToken, app: registration.app, identities: proven.map(\.description))
         return try JSONResponse.make(
@@ -109,6 +114,9 @@ struct WakeGatewayRoutes: Sendable {
         guard legacy.verifies() else {
             throw APIError(.invalidSignature, "signature is not nodeId's over \"bitkit-notifications\" + deviceToken + isoTimestamp")
         }
+        try await IdentityClaims.takeOnce(
+            WakeLegacyRegistration.message(deviceToken: legacy.deviceToken, isoTimestamp: legacy.isoTimestamp),
+            signedAt: Int64(signedAt.timeIntervalSince1970.rounded(.down)), replays: replays, now: now())
         // The token's form: APNs tokens are hex, FCM's are not.
         let isAPNs = legacy.deviceToken.utf8.count >= 64 && legacy.deviceToken.utf8.allSatisfy(\.isHex)
         let platform: Platform = isAPNs ? .ios : .android
@@ -138,7 +146,7 @@ struct WakeGatewayRoutes: Sendable {
     }
 
     /// Stores the device, its identities and its gateway row in one transaction, replacing the
-    /// install's earlier registration unless that one is newer.
+    /// install's earlier registration if this one proves one of its identities or presents its secret.
     private func store(
         _ gateway: WakeGatewayDevice, platform: Platform, token: String, app name: String, identities: [String]
     ) async throws -> Device {
@@ -147,22 +155,27 @@ struct WakeGatewayRoutes: Sendable {
         guard providers.provider(for: platform, app: app) != nil else { throw APIError.platformNotConfigured(platform, app: app) }
         try await wakes.delivery.directory.admitIdentities(identities, token: token)
         do {
-            if let earlier = try await ledger.wakeGatewayDevice(installKey: gateway.installKey),
-                earlier.gateway.registeredTS > gateway.registeredTS
-            {
-                throw APIError(
-                    .staleRegistration,
-                    "this install registered later (ts \(earlier.gateway.registeredTS)); a registration never replaces a newer one")
-            }
+            // Whether it may replace the install's registration is decided in the store, in the
+            // write's own transaction: the later of two registrations by Herald's clock wins.
             return try await devices.registerDevice(
                 platform: platform, token: token, sealKey: nil, app: app,
                 extras: DeviceExtras(identities: identities, wakeGateway: gateway), now: now()
             ).device
-        } catch let error as APIError {
-            throw error
+        } catch is WakeGatewayInstallTaken {
+            throw APIError(
+                .installTaken,
+                "this install is registered with other identities: register proving one of them, or with the install's wkd_ secret as Bearer")
         } catch {
             throw APIError.storeUnavailable()
         }
+    }
+
+    /// SHA-256 of the `wkd_` secret a registration presents as `Authorization: Bearer`, if any:
+    /// the install's own secret lets a registration replace it without proving its identities.
+    static func presentedSecret(_ request: Request) -> String? {
+        let header = request.headers[.authorization] ?? ""
+        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
+        return WakeDeviceSecret.hasForm(token) ? WakeDeviceSecret.sha256(token) : nil
     }
 
     /// Known names and every pattern are stored; unknown exact names are answered back.

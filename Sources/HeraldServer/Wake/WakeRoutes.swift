@@ -38,7 +38,13 @@ struct WakeRoutes: Sendable {
         // An identity and a topic: a wake of every device that proved it (the wake gateway's).
         if parsed["identity"] != nil {
             let body = try Edge.decode(IdentityWakeRequest.self, parsed: parsed, from: Data(buffer: raw))
-            return try JSONResponse.make(try await wakes.wake(body), status: .accepted)
+            let idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "wake-identity:\(body.identity)")
+            let (answer, replayed) = try await wakes.wake(
+                body, idempotencyKey: idempotencyKey,
+                idempotencyFingerprint: idempotencyKey.map { _ in EnqueueResult.fingerprint(of: Array(buffer: raw)) })
+            var response = try JSONResponse.make(answer, status: .accepted)
+            if replayed { response.headers[Edge.replayed] = "true" }
+            return response
         }
         let body = try Edge.decode(WakeRequest.self, parsed: parsed, from: Data(buffer: raw))
         try Self.validate(body, now: now())

@@ -33,7 +33,14 @@ extension WakeService {
     /// The FCM notification channel of fallback alerts (bitkit-core's vectors).
     static let fallbackChannel = "wake"
 
-    func wake(_ request: IdentityWakeRequest) async throws -> IdentityWakeAnswer {
+    /// - Parameters:
+    ///   - idempotencyKey: Scoped by the caller. The wake's id is made from it, so a retry finds the
+    ///     wake it made and is answered with it (`replayed`), pushing nothing again; the same key
+    ///     with another body is `422 idempotency_key_reused`.
+    ///   - idempotencyFingerprint: A digest of the body the key came with.
+    func wake(
+        _ request: IdentityWakeRequest, idempotencyKey: String? = nil, idempotencyFingerprint: String? = nil
+    ) async throws -> (answer: IdentityWakeAnswer, replayed: Bool) {
         guard let ledger else { throw APIError(.notFound, "wakes by identity are not served here") }
         guard ProvenIdentity(request.identity) != nil else {
             throw APIError(.invalidIdentity, "identity must be ln:<66 lower-case hex> or pk:<52 z-base-32>")
@@ -53,6 +60,13 @@ extension WakeService {
         if let key = request.collapseKey, key.isEmpty || key.utf8.count > Self.maximumCollapseKeyBytes {
             throw APIError(.invalidCollapseKey, "collapse_key must be 1 to \(Self.maximumCollapseKeyBytes) bytes")
         }
+        let wakeID = idempotencyKey.map(Self.wakeID(forKey:)) ?? UUID().uuidString.lowercased()
+        if let idempotencyKey,
+            let earlier = try await earlierWake(
+                wakeID, for: request, key: idempotencyKey, fingerprint: idempotencyFingerprint, ledger: ledger)
+        {
+            return (earlier, true)
+        }
         let moment = now()
         let entries: [WakeGatewayEntry]
         let secret: [UInt8]
@@ -64,7 +78,6 @@ extension WakeService {
         } catch {
             throw APIError.storeUnavailable()
         }
-        let wakeID = UUID().uuidString.lowercased()
         let deadline = Int64(moment.timeIntervalSince1970.rounded(.down)) + Int64(topic.deadlineSeconds)
         let collapseID = request.collapseKey.map {
             WakePushes.collapseID(secret: secret, identity: request.identity, topic: topic.name, collapseKey: $0)
@@ -76,9 +89,12 @@ extension WakeService {
         for entry in entries {
             // The directory's rules, then the device's own allowance: one device that may not be
             // pushed, or is over its share, is left out and the identity's others still go.
+            // Recorded as neither pushed nor present: a retry under the same key answers the same.
+            let left = WakeDeliveryRecord(wakeID: wakeID, deviceID: entry.device.id, jobID: nil, fallbackJobID: nil, present: false)
             if let skip = try await delivery.directory.skip(entry.device, isDead: entry.isDead) {
                 metrics.deviceSkipped(skip.rawValue)
                 skipped += 1
+                planned.append((entry, nil, nil, left))
                 continue
             }
             let present = presence.isPresent(deviceID: entry.device.id, now: moment)
@@ -89,6 +105,7 @@ extension WakeService {
                 } catch let error as APIError where error.code == .targetRateLimited {
                     metrics.deviceSkipped("rate_limited")
                     skipped += 1
+                    planned.append((entry, nil, nil, left))
                     continue
                 }
             }
@@ -99,12 +116,14 @@ extension WakeService {
             }
             let push = try gatewayPush(
                 for: entry, wakeID: wakeID, topic: topic, deadline: deadline, payload: request.payload, collapseID: collapseID, now: moment)
-            delivery.jobID = JobID.make()
+            // Under an idempotency key the jobs' ids come from it too: two retries racing each
+            // other record and commit the same jobs, and the ledger names the ones that exist.
+            delivery.jobID = idempotencyKey.map { Self.wakeID(forKey: "\($0):\(entry.device.id):push") } ?? JobID.make()
             var fallback: PushMessage?
             if topic.alertable, entry.gateway.envelope == 1, let text = topic.text {
                 fallback = fallbackPush(
                     for: entry, wakeID: wakeID, topic: topic, text: text, deadline: deadline, collapseID: collapseID, now: moment)
-                delivery.fallbackJobID = JobID.make()
+                delivery.fallbackJobID = idempotencyKey.map { Self.wakeID(forKey: "\($0):\(entry.device.id):fallback") } ?? JobID.make()
             }
             planned.append((entry, push, fallback, delivery))
         }
@@ -118,12 +137,14 @@ extension WakeService {
         }
         for (entry, push, fallback, record) in planned {
             guard let push, let jobID = record.jobID else {
-                metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue)
+                if record.present { metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue) }
                 continue
             }
             let target = PushTarget(platform: entry.device.platform, token: entry.device.token, app: entry.device.app)
             var recipient = PushDelivery.Recipient(target: target)
             recipient.jobID = jobID
+            recipient.idempotencyKey = idempotencyKey.map { "\($0):\(entry.device.id)" }
+            recipient.idempotencyFingerprint = idempotencyFingerprint
             _ = try await delivery.submit(push, type: "wake:" + topic.name, to: [recipient], metric: nil, chargesAllowance: false)
             metrics.wakePushed(entry.device.platform == .ios ? (topic.urgency == .background ? "silent" : "alert") : "data")
             presence.woke(deviceID: entry.device.id, now: moment)
@@ -137,10 +158,43 @@ extension WakeService {
                 metrics.wakeFallbackScheduled()
             }
         }
-        let pushed = planned.filter { $0.push != nil }.count
-        metrics.identityWoken(devices: planned.count)
+        let answer = Self.answer(wakeID: wakeID, planned.map(\.delivery))
+        metrics.identityWoken(devices: answer.devices)
+        return (answer, false)
+    }
+
+    /// What a wake's deliveries say: pushed, present, and left out (neither).
+    static func answer(wakeID: String, _ deliveries: [WakeDeliveryRecord]) -> IdentityWakeAnswer {
+        let pushed = deliveries.filter { $0.jobID != nil }.count
+        let present = deliveries.filter(\.present).count
         return IdentityWakeAnswer(
-            wakeID: wakeID, devices: planned.count, pushed: pushed, present: planned.count - pushed, skipped: skipped)
+            wakeID: wakeID, devices: pushed + present, pushed: pushed, present: present, skipped: deliveries.count - pushed - present)
+    }
+
+    /// The wake an earlier request under `key` made, answered again; nil when there is none. The
+    /// same key with another identity, topic or body is refused.
+    private func earlierWake(
+        _ wakeID: String, for request: IdentityWakeRequest, key: String, fingerprint: String?, ledger: any WakeLedgerStore
+    ) async throws
+        -> IdentityWakeAnswer?
+    {
+        let earlier: (WakeRecord, [WakeDeliveryRecord])?
+        let jobs: [String: EarlierJob]
+        do {
+            earlier = try await ledger.wake(id: wakeID)
+            guard let (_, deliveries) = earlier else { return nil }
+            jobs = try await delivery.intake.store.jobs(idempotencyKeys: deliveries.filter { $0.jobID != nil }.map { "\(key):\($0.deviceID)" })
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        guard let (record, deliveries) = earlier else { return nil }
+        // The jobs carry the body's digest; a wake that pushed nothing has only its identity and topic.
+        if record.identity != request.identity || record.topic != request.topic
+            || jobs.values.contains(where: { EnqueueResult.reused(earlier: $0.fingerprint, now: fingerprint) })
+        {
+            throw APIError.idempotencyKeyReused
+        }
+        return Self.answer(wakeID: wakeID, deliveries)
     }
 
     /// The job type of fallback alerts (metrics count them when sent).
