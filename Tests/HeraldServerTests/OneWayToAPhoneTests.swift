@@ -5,6 +5,7 @@ import HeraldSecp256k1
 import HeraldServer
 import HeraldStore
 import HeraldTestSupport
+import HeraldWake
 import HeraldWire
 import Hummingbird
 import HummingbirdTesting
@@ -379,6 +380,39 @@ struct OneWayToAPhoneTests {
             let paid = try await Self.pay(client, hash: String(repeating: "5a", count: 32), to: alice)
             #expect(paid.status == .accepted, "\(paid.text)")
             #expect(try await nds.store.localPushes(platform: .android, token: "fcm-somewhere-else", after: 0, limit: 10).isEmpty)
+        }
+    }
+
+    @Test("challenge: a gateway device is woken only once it acknowledged its challenge wake, opened with its key; the legacy route, which cannot, is refused")
+    func challengeGateway() async throws {
+        var configured = try WakeGatewayTests().gatewayNDS()
+        configured.settings.registration = .challenge
+        let nds = configured
+        let key = try await nds.apiKey([.wake])
+        let phone = GatewayPhone()
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.router) { client in
+                #expect(try await client.send(.post, "/wake/v1/devices", try phone.registration()).status == .created)
+                let early = try await client.call(.post, "/api/v1/wake", key: key, json: WakeGatewayTests.wake(phone))
+                #expect(early.json["pushed"] as? Int == 0, "\(early.text)")
+                #expect(early.json["skipped"] as? Int == 1)
+                // Only the challenge reached the token; a stranger's ack of a guessed id confirms nothing.
+                let challenge = try #require(try await servers.apns.requests.waitFor(count: 1).first)
+                let opened = try WakeEnvelope.open(push: challenge.body, with: phone.encryption)
+                #expect(opened.topic == "herald.challenge")
+                let guessed = try await client.send(
+                    .post, "/wake/v1/acks", WakeAck(id: UUID().uuidString.lowercased(), outcome: .handled), headers: phone.bearer)
+                #expect(guessed.status == .notFound, "\(guessed.text)")
+                let acked = try await client.send(.post, "/wake/v1/acks", WakeAck(id: try #require(opened.id), outcome: .noHandler), headers: phone.bearer)
+                #expect(acked.status == .noContent, "\(acked.text)")
+                let woken = try await client.call(.post, "/api/v1/wake", key: key, json: WakeGatewayTests.wake(phone))
+                #expect(woken.json["pushed"] as? Int == 1, "\(woken.text)")
+                #expect(try await servers.apns.requests.waitFor(count: 2).count == 2)
+
+                let legacy = try await client.send(
+                    .post, "/wake/api/device", Self.legacy(token: GatewayPhone().token, node: NodeSecretKey.random(), encryption: NodeSecretKey.random()))
+                #expect(legacy.status == .forbidden, "\(legacy.text)")
+            }
         }
     }
 

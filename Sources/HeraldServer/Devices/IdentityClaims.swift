@@ -1,14 +1,16 @@
 import Foundation
 import HeraldSecp256k1
 import HeraldStore
+import HeraldWake
 import HeraldWire
 
 /// The identities a registration or an update claims, each proven by a signature of its key
 /// over ``DeviceIdentityClaim/preimage``: only then may pushes addressed to it (a Breez Spark
 /// payment webhook's `ln:<user_pubkey>`) reach the device.
 enum IdentityClaims {
-    /// How far `ts` may be from the server's clock, either way.
-    static let tolerance: TimeInterval = 600
+    /// How far `ts` may be from the server's clock, either way: one window for every proof,
+    /// the wake gateway's included.
+    static let tolerance: TimeInterval = WakeRegistrationRequest.maximumSkew
     /// Identities one device may hold: a node key and a Pubky key with room to spare.
     static let maximum = 8
 
@@ -43,7 +45,10 @@ enum IdentityClaims {
         guard !parsed.isEmpty else { return [] }
         guard let ts else { throw APIError(.missingTimestamp, "ts (unix seconds the proofs were signed at) is required with identities") }
         guard abs(now.timeIntervalSince1970 - TimeInterval(ts)) <= tolerance else {
-            throw APIError(.staleTimestamp, "ts must be within \(Int(tolerance)) s of the server's clock; it is \(ts)")
+            throw APIError(
+                .staleTimestamp,
+                "ts \(ts) is not within \(Int(tolerance)) s of this server's clock (unix \(Int64(now.timeIntervalSince1970.rounded(.down)))): check the phone's clock"
+            )
         }
         let preimage = DeviceIdentityClaim.preimage(
             audience: audience, platform: platform.rawValue, pushToken: pushToken, identities: identities, ts: ts)

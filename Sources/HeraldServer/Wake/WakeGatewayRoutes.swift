@@ -17,6 +17,8 @@ struct WakeGatewayRoutes: Sendable {
     let keys: any APIKeyStore
     /// Where registration proofs are remembered, so each is taken once.
     let replays: any LSPS5Store
+    /// `registration: challenge`: a device is confirmed by acknowledging its challenge wake.
+    let challenges: any DeviceChallengeStore
     let ledger: any WakeLedgerStore
     let providers: PushRouter
     let settings: ServerSettings
@@ -63,7 +65,10 @@ struct WakeGatewayRoutes: Sendable {
         let time = serverTime
         // In floating point: a `ts` near Int64's ends must not overflow the subtraction.
         guard abs(Double(time) - Double(registration.ts)) <= WakeRegistrationRequest.maximumSkew else {
-            throw APIError(.staleTimestamp, "ts must be within \(Int(WakeRegistrationRequest.maximumSkew)) s of the server's time (\(time))")
+            throw APIError(
+                .staleTimestamp,
+                "ts \(registration.ts) is not within \(Int(WakeRegistrationRequest.maximumSkew)) s of this server's clock (unix \(time)): check the phone's clock"
+            )
         }
         let proven: [ProvenIdentity]
         do {
@@ -86,8 +91,13 @@ struct WakeGatewayRoutes: Sendable {
             installKey: installKey, secretSHA256: registration.secretSHA256, encryptionKey: registration.encryptionKey, envelope: 1,
             environment: registration.environment.rawValue, topics: stored, registeredTS: registration.ts)
         gateway.presentedSecretSHA256 = Self.presentedSecret(request)
+        // `registration: challenge`: the device is confirmed like any other, by showing it got a
+        // push at its token: the challenge wake's id, sealed to its key, acknowledged.
+        let challenge = settings.registration == .challenge ? UUID().uuidString.lowercased() : nil
         let device = try await store(
-            gateway, platform: platform, token: registration.pushToken, app: registration.app, identities: proven.map(\.description))
+            gateway, platform: platform, token: registration.pushToken, app: registration.app, identities: proven.map(\.description),
+            challenge: challenge)
+        if let challenge { try await pushChallenge(challenge, to: WakeGatewayEntry(device: device, gateway: gateway, isDead: false)) }
         return try JSONResponse.make(
             WakeRegistrationAnswer(
                 deviceID: device.id, identities: proven.map(\.description), topics: stored, unknownTopics: unknown, serverTime: time),
@@ -98,6 +108,14 @@ struct WakeGatewayRoutes: Sendable {
     /// the token's form says the platform; `features` are the topics; v0 envelopes.
     func registerLegacy(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         try await admit(request, context: context)
+        // Its envelopes carry no wake id and its devices no secret to acknowledge with: it cannot
+        // show that it receives pushes at its token.
+        guard settings.registration != .challenge else {
+            throw APIError(
+                .forbidden,
+                "registration: challenge confirms a device by the ack of a challenge wake, which the legacy route cannot give; register on /wake/v1/devices"
+            )
+        }
         var request = request
         let legacy = try await Self.readBody(WakeLegacyRegistration.self, from: &request)
         guard let node = NodeID(hex: legacy.nodeId), legacy.nodeId == node.hex else {
@@ -148,7 +166,7 @@ struct WakeGatewayRoutes: Sendable {
     /// Stores the device, its identities and its gateway row in one transaction, replacing the
     /// install's earlier registration if this one proves one of its identities or presents its secret.
     private func store(
-        _ gateway: WakeGatewayDevice, platform: Platform, token: String, app name: String, identities: [String]
+        _ gateway: WakeGatewayDevice, platform: Platform, token: String, app name: String, identities: [String], challenge: String? = nil
     ) async throws -> Device {
         // A gateway app named like one of Herald's apps uses its credentials; any other, the default's.
         let app = providers.apps[name] != nil ? name : PushTarget.defaultApp
@@ -159,7 +177,7 @@ struct WakeGatewayRoutes: Sendable {
             // write's own transaction: the later of two registrations by Herald's clock wins.
             return try await devices.registerDevice(
                 platform: platform, token: token, sealKey: nil, app: app,
-                extras: DeviceExtras(identities: identities, wakeGateway: gateway), now: now()
+                extras: DeviceExtras(identities: identities, challengeHash: challenge.map(Secrets.hash), wakeGateway: gateway), now: now()
             ).device
         } catch is WakeGatewayInstallTaken {
             throw APIError(
@@ -176,6 +194,21 @@ struct WakeGatewayRoutes: Sendable {
         let header = request.headers[.authorization] ?? ""
         let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
         return WakeDeviceSecret.hasForm(token) ? WakeDeviceSecret.sha256(token) : nil
+    }
+
+    /// The topic of challenge wakes: a background wake whose id the app acknowledges.
+    static let challengeTopic = WakeGatewayTopic(name: "herald.challenge", urgency: .background, deadlineSeconds: 600)
+
+    /// The challenge wake: sealed to the device's key like any wake, its id the one-time code.
+    func pushChallenge(_ code: String, to entry: WakeGatewayEntry) async throws {
+        let moment = now()
+        let push = try wakes.gatewayPush(
+            for: entry, wakeID: code, topic: Self.challengeTopic,
+            deadline: Int64(moment.timeIntervalSince1970.rounded(.down)) + Int64(Self.challengeTopic.deadlineSeconds), payload: nil,
+            collapseID: nil, now: moment)
+        _ = try await wakes.delivery.submit(
+            push, type: "wake:" + Self.challengeTopic.name, to: [wakes.delivery.directory.challengeRecipient(entry.device)],
+            metric: NotificationType.deviceChallenge.rawValue)
     }
 
     /// Known names and every pattern are stored; unknown exact names are answered back.
@@ -258,9 +291,18 @@ struct WakeGatewayRoutes: Sendable {
         var request = request
         let ack = try await Self.readBody(WakeAck.self, from: &request)
         guard let id = UUID(uuidString: ack.id) else { throw APIError(.invalidRequest, "id must be the wake's UUID") }
-        guard try await wakes.acknowledge(wakeID: id.uuidString.lowercased(), deviceID: entry.device.id, outcome: ack.outcome) != nil else {
-            throw APIError(.unknownWake, "no wake with this id was delivered to this device")
+        let wakeID = id.uuidString.lowercased()
+        if try await wakes.acknowledge(wakeID: wakeID, deviceID: entry.device.id, outcome: ack.outcome) != nil {
+            return Response(status: .noContent)
         }
+        // The challenge wake's id, whatever the outcome: the app opened a push sent to its token.
+        let confirmed: Bool
+        do {
+            confirmed = try await challenges.confirmChallenge(deviceID: entry.device.id, codeHash: Secrets.hash(wakeID), now: now())
+        } catch {
+            throw APIError.storeUnavailable()
+        }
+        guard confirmed else { throw APIError(.unknownWake, "no wake with this id was delivered to this device") }
         return Response(status: .noContent)
     }
 
