@@ -146,7 +146,8 @@ public func buildApplication(
     WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
         .register(on: api)
     WakeGatewayRoutes(
-        wakes: wakeService, devices: store, keys: store, replays: store, challenges: store, ledger: store, providers: providers, settings: configuration.settings,
+        wakes: wakeService, devices: store, keys: store, replays: store, challenges: store, ledger: store, providers: providers,
+        settings: configuration.settings,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
     ).register(on: router)
     let nwcWatcher = NwcWatcher(

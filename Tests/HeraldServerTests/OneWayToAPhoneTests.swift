@@ -383,7 +383,9 @@ struct OneWayToAPhoneTests {
         }
     }
 
-    @Test("challenge: a gateway device is woken only once it acknowledged its challenge wake, opened with its key; the legacy route, which cannot, is refused")
+    @Test(
+        "challenge: a gateway device is woken only once it acknowledged its challenge wake, opened with its key; the legacy route, which cannot, is refused"
+    )
     func challengeGateway() async throws {
         var configured = try WakeGatewayTests().gatewayNDS()
         configured.settings.registration = .challenge
@@ -403,14 +405,16 @@ struct OneWayToAPhoneTests {
                 let guessed = try await client.send(
                     .post, "/wake/v1/acks", WakeAck(id: UUID().uuidString.lowercased(), outcome: .handled), headers: phone.bearer)
                 #expect(guessed.status == .notFound, "\(guessed.text)")
-                let acked = try await client.send(.post, "/wake/v1/acks", WakeAck(id: try #require(opened.id), outcome: .noHandler), headers: phone.bearer)
+                let acked = try await client.send(
+                    .post, "/wake/v1/acks", WakeAck(id: try #require(opened.id), outcome: .noHandler), headers: phone.bearer)
                 #expect(acked.status == .noContent, "\(acked.text)")
                 let woken = try await client.call(.post, "/api/v1/wake", key: key, json: WakeGatewayTests.wake(phone))
                 #expect(woken.json["pushed"] as? Int == 1, "\(woken.text)")
                 #expect(try await servers.apns.requests.waitFor(count: 2).count == 2)
 
                 let legacy = try await client.send(
-                    .post, "/wake/api/device", Self.legacy(token: GatewayPhone().token, node: NodeSecretKey.random(), encryption: NodeSecretKey.random()))
+                    .post, "/wake/api/device",
+                    Self.legacy(token: GatewayPhone().token, node: NodeSecretKey.random(), encryption: NodeSecretKey.random()))
                 #expect(legacy.status == .forbidden, "\(legacy.text)")
             }
         }
