@@ -70,6 +70,24 @@ struct NwcTests {
         }
     }
 
+    /// `count` wallets, each with a registered Android device of its own.
+    static func devices(_ count: Int, in nds: TestNDS, prefix: String) async throws -> ([Wallet], [Device]) {
+        var devices: [Device] = []
+        for index in 0..<count {
+            devices.append(try await nds.store.registerDevice(platform: .android, token: "\(prefix)\(index)", now: Date()).device)
+        }
+        return ((0..<count).map { _ in Wallet() }, devices)
+    }
+
+    /// Registers each wallet's NWC forwarding to its device's webhook on `relays`.
+    static func register(_ wallets: [Wallet], _ devices: [Device], relays: [String], client: some TestClientProtocol) async throws {
+        for (wallet, device) in zip(wallets, devices) {
+            let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
+            let answer = try await client.post("/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays))
+            #expect(answer.status == .ok, "\(answer.text)")
+        }
+    }
+
     static func pushes(_ nds: TestNDS, _ device: Device) async throws -> [[String: String]] {
         try await nds.store.localPushes(platform: device.platform, token: device.token, after: 0, limit: 100).compactMap {
             (try? JSONSerialization.jsonObject(with: $0.payload)) as? [String: String]
@@ -162,19 +180,9 @@ struct NwcTests {
     func relayInformation() async throws {
         let information = #"{"name":"small","software":"look-alike","limitation":{"max_subscriptions":2,"max_message_length":1000}}"#
         try await Self.withRelays(subscriptionLimit: 2, information: information) { nds, relays in
-            let wallets = (0..<40).map { _ in Wallet() }
-            var registered: [Device] = []
-            for index in wallets.indices {
-                registered.append(try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-nip11-\(index)", now: Date()).device)
-            }
-            let devices = registered
+            let (wallets, devices) = try await Self.devices(40, in: nds, prefix: "fcm-nwc-nip11-")
             try await nds.app().test(.live) { client in
-                for (wallet, device) in zip(wallets, devices) {
-                    let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
-                    let answer = try await client.post(
-                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays.map(\.1)))
-                    #expect(answer.status == .ok, "\(answer.text)")
-                }
+                try await Self.register(wallets, devices, relays: relays.map(\.1), client: client)
                 let everyKey = Set(wallets.map(\.service.publicKeyHex))
                 for (relay, _) in relays {
                     #expect(
@@ -205,19 +213,9 @@ struct NwcTests {
     @Test("40 wallets on relays that hold 32 subscriptions a connection: every request to each wakes its phone once")
     func manyWallets() async throws {
         try await Self.withRelays(subscriptionLimit: 32) { nds, relays in
-            let wallets = (0..<40).map { _ in Wallet() }
-            var registered: [Device] = []
-            for index in wallets.indices {
-                registered.append(try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-many-\(index)", now: Date()).device)
-            }
-            let devices = registered
+            let (wallets, devices) = try await Self.devices(40, in: nds, prefix: "fcm-nwc-many-")
             try await nds.app().test(.live) { client in
-                for (wallet, device) in zip(wallets, devices) {
-                    let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
-                    let registered = try await client.post(
-                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: webhook, relays: relays.map(\.1)))
-                    #expect(registered.status == .ok, "\(registered.text)")
-                }
+                try await Self.register(wallets, devices, relays: relays.map(\.1), client: client)
                 // Subscribed to all 40 on each relay, in filters of many keys.
                 #expect(
                     try await eventually {
