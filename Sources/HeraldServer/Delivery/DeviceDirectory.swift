@@ -126,7 +126,8 @@ struct DeviceDirectory: Sendable {
         Self.recipient(device)
     }
 
-    private static func recipient(_ device: Device) -> PushDelivery.Recipient {
+    /// A device the directory returned (``devices(identity:)``) as a recipient.
+    static func recipient(_ device: Device) -> PushDelivery.Recipient {
         PushDelivery.Recipient(target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey)
     }
 }

@@ -100,8 +100,7 @@ extension WakeService {
             let present = presence.isPresent(deviceID: entry.device.id, now: moment)
             if !present {
                 do {
-                    try await delivery.targets.takePushes(
-                        for: [PushTarget(platform: entry.device.platform, token: entry.device.token, app: entry.device.app)], metrics: metrics)
+                    try await delivery.targets.takePushes(for: [DeviceDirectory.recipient(entry.device).target], metrics: metrics)
                 } catch let error as APIError where error.code == .targetRateLimited {
                     metrics.deviceSkipped("rate_limited")
                     skipped += 1
@@ -140,7 +139,8 @@ extension WakeService {
                 if record.present { metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue) }
                 continue
             }
-            let target = PushTarget(platform: entry.device.platform, token: entry.device.token, app: entry.device.app)
+            // Gateway pushes are sealed to the device's wake key, not a seal key: the target alone.
+            let target = DeviceDirectory.recipient(entry.device).target
             var recipient = PushDelivery.Recipient(target: target)
             recipient.jobID = jobID
             recipient.idempotencyKey = idempotencyKey.map { "\($0):\(entry.device.id)" }

@@ -57,8 +57,7 @@ struct BreezPaymentRoutes: Sendable {
         let (devices, skipped) = try await delivery.directory.devices(identity: identity.description)
         for skip in skipped { metrics.deviceSkipped(skip.rawValue) }
         let recipients = devices.map { device in
-            var recipient = PushDelivery.Recipient(
-                target: PushTarget(platform: device.platform, token: device.token, app: device.app), sealKey: device.sealKey)
+            var recipient = DeviceDirectory.recipient(device)
             // Breez retries until it sees a 2xx: the same payment makes the same jobs.
             recipient.idempotencyKey = "breez-payment:\(hash):\(device.id)"
             return recipient
