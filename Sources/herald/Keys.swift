@@ -36,7 +36,7 @@ struct Keys: AsyncParsableCommand {
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ValidationError("--name must not be empty")
             }
-            let (created, location) = try await options.withStore { [name] store in
+            let (created, location) = try await options.withStore(creating: true) { [name] store in
                 (try await store.createAPIKey(name: name, scopes: parsed, now: Date()), store.location)
             }
             // The database first, so a key made for the wrong one shows at once; the secret last,

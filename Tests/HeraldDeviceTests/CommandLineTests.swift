@@ -96,6 +96,23 @@ struct CommandLineTests {
         #expect(!run.output.contains("Usage:") && !run.output.contains("errno"), "\(run.output)")
     }
 
+    @Test("keys list and dead-letters list where there is no database say so, and make none; keys create makes it")
+    func noDatabase() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("herald.sqlite").path
+        for arguments in [["keys", "list"], ["dead-letters", "list"]] {
+            let run = try await ProgramRun.output(try HeraldServeProcess.binary(), arguments + ["--database", database], includeStandardError: true)
+            #expect(run.status != 0, "\(arguments): \(run.output)")
+            #expect(run.output.contains("no database at \(database)"), "\(run.output)")
+            #expect(!FileManager.default.fileExists(atPath: database))
+        }
+        let made = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["keys", "create", "--scopes", "devices", "--database", database], includeStandardError: true)
+        #expect(made.status == 0, "\(made.output)")
+        #expect(FileManager.default.fileExists(atPath: database))
+    }
+
     @Test("config check refuses a typo in the file, naming the setting meant")
     func typo() async throws {
         let folder = try Self.folder()
