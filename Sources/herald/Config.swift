@@ -15,15 +15,20 @@ struct Config: AsyncParsableCommand {
     /// every file it names and parses every key, without starting anything.
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Validate the configuration without starting the server: files readable, keys parse, URLs well-formed."
+            abstract: "Validate the configuration without starting the server: files readable, keys parse, URLs well-formed.",
+            discussion: "Takes every flag `herald serve` takes (`herald serve --help` lists them), and reports each with where it came from."
         )
+
+        /// `serve`'s setting flags (``SettingFlags``), checked as `serve` would take them.
+        @Argument(parsing: .allUnrecognized, help: .hidden)
+        var settingFlags: [String] = []
 
         @OptionGroup var configurationFile: ConfigurationOptions
 
         func run() async throws {
             let settings: HeraldConfiguration
             do {
-                settings = try await configurationFile.load()
+                settings = try await configurationFile.load(flags: try SettingFlags.parse(settingFlags))
             } catch {
                 FileHandle.standardError.write(Data("invalid configuration: \(error)\n".utf8))
                 throw ExitCode(1)

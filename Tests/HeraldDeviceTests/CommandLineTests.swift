@@ -113,6 +113,20 @@ struct CommandLineTests {
         #expect(FileManager.default.fileExists(atPath: database))
     }
 
+    @Test("config check takes serve's flags and names the flag each came from; a misspelled one is refused with the one meant")
+    func configCheckFlags() async throws {
+        let run = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["config", "check", "--max-jobs-in-memory", "7", "--registration", "challenge"],
+            includeStandardError: true)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("max_jobs_in_memory = 7  [--max-jobs-in-memory]"), "\(run.output)")
+        #expect(run.output.contains("registration: challenge"), "\(run.output)")
+        let typo = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["config", "check", "--max-jobs-in-memroy", "7"], includeStandardError: true)
+        #expect(typo.status != 0)
+        #expect(typo.output.contains("did you mean '--max-jobs-in-memory'?"), "\(typo.output)")
+    }
+
     @Test("config check refuses a typo in the file, naming the setting meant")
     func typo() async throws {
         let folder = try Self.folder()
