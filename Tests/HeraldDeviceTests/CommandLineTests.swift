@@ -121,6 +121,12 @@ struct CommandLineTests {
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("max_jobs_in_memory = 7  [--max-jobs-in-memory]"), "\(run.output)")
         #expect(run.output.contains("registration: challenge"), "\(run.output)")
+        // A database password is shown as an ellipsis, never the password, never percent-encoded.
+        let redacted = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["config", "check", "--database", "postgres://u:hunter2@127.0.0.1:5432/db"],
+            includeStandardError: true)
+        #expect(redacted.output.contains("database: postgres://u:…@127.0.0.1:5432/db"), "\(redacted.output)")
+        #expect(!redacted.output.contains("hunter2") && !redacted.output.contains("%E2"))
         let typo = try await ProgramRun.output(
             try HeraldServeProcess.binary(), ["config", "check", "--max-jobs-in-memroy", "7"], includeStandardError: true)
         #expect(typo.status != 0)

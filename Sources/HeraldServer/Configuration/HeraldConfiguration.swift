@@ -410,7 +410,8 @@ public struct HeraldConfiguration: Sendable {
     static func redactingPassword(_ database: String) -> String {
         guard var components = URLComponents(string: database), components.password != nil else { return database }
         components.password = "…"
-        return components.string ?? "(a database URL)"
+        // Shown to people, not parsed: the ellipsis as itself, not `%E2%80%A6`.
+        return components.string?.replacingOccurrences(of: "%E2%80%A6", with: "…") ?? "(a database URL)"
     }
 
     /// A summary for `herald config check` and the start-up log: no secret in it (key files
