@@ -71,6 +71,32 @@ public final class HeraldMetrics: Sendable {
                 .seconds(2.5), .seconds(5), .seconds(10),
             ]
         )
+        declareAtZero()
+    }
+
+    /// Counters whose labels are known in advance, written at zero from the start: a dashboard
+    /// or an alert rule finds `herald_dead_letters_total` before the first dead letter, and a
+    /// rate over it starts from 0 rather than from nothing.
+    private func declareAtZero() {
+        for (metric, help) in [
+            ("target_rate_limited", "Pushes refused because their device token had its share"),
+            ("identity_wakes", "Wakes of an identity on a topic (the wake gateway)"),
+            ("wake_fallbacks_scheduled", "Fallback alerts scheduled for wakes not yet handled"),
+            ("wake_fallbacks_cancelled", "Fallback alerts cancelled because the device handled its wake"),
+            ("wake_fallbacks", "Fallback alerts sent for wakes not handled in time"),
+            ("sealed_pushes", "Pushes sealed to their device's key (HPKE) before they were stored"),
+        ] {
+            increment(metric, help: help, by: 0)
+        }
+        for outcome in WakeAckOutcome.allCases {
+            increment("wake_acks", help: "Wakes acknowledged by devices, by outcome", labels: [("outcome", outcome.rawValue)], by: 0)
+        }
+        for outcome in ["seen", "forwarded", "deduplicated", "paced"] {
+            increment("nwc_events", help: "NWC requests seen on relays, by what became of them", labels: [("outcome", outcome)], by: 0)
+        }
+        for reason in ["unconfirmed", "dead", "not_configured", "rate_limited"] {
+            increment("devices_skipped", help: "Devices a push left out, by why", labels: [("reason", reason)], by: 0)
+        }
     }
 
     public let queueDepth: Gauge
