@@ -36,8 +36,14 @@ enum ListenCommand {
 
         // Pushes are handled side by side, a few at a time, as a phone runs an extension per
         // push: a swap the wallet does not know holds up nothing behind it.
+        // Where the last run stopped: a push taken up once is not taken up again after a restart,
+        // as an extension is not handed a push twice (one cut off by the stop is not retried).
+        // Kept with the device it is for: a new registration starts its own feed.
+        let cursorFile = environment.walletFolder.appendingPathComponent("feed-cursor")
+        let saved = (try? String(contentsOf: cursorFile, encoding: .utf8))?.split(separator: " ")
+        let startAfter = saved.flatMap { $0.count == 2 && $0[0] == registration.deviceID ? Int64($0[1]) : nil }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            var after: Int64 = 0
+            var after: Int64 = startAfter ?? 0
             var handled = 0
             var running = 0
             while maxPushes.map({ handled < $0 }) ?? true {
@@ -62,6 +68,7 @@ enum ListenCommand {
                     running += 1
                     after = push.seq
                     handled += 1
+                    try Data("\(registration.deviceID) \(after)".utf8).write(to: cursorFile, options: .atomic)
                 }
                 after = max(after, feed.next)
             }

@@ -52,4 +52,37 @@ struct ListenTests {
         #expect(invoice.status == 200, "\(invoice.body)")
         #expect(took < .seconds(10))
     }
+
+    @Test("a restarted listen goes on from the push it stopped at: a push handled before the restart is not handled again")
+    func restart() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-listen-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS"] { environment[variable] = nil }
+        let server = try await HeraldServeProcess.running(folder: folder.appendingPathComponent("server"), environment: environment)
+        defer { Task { await server.stop() } }
+        let wallet = folder.appendingPathComponent("phone").path
+        let arguments = ["listen", "--server", server.baseURL, "--platform", "android", "--wallet", wallet, "--budget", "2", "--max-pushes", "1"]
+        let first = try ChildProcess(arguments: arguments)
+        defer { first.stop() }
+        let line = try #require(await first.nextLine(within: .seconds(30)))
+        let registered = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let webhook = try #require(registered["webhook_url"] as? String)
+        #expect(try await ZapEndToEndTests.http("POST", webhook, json: #"{"event":"swap.update","data":{"id":"s-1","status":"transaction.mempool"}}"#).status == 200)
+        let handled = try #require(await first.nextLine(within: .seconds(30)))
+        #expect(handled.contains(#""notification_type":"swap_updated""#), "\(handled)")
+        first.process.waitUntilExit()
+
+        let second = try ChildProcess(arguments: arguments)
+        defer { second.stop() }
+        _ = try #require(await second.nextLine(within: .seconds(30)))
+        #expect(
+            try await ZapEndToEndTests.http(
+                "POST", webhook, json: #"{"event":"invoice.request","data":{"offer":"lno1example","invoiceRequest":"lnr1example"}}"#
+            ).status == 200)
+        // The next push it handles is the new one, not the swap again.
+        let next = try #require(await second.nextLine(within: .seconds(30)))
+        #expect(!next.contains("swap_updated"), "\(next)")
+    }
 }
