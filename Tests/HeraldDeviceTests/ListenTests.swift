@@ -69,7 +69,9 @@ struct ListenTests {
         let line = try #require(await first.nextLine(within: .seconds(30)))
         let registered = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let webhook = try #require(registered["webhook_url"] as? String)
-        #expect(try await ZapEndToEndTests.http("POST", webhook, json: #"{"event":"swap.update","data":{"id":"s-1","status":"transaction.mempool"}}"#).status == 200)
+        #expect(
+            try await ZapEndToEndTests.http("POST", webhook, json: #"{"event":"swap.update","data":{"id":"s-1","status":"transaction.mempool"}}"#)
+                .status == 200)
         let handled = try #require(await first.nextLine(within: .seconds(30)))
         #expect(handled.contains(#""notification_type":"swap_updated""#), "\(handled)")
         first.process.waitUntilExit()
