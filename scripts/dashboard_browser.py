@@ -250,13 +250,29 @@ def run(driver: webdriver.Chrome, server: HeraldServer, apns: APNsLookalike, key
     apns.down = False
     shoot(driver, screenshot, width=1280, mobile=False)
     report.check("screenshot saved", screenshot.is_file(), str(screenshot))
+    report.check("at 1280 px every table stays inside its card", tables_fit(driver), tables_fit.last)
     shoot(driver, screenshot.with_name("dashboard-phone.png"), width=390, mobile=True)
+    report.check("at 390 px every table stays inside its card", tables_fit(driver), tables_fit.last)
     wide = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
     report.check("readable on a phone: no sideways scrolling at 390 px", not wide)
     buttons = driver.execute_script(
         "return [...document.querySelectorAll('button.replay')].every(b => {"
         " const r = b.getBoundingClientRect(); return r.width > 0 && r.right <= window.innerWidth; })")
     report.check("on a phone the Replay buttons are on screen", bool(buttons))
+
+
+def tables_fit(driver: webdriver.Chrome) -> bool:
+    """Whether each card's table ends within the card (the cards that scroll sideways on
+    purpose, `.scroll`, aside); the ones that spill are kept in `tables_fit.last`."""
+    spilled = driver.execute_script(
+        "return [...document.querySelectorAll('.card table')].filter(t => !t.closest('.scroll')).filter(t => {"
+        " const card = t.closest('.card').getBoundingClientRect(); return t.getBoundingClientRect().right > card.right + 1;"
+        " }).map(t => t.closest('.card').id || t.closest('.card').className)")
+    tables_fit.last = f"spilling: {spilled}" if spilled else ""
+    return not spilled
+
+
+tables_fit.last = ""
 
 
 def shoot(driver: webdriver.Chrome, path: Path, *, width: int, mobile: bool) -> None:

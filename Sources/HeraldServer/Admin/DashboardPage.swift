@@ -169,7 +169,7 @@ enum DashboardPage {
             <tr><td>acks</td>\(acks)</tr>
             <tr><td></td><th>scheduled</th><th>cancelled</th><th>sent</th></tr>
             <tr><td>fallbacks</td><td>\(wakes.fallbacksScheduled)</td><td>\(wakes.fallbacksCancelled)</td><td id="fallbacks-sent">\(wakes.fallbacksSent)</td></tr>
-            <tr><td></td><th>forwarded</th><th>deduplicated</th><th>refused</th></tr>
+            <tr><td></td><th>forwarded</th><th>duplicates</th><th>refused</th></tr>
             <tr><td>NWC requests</td><td id="nwc-forwarded">\(wakes.nwc["forwarded", default: 0])</td><td>\(wakes.nwc["deduplicated", default: 0])</td><td>\(wakes.nwc["refused", default: 0])</td></tr>
             <tr><td>NWC relays</td><td colspan="3">\(wakes.nwcRelays) <span class="muted">held open</span></td></tr>
             </tbody></table>
@@ -258,6 +258,7 @@ enum DashboardPage {
         .provider{margin-bottom:.7rem}
         table{width:100%;border-collapse:collapse;font-size:.9rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
         th{color:var(--muted);font-weight:500}tr.total td{font-weight:600}.scroll{overflow-x:auto}
+        #wakes{grid-column:1/-1}#wakes table{table-layout:fixed}#wakes th,#wakes td{overflow-wrap:break-word}#wakes th{font-size:.75rem}
         .muted{color:var(--muted)}.small{font-size:.8rem}.ok{color:var(--ok)}.idle{color:var(--accent2)}
         .reason{font-weight:600;color:var(--bad)}code{font-size:.82rem}
         button{font:inherit;border:1px solid var(--line);background:var(--card);color:var(--ink);border-radius:7px;padding:.35rem .8rem;cursor:pointer}
