@@ -61,6 +61,9 @@ enum ListenCommand {
                         running -= 1
                     }
                     let userInfo = push.payload.objectValue ?? [:]
+                    // Said at once, on standard error (standard output keeps one JSON line per
+                    // result): a push can take the whole budget, and silence reads as a hang.
+                    FileHandle.standardError.write(Data(Self.taking(userInfo, seq: push.seq, budget: environment.budget).utf8))
                     group.addTask {
                         let result = await plugin.handle(plugin.decode(userInfo: userInfo))
                         printJSON(HandleOutput(result))
@@ -78,6 +81,20 @@ enum ListenCommand {
     }
 
     /// Reuses the registration kept in the wallet folder for this server, or registers anew.
+    /// The line said as a push is taken up: its type, and why it may take a while.
+    static func taking(_ userInfo: [String: JSONValue], seq: Int64, budget: Duration) -> String {
+        let type = userInfo["notification_type"]?.stringValue ?? userInfo["type"]?.stringValue ?? "a push"
+        let seconds = Int(budget.components.seconds)
+        let why =
+            switch type {
+            case "swap_updated": "a swap that is not final waits for its next status, up to \(seconds) s, then shows Payment Pending"
+            case "nwc_event": "the wallet answers the NWC request on its relays"
+            case "lnurlpay_info", "lnurlpay_invoice", "lnurlpay_verify", "invoice_request": "the wallet answers the caller through its reply URL"
+            default: "up to \(seconds) s"
+            }
+        return "herald-device: handling \(type) (seq \(seq)): \(why)\n"
+    }
+
     static func register(_ client: DevelopmentServerClient, platform: Platform, token: String?, folder: URL, fresh: Bool) async throws
         -> DeviceRegistration
     {

@@ -64,7 +64,7 @@ struct ListenTests {
         defer { Task { await server.stop() } }
         let wallet = folder.appendingPathComponent("phone").path
         let arguments = ["listen", "--server", server.baseURL, "--platform", "android", "--wallet", wallet, "--budget", "2", "--max-pushes", "1"]
-        let first = try ChildProcess(arguments: arguments)
+        let first = try ChildProcess(arguments: arguments, mergingStandardError: true)
         defer { first.stop() }
         let line = try #require(await first.nextLine(within: .seconds(30)))
         let registered = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -72,6 +72,10 @@ struct ListenTests {
         #expect(
             try await ZapEndToEndTests.http("POST", webhook, json: #"{"event":"swap.update","data":{"id":"s-1","status":"transaction.mempool"}}"#)
                 .status == 200)
+        // Said at once, before the swap's budget runs out: what it handles and why it waits.
+        let taking = try #require(await first.nextLine(within: .seconds(20)))
+        #expect(taking.hasPrefix("herald-device: handling swap_updated (seq "), "\(taking)")
+        #expect(taking.contains("not final waits"), "\(taking)")
         let handled = try #require(await first.nextLine(within: .seconds(30)))
         #expect(handled.contains(#""notification_type":"swap_updated""#), "\(handled)")
         first.process.waitUntilExit()

@@ -11,12 +11,15 @@ final class ChildProcess {
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    /// - Parameter environment: Variables set for the child beside this process's own.
-    init(arguments: [String], environment: [String: String] = [:]) throws {
+    /// - Parameters:
+    ///   - environment: Variables set for the child beside this process's own.
+    ///   - mergingStandardError: Whether its standard error comes in the same lines as its output.
+    init(arguments: [String], environment: [String: String] = [:], mergingStandardError: Bool = false) throws {
         process.executableURL = try HeraldServeProcess.binary("herald-device")
         process.arguments = arguments
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = output
+        if mergingStandardError { process.standardError = output }
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let fd = output.fileHandleForReading.fileDescriptor
