@@ -53,6 +53,38 @@ struct ListenTests {
         #expect(took < .seconds(10))
     }
 
+    @Test("against a server in registration: key, listen registers with --api-key (or HERALD_API_KEY) and not without")
+    func apiKey() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-listen-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS", "HERALD_API_KEY"] { environment[variable] = nil }
+        let server = try await HeraldServeProcess.running(
+            arguments: ["--registration", "key"], folder: folder.appendingPathComponent("server"), environment: environment)
+        defer { Task { await server.stop() } }
+        let created = try await ProgramRun.output(
+            try HeraldServeProcess.binary(), ["keys", "create", "--scopes", "devices", "--database", server.database])
+        let key = try #require(created.output.split(whereSeparator: \.isWhitespace).map(String.init).first { $0.hasPrefix("hk_") })
+        let refused = try ChildProcess(
+            arguments: ["listen", "--server", server.baseURL, "--platform", "android", "--wallet", folder.appendingPathComponent("a").path],
+            mergingStandardError: true)
+        defer { refused.stop() }
+        let answer = try #require(await refused.nextLine(within: .seconds(30)))
+        #expect(answer.contains("401"), "\(answer)")
+        for (arguments, variables) in [(["--api-key", key], [String: String]()), ([], ["HERALD_API_KEY": key])] {
+            let phone = try ChildProcess(
+                arguments: [
+                    "listen", "--server", server.baseURL, "--platform", "android", "--wallet", folder.appendingPathComponent(UUID().uuidString).path,
+                ]
+                    + arguments,
+                environment: variables)
+            defer { phone.stop() }
+            let line = try #require(await phone.nextLine(within: .seconds(30)))
+            #expect(line.contains(#""event":"registered""#), "\(line)")
+        }
+    }
+
     @Test("a restarted listen goes on from the push it stopped at: a push handled before the restart is not handled again")
     func restart() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-listen-\(UUID().uuidString)")
