@@ -18,6 +18,11 @@ Each answer must have the status shown (200 when none is) and exactly the top-le
 a field the server adds or drops fails the run, so the docs keep up with the server. A check is
 named by its file and the line of its `<!-- example -->` mark (`docs/wakes.md line 10`).
 
+A `sh` block after `<!-- command -->` holds command lines of `herald` and `herald-device` (the
+binaries beside `--binary`, first on `PATH`), each followed by `# prints <text>` lines: each runs
+in a fresh folder with the same server address and `$HERALD_KEY`, must exit 0, and its output
+(standard output and error) must contain every text shown.
+
     python3 scripts/readme_examples.py --binary .build/debug/herald
     python3 scripts/readme_examples.py --binary .build/debug/herald --self-test   # must catch a changed answer
 """
@@ -39,6 +44,7 @@ from hostile import HeraldServer, Report  # noqa: E402  (the same server harness
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "<!-- example -->"
+COMMAND_MARK = "<!-- command -->"
 # docs/*.md in the order their examples run, after README.md; a file not listed runs after these.
 DOCS_ORDER = ["configuration.md", "http-api.md", "lightning-address.md", "wakes.md", "phone.md",
               "operations.md", "benchmarks.md"]
@@ -72,9 +78,45 @@ def examples(name: str, source: str) -> list[tuple[str, str, int, dict]]:
     return found
 
 
+def commands(name: str, source: str) -> list[tuple[str, str, list[str]]]:
+    """(file and line, command, texts its output must hold) for every line of every command block."""
+    lines = source.split("\n")
+    found = []
+    for index, line in enumerate(lines):
+        if line.strip() != COMMAND_MARK:
+            continue
+        assert lines[index + 1].startswith("```sh"), f"{name} line {index + 2}: a command block must be a sh block"
+        for offset, text in enumerate(lines[index + 2:]):
+            if text.startswith("```"):
+                break
+            if text.startswith("# prints "):
+                assert found, f"{name} line {index + 3 + offset}: '# prints' comes after a command"
+                found[-1][2].append(text[len("# prints "):])
+            elif text.strip() and not text.startswith("#"):
+                found.append((f"{name} line {index + 3 + offset}", text, []))
+    return found
+
+
+def run_commands(binary: Path, base: str, key: str, files: list[tuple[str, str]], report: Report) -> None:
+    env = dict(os.environ, HERALD_KEY=key, PATH=f"{binary.resolve().parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = {k: v for k, v in env.items() if not (k.startswith("HERALD_") and k != "HERALD_KEY")}
+    for name, command, texts in (found for file in files for found in commands(*file)):
+        folder = tempfile.mkdtemp(prefix="herald-command-")
+        done = subprocess.run(["bash", "-c", command.replace("http://127.0.0.1:8080", base)], capture_output=True, text=True,
+                              env=env, cwd=folder, timeout=60)
+        output = done.stdout + done.stderr
+        report.check(f"{name}: `{command[:60]}` exits 0", done.returncode == 0, output[-300:])
+        for text in texts:
+            report.check(f"{name}: prints {text}", text in output, output[-300:])
+
+
 def run(binary: Path, files: list[tuple[str, str]], report: Report) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="herald-readme-"))
-    server = HeraldServer(binary, workdir)
+    # Breez payment webhooks on, with a secret the examples sign with as `$BREEZ_SECRET`.
+    breez_secret = secrets.token_hex(32)
+    (workdir / "breez.secret").write_text(breez_secret + "\n")
+    (workdir / "herald.yaml").write_text(f"breez:\n  webhook_secret_file: {workdir / 'breez.secret'}\n")
+    server = HeraldServer(binary, workdir, extra=["--config", str(workdir / "herald.yaml")])
     key = server.create_api_key()
     if not report.check("server starts", bool(key) and server.start()):
         server.print_log_tail()
@@ -82,7 +124,7 @@ def run(binary: Path, files: list[tuple[str, str]], report: Report) -> None:
     base = f"http://127.0.0.1:{server.port}"
     fill = {"<APNs device token>": secrets.token_hex(32), "<fcm token>": "fcm-" + secrets.token_hex(20),
             "<64 hex>": secrets.token_hex(32)}
-    env = dict(os.environ, HERALD_KEY=key)
+    env = dict(os.environ, HERALD_KEY=key, BREEZ_SECRET=breez_secret)
     try:
         for name, command, status, shown in (found for file in files for found in examples(*file)):
             for placeholder, value in fill.items():
@@ -105,6 +147,7 @@ def run(binary: Path, files: list[tuple[str, str]], report: Report) -> None:
                 env["DEVICE_ID"], env["DEVICE_SECRET"] = answer["device_id"], answer["device_secret"]
                 fill["<device_id>"] = answer["device_id"]
                 fill["<alias>"] = answer["alias"]
+        run_commands(binary, base, key, files, report)
         report.check("server still alive", server.alive())
     finally:
         server.stop_quietly()
