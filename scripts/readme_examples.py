@@ -18,10 +18,10 @@ Each answer must have the status shown (200 when none is) and exactly the top-le
 a field the server adds or drops fails the run, so the docs keep up with the server. A check is
 named by its file and the line of its `<!-- example -->` mark (`docs/wakes.md line 10`).
 
-A `sh` block after `<!-- command -->` holds command lines of `herald` and `herald-device` (the
-binaries beside `--binary`, first on `PATH`), each followed by `# prints <text>` lines: each runs
-in a fresh folder with the same server address and `$HERALD_KEY`, must exit 0, and its output
-(standard output and error) must contain every text shown.
+A `sh` block after `<!-- command -->` holds commands of `herald` and `herald-device` (the
+binaries beside `--binary`, first on `PATH`) and `curl`, with `# prints <text>` lines: the block
+runs as one bash script (`-e`) in a fresh folder, with the same server address and `$HERALD_KEY`;
+it must exit 0, and its output (standard output and error) must contain every text shown.
 
     python3 scripts/readme_examples.py --binary .build/debug/herald
     python3 scripts/readme_examples.py --binary .build/debug/herald --self-test   # must catch a changed answer
@@ -79,33 +79,35 @@ def examples(name: str, source: str) -> list[tuple[str, str, int, dict]]:
 
 
 def commands(name: str, source: str) -> list[tuple[str, str, list[str]]]:
-    """(file and line, command, texts its output must hold) for every line of every command block."""
+    """(file and line, the block's commands, texts its output must hold) for every command block."""
     lines = source.split("\n")
     found = []
     for index, line in enumerate(lines):
         if line.strip() != COMMAND_MARK:
             continue
         assert lines[index + 1].startswith("```sh"), f"{name} line {index + 2}: a command block must be a sh block"
-        for offset, text in enumerate(lines[index + 2:]):
+        script, texts = [], []
+        for text in lines[index + 2:]:
             if text.startswith("```"):
                 break
             if text.startswith("# prints "):
-                assert found, f"{name} line {index + 3 + offset}: '# prints' comes after a command"
-                found[-1][2].append(text[len("# prints "):])
+                texts.append(text[len("# prints "):])
             elif text.strip() and not text.startswith("#"):
-                found.append((f"{name} line {index + 3 + offset}", text, []))
+                script.append(text)
+        found.append((f"{name} line {index + 1}", "\n".join(script), texts))
     return found
 
 
 def run_commands(binary: Path, base: str, key: str, files: list[tuple[str, str]], report: Report) -> None:
     env = dict(os.environ, HERALD_KEY=key, PATH=f"{binary.resolve().parent}{os.pathsep}{os.environ.get('PATH', '')}")
     env = {k: v for k, v in env.items() if not (k.startswith("HERALD_") and k != "HERALD_KEY")}
-    for name, command, texts in (found for file in files for found in commands(*file)):
+    for name, script, texts in (found for file in files for found in commands(*file)):
+        # One block, one fresh folder and one shell: a later line uses what an earlier one wrote.
         folder = tempfile.mkdtemp(prefix="herald-command-")
-        done = subprocess.run(["bash", "-c", command.replace("http://127.0.0.1:8080", base)], capture_output=True, text=True,
-                              env=env, cwd=folder, timeout=60)
+        done = subprocess.run(["bash", "-e", "-c", script.replace("http://127.0.0.1:8080", base)], capture_output=True,
+                              text=True, env=env, cwd=folder, timeout=120)
         output = done.stdout + done.stderr
-        report.check(f"{name}: `{command[:60]}` exits 0", done.returncode == 0, output[-300:])
+        report.check(f"{name}: the commands exit 0", done.returncode == 0, output[-300:])
         for text in texts:
             report.check(f"{name}: prints {text}", text in output, output[-300:])
 
