@@ -32,8 +32,12 @@ public struct WakeGatewayClient: Sendable {
     }
 
     /// `POST v1/devices` with the proofs already in `request`.
-    public func register(_ request: WakeRegistrationRequest) async throws -> WakeRegistrationAnswer {
-        try await call("v1/devices", method: "POST", body: request, secret: nil)
+    ///
+    /// - Parameter bearer: What the server needs beside the proofs, if anything: an API key of
+    ///   scope `devices` for a server in `registration: key` (the app's backend registers), or the
+    ///   install's `wkd_` secret when its identities have changed.
+    public func register(_ request: WakeRegistrationRequest, bearer: String? = nil) async throws -> WakeRegistrationAnswer {
+        try await call("v1/devices", method: "POST", body: request, secret: bearer)
     }
 
     /// `POST v1/acks`: `handled` cancels the wake's fallback alert.

@@ -40,7 +40,8 @@ enum WakeGatewayListen {
             WakeIdentityProof(
                 identity: "ln:" + node.nodeID.hex, sig: LightningMessageSignature.sign(request.preimage(audience: info.audience), with: node))
         ]
-        let answer = try await gateway.register(request)
+        let answer = try await gateway.register(
+            request, bearer: arguments.option("api-key") ?? ProcessInfo.processInfo.environment["HERALD_API_KEY"])
         saved.deviceID = answer.deviceID
         try OwnerOnlyFile.write(try WireJSON.encode(saved), to: environment.walletFolder.appendingPathComponent(fileName))
         printJSON(

@@ -9,7 +9,7 @@ let usage = """
                            [--api-key KEY]
                                            register with a local NDS and handle its pushes; a server in
                                            registration: key needs a devices key (or HERALD_API_KEY)
-      herald-device listen --server URL --wake-gateway [--topics blocktank.*,…] [--platform ios|android]
+      herald-device listen --server URL --wake-gateway [--topics blocktank.*,…] [--platform ios|android] [--api-key KEY]
                                            the same as a bitkit-core app with Herald as its wake gateway:
                                            register at URL/wake with an ln: proof, open wakes, ack them
       herald-device app                    play the main app: hold the wallet, answer pings

@@ -83,6 +83,17 @@ struct ListenTests {
             let line = try #require(await phone.nextLine(within: .seconds(30)))
             #expect(line.contains(#""event":"registered""#), "\(line)")
         }
+        // The wake gateway's registration, as a bitkit-core app behind its backend would make it.
+        for (arguments, registers) in [([], false), (["--api-key", key], true)] {
+            let gateway = try ChildProcess(
+                arguments: [
+                    "listen", "--server", server.baseURL, "--wake-gateway", "--max-pushes", "0", "--wallet",
+                    folder.appendingPathComponent(UUID().uuidString).path,
+                ] + arguments, mergingStandardError: true)
+            defer { gateway.stop() }
+            let line = try #require(await gateway.nextLine(within: .seconds(30)))
+            #expect(line.contains(#""event":"registered""#) == registers, "\(arguments): \(line)")
+        }
     }
 
     @Test("a restarted listen goes on from the push it stopped at: a push handled before the restart is not handled again")
