@@ -464,7 +464,8 @@ SCHEMAS: dict[str, dict] = {
         {"replayed": integer(minimum=0), "job_ids": JOB_IDS,
          "skipped_token_dead": integer("Letters left alone because their token is dead.", minimum=0)},
     ),
-    "Purge": obj({"purged": integer(minimum=0)}),
+    "Purge": obj({"purged": integer("Letters deleted, replayed ones included.", minimum=0),
+                  "replayed": integer("Of those, letters replayed before (the list showed only the others).", minimum=0)}),
     "OutboxCounts": obj(
         {"pending": integer("Never tried, not leased.", minimum=0),
          "leased": integer("Held by a dispatcher now.", minimum=0),

@@ -132,7 +132,7 @@ extension PostgresStore: DeadLetterStore {
         try await !rows("DELETE FROM job WHERE id = \(id) AND state = 'dead' RETURNING 1").isEmpty
     }
 
-    public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> Int {
+    public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> DeadLetterPurge {
         let reason = filter.reason
         let platform = filter.platform?.rawValue
         return try await rows(
@@ -142,10 +142,10 @@ extension PostgresStore: DeadLetterStore {
                 WHERE state = 'dead'
                   AND (\(reason)::text IS NULL OR last_error = \(reason) OR starts_with(last_error, \(reason) || ':'))
                   AND (\(platform)::text IS NULL OR platform = \(platform))
-                RETURNING 1)
-            SELECT count(*) FROM gone
+                RETURNING replayed_as)
+            SELECT count(*), count(replayed_as) FROM gone
             """
-        ).first?.decode(Int.self) ?? 0
+        ).first.map { try $0.decode((Int, Int).self) }.map { DeadLetterPurge(purged: $0.0, replayed: $0.1) } ?? DeadLetterPurge(purged: 0, replayed: 0)
     }
 
     public func outboxSummary(now: Date) async throws -> OutboxSummary {

@@ -136,11 +136,14 @@ extension SQLiteStore: DeadLetterStore {
         }
     }
 
-    public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> Int {
+    public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> DeadLetterPurge {
         let (terms, arguments) = Self.conditions(filter)
         return try await database.write { db in
+            let replayed =
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM job WHERE state = 'dead' AND replayed_as IS NOT NULL" + terms, arguments: arguments)
+                ?? 0
             try db.execute(sql: "DELETE FROM job WHERE state = 'dead'" + terms, arguments: arguments)
-            return db.changesCount
+            return DeadLetterPurge(purged: db.changesCount, replayed: replayed)
         }
     }
 

@@ -17,8 +17,9 @@ public protocol DeadLetterStore: Sendable {
     func replayDeadLetters(matching filter: DeadLetterFilter, limit: Int, plan: ReplayPlan) async throws -> BulkReplay
     /// Deletes one dead letter (replayed or not); false when there is no dead letter with that id.
     func purgeDeadLetter(id: String) async throws -> Bool
-    /// Deletes every dead letter matching `filter` (replayed ones included); returns how many.
-    func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> Int
+    /// Deletes every dead letter matching `filter`, replayed ones included: how many, and how many
+    /// of them had been replayed (the list shows only the others).
+    func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> DeadLetterPurge
     /// The queue as an operator reads it. Reads the pending jobs' index: fine every few seconds.
     func outboxSummary(now: Date) async throws -> OutboxSummary
 }
@@ -119,6 +120,18 @@ public struct DeadLetterPage: Sendable, Hashable {
     public init(letters: [DeadLetter], next: DeadLetterCursor?) {
         self.letters = letters
         self.next = next
+    }
+}
+
+/// What a purge by filter deleted.
+public struct DeadLetterPurge: Sendable, Hashable {
+    /// Every letter deleted.
+    public var purged: Int
+    /// Of those, the letters replayed before (each already has its new job).
+    public var replayed: Int
+    public init(purged: Int, replayed: Int) {
+        self.purged = purged
+        self.replayed = replayed
     }
 }
 

@@ -153,9 +153,9 @@ struct DeadLetters: AsyncParsableCommand {
                 print("purged \(id)")
             } else {
                 let chosen = try filter.parsed()
-                let purged = try await options.withStore { try await $0.purgeDeadLetters(matching: chosen) }
+                let purge = try await options.withStore { try await $0.purgeDeadLetters(matching: chosen) }
                 // `list` shows only letters not yet replayed; the purge takes the replayed ones too.
-                print("purged \(purged) dead letter\(purged == 1 ? "" : "s") matching the filter, replayed ones included")
+                print("purged \(purge.purged) dead letter\(purge.purged == 1 ? "" : "s") matching the filter, \(purge.replayed) of them replayed before")
             }
         }
     }

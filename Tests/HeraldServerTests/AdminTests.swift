@@ -177,6 +177,7 @@ struct AdminTests {
 
             let purged = try await client.call(.delete, "/api/v1/admin/dead-letters?reason=permanent", key: admin)
             #expect(purged.json["purged"] as? Int == 1)
+            #expect(purged.json["replayed"] as? Int == 0)
             #expect(try await client.call(.delete, "/api/v1/admin/dead-letters/\(expired[0])", key: admin).status == .noContent)
             #expect(try await client.call(.delete, "/api/v1/admin/dead-letters/\(expired[0])", key: admin).status == .notFound)
         }

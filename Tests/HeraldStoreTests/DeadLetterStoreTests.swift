@@ -156,10 +156,14 @@ struct DeadLetterStoreTests {
             let kept = try await deadLetter(store, token: "tok-purge-0004", reason: "permanent: 400")
             #expect(try await store.purgeDeadLetter(id: a))
             #expect(try await store.purgeDeadLetter(id: a) == false)
-            #expect(try await store.purgeDeadLetters(matching: DeadLetterFilter(reason: "ttl_expired", platform: .ios)) == 1)
+            #expect(
+                try await store.purgeDeadLetters(matching: DeadLetterFilter(reason: "ttl_expired", platform: .ios))
+                    == DeadLetterPurge(purged: 1, replayed: 0))
             let left = try await store.deadLetters(matching: DeadLetterFilter(), limit: 10, after: nil).letters.map(\.id)
             #expect(Set(left) == [c, kept])
-            #expect(try await store.purgeDeadLetters(matching: DeadLetterFilter()) == 2)
+            // A replayed letter is purged too, and said to be.
+            _ = try await store.replayDeadLetter(id: c, plan: ReplayPlan(now: t0))
+            #expect(try await store.purgeDeadLetters(matching: DeadLetterFilter()) == DeadLetterPurge(purged: 2, replayed: 1))
             #expect(try await store.counts().dead == 0)
         }
     }

@@ -85,6 +85,8 @@ struct BulkReplayView: Codable, Sendable {
 
 struct PurgeView: Codable, Sendable {
     var purged: Int
+    /// Of those, letters replayed before: the list showed only the others.
+    var replayed: Int?
 }
 
 /// Pending jobs by state.

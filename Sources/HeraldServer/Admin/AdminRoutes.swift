@@ -90,6 +90,7 @@ struct AdminRoutes: Sendable {
     }
 
     func purgeMatching(_ request: Request) async throws -> Response {
-        try JSONResponse.make(PurgeView(purged: try await store.purgeDeadLetters(matching: try Self.filter(request))))
+        let purge = try await store.purgeDeadLetters(matching: try Self.filter(request))
+        return try JSONResponse.make(PurgeView(purged: purge.purged, replayed: purge.replayed))
     }
 }

@@ -6815,11 +6815,18 @@ enum OpenAPIDocument {
         "properties": {
           "purged": {
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "description": "Letters deleted, replayed ones included."
+          },
+          "replayed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Of those, letters replayed before (the list showed only the others)."
           }
         },
         "required": [
-          "purged"
+          "purged",
+          "replayed"
         ],
         "additionalProperties": false
       },
