@@ -145,7 +145,8 @@ extension PostgresStore: DeadLetterStore {
                 RETURNING replayed_as)
             SELECT count(*), count(replayed_as) FROM gone
             """
-        ).first.map { try $0.decode((Int, Int).self) }.map { DeadLetterPurge(purged: $0.0, replayed: $0.1) } ?? DeadLetterPurge(purged: 0, replayed: 0)
+        ).first.map { try $0.decode((Int, Int).self) }.map { DeadLetterPurge(purged: $0.0, replayed: $0.1) }
+            ?? DeadLetterPurge(purged: 0, replayed: 0)
     }
 
     public func outboxSummary(now: Date) async throws -> OutboxSummary {

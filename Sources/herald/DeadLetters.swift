@@ -155,7 +155,9 @@ struct DeadLetters: AsyncParsableCommand {
                 let chosen = try filter.parsed()
                 let purge = try await options.withStore { try await $0.purgeDeadLetters(matching: chosen) }
                 // `list` shows only letters not yet replayed; the purge takes the replayed ones too.
-                print("purged \(purge.purged) dead letter\(purge.purged == 1 ? "" : "s") matching the filter, \(purge.replayed) of them replayed before")
+                print(
+                    "purged \(purge.purged) dead letter\(purge.purged == 1 ? "" : "s") matching the filter, \(purge.replayed) of them replayed before"
+                )
             }
         }
     }
