@@ -185,6 +185,11 @@ struct WakeGatewayTests {
             try await expect(tampered, .unauthorized, "invalid_proof")
             try await expect(try phone.registration(audience: "elsewhere.example"), .unauthorized, "invalid_proof")
             try await expect(try phone.registration(ts: Int64(Date().timeIntervalSince1970) - 700), .unauthorized, "stale_timestamp")
+            // Whose clock is wrong, said in words: the server's time is there to compare with.
+            let stale = try await client.send(.post, "/wake/v1/devices", try phone.registration(ts: 1_000_000_000))
+            #expect(
+                (stale.json["message"] as? String)?.contains("is not within 600 s of this server's clock (unix ") == true, "\(stale.text)")
+            #expect((stale.json["message"] as? String)?.contains("check the phone's clock") == true)
             try await expect(try phone.registration(topics: ["Blocktank.x"]), .badRequest, "invalid_request")
             try await expect(try phone.registration(topics: ["*"]), .badRequest, "invalid_request")
             try await expect(try phone.registration(token: "ABCD"), .badRequest, "invalid_request")

@@ -224,6 +224,13 @@ struct WebhookTests {
             #expect(metrics.text.contains(#"herald_pushes_sent_total{provider="local",outcome="delivered",app="default"} 1"#))
             #expect(metrics.text.contains("herald_push_send_duration_seconds_bucket"))
             #expect(metrics.text.contains("herald_outbox_pending"))
+            // Counters whose labels are known are there before their first event, at zero.
+            for zero in [
+                "herald_target_rate_limited_total 0", "herald_wake_fallbacks_total 0", #"herald_wake_acks_total{outcome="handled"} 0"#,
+                #"herald_nwc_events_total{outcome="forwarded"} 0"#, #"herald_devices_skipped_total{reason="unconfirmed"} 0"#,
+            ] {
+                #expect(metrics.text.contains(zero), "\(zero)")
+            }
         }
     }
 
