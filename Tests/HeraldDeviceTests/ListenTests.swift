@@ -6,15 +6,29 @@ import Testing
 /// registered, sets an LSP with `lsp set`, and handles pushes side by side.
 @Suite("herald-device listen and lsp", .serialized)
 struct ListenTests {
-    @Test("listen shows and keeps its push token; lsp set sets the LSP node id; a stuck swap does not hold up an invoice request behind it")
-    func listen() async throws {
+    /// A folder of its own and `herald serve` in it, with no proxy, push credentials or API key
+    /// of this machine's environment.
+    static func server(arguments: [String] = []) async throws -> (URL, HeraldServeProcess) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-listen-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         var environment = ProcessInfo.processInfo.environment
-        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS"] { environment[variable] = nil }
-        let server = try await HeraldServeProcess.running(folder: folder.appendingPathComponent("server"), environment: environment)
-        defer { Task { await server.stop() } }
+        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS", "HERALD_API_KEY"] { environment[variable] = nil }
+        let server = try await HeraldServeProcess.running(
+            arguments: arguments, folder: folder.appendingPathComponent("server"), environment: environment)
+        return (folder, server)
+    }
+
+    static func finish(_ folder: URL, _ server: HeraldServeProcess) {
+        Task {
+            await server.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    @Test("listen shows and keeps its push token; lsp set sets the LSP node id; a stuck swap does not hold up an invoice request behind it")
+    func listen() async throws {
+        let (folder, server) = try await Self.server()
+        defer { Self.finish(folder, server) }
         let wallet = folder.appendingPathComponent("phone").path
         let phone = try ChildProcess(arguments: ["listen", "--server", server.baseURL, "--platform", "ios", "--wallet", wallet, "--budget", "20"])
         defer { phone.stop() }
@@ -55,14 +69,8 @@ struct ListenTests {
 
     @Test("against a server in registration: key, listen registers with --api-key (or HERALD_API_KEY) and not without")
     func apiKey() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-listen-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        var environment = ProcessInfo.processInfo.environment
-        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS", "HERALD_API_KEY"] { environment[variable] = nil }
-        let server = try await HeraldServeProcess.running(
-            arguments: ["--registration", "key"], folder: folder.appendingPathComponent("server"), environment: environment)
-        defer { Task { await server.stop() } }
+        let (folder, server) = try await Self.server(arguments: ["--registration", "key"])
+        defer { Self.finish(folder, server) }
         let created = try await ProgramRun.output(
             try HeraldServeProcess.binary(), ["keys", "create", "--scopes", "devices", "--database", server.database])
         let key = try #require(created.output.split(whereSeparator: \.isWhitespace).map(String.init).first { $0.hasPrefix("hk_") })
@@ -98,13 +106,8 @@ struct ListenTests {
 
     @Test("a restarted listen goes on from the push it stopped at: a push handled before the restart is not handled again")
     func restart() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-listen-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        var environment = ProcessInfo.processInfo.environment
-        for variable in ["HTTPS_PROXY", "https_proxy", "GOOGLE_APPLICATION_CREDENTIALS"] { environment[variable] = nil }
-        let server = try await HeraldServeProcess.running(folder: folder.appendingPathComponent("server"), environment: environment)
-        defer { Task { await server.stop() } }
+        let (folder, server) = try await Self.server()
+        defer { Self.finish(folder, server) }
         let wallet = folder.appendingPathComponent("phone").path
         let arguments = ["listen", "--server", server.baseURL, "--platform", "android", "--wallet", wallet, "--budget", "2", "--max-pushes", "1"]
         let first = try ChildProcess(arguments: arguments, mergingStandardError: true)
