@@ -53,7 +53,7 @@ struct InvoiceRequestAndSwapTests {
         #expect(result.disposition == .handled)
         #expect(result.content.title == "Payment Received" && result.content.body == "Received 50000 sats")
         #expect(
-            await wallet.calls == [
+            await wallet.callsAfterDisconnect() == [
                 .connect, .sync, .paymentBySwap("swaphash"), .sync, .paymentBySwap("swaphash"), .sync, .paymentBySwap("swaphash"), .disconnect,
             ]
         )

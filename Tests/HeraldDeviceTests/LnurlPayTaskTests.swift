@@ -66,8 +66,9 @@ struct LnurlPayTaskTests {
             #expect(result.disposition == .handled)
             #expect(result.content.title == "Fetching Invoice")
             let metadata = #"[["text/plain","Pay with LNURL"],["text/identifier","alice@herald.example"]]"#
+            // The wallet is let go after the content is decided: waited for, as the other tests do.
             #expect(
-                await wallet.calls == [
+                await wallet.callsAfterDisconnect() == [
                     .connect, .receiveLimits,
                     .receive(ReceiveRequest(amountMsat: 21_000, description: metadata, descriptionHash: true, payerNote: "thanks")),
                     .disconnect,
