@@ -61,8 +61,10 @@ extension RelayWebSocket {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.serverHostname))
                 }
                 try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                // A relay that accepts and then says nothing is closed, as one that never answers.
-                channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+                // A relay that accepts and then says nothing is closed, as one that never answers;
+                // the timer goes with the channel rather than holding it until it fires.
+                let stalled = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+                channel.closeFuture.whenComplete { _ in stalled.cancel() }
                 return (try HTTPChannel(wrappingChannelSynchronously: channel), origin.authority, path)
             }
         }

@@ -116,24 +116,35 @@ struct PushDelivery: Sendable {
         }
         var results = [EnqueueResult?](repeating: nil, count: recipients.count)
         var admitted: [(index: Int, recipient: Recipient)] = []
-        var refusal: (any Error)?
+        var refusal: APIError?
         for (index, recipient) in recipients.enumerated() {
             if let key = recipient.idempotencyKey, let job = earlier[key] {
                 results[index] = EnqueueResult(
                     id: job.id, duplicate: true, keyReused: EnqueueResult.reused(earlier: job.fingerprint, now: recipient.idempotencyFingerprint))
                 continue
             }
-            do {
-                try await targets.takePushes(for: [recipient.target], metrics: metrics)
+            if let refused = try await takeShare(of: recipient.target) {
+                refusal = refused
+            } else {
                 admitted.append((index, recipient))
-            } catch let error as APIError where error.code == .targetRateLimited {
-                refusal = error
             }
         }
         if admitted.isEmpty, results.compactMap({ $0 }).isEmpty, let refusal { throw refusal }
         let sent = try await submit(message, type: type, to: admitted.map(\.recipient), metric: metric, chargesAllowance: false)
         for (entry, result) in zip(admitted, sent) { results[entry.index] = result }
         return results
+    }
+
+    /// Takes one push of `target`'s allowance for a push to several devices: nil when taken; the
+    /// refusal (`429 target_rate_limited`, with its wait) when the device has had its share and
+    /// the others should go without it.
+    func takeShare(of target: PushTarget) async throws -> APIError? {
+        do {
+            try await targets.takePushes(for: [target], metrics: metrics)
+            return nil
+        } catch let error as APIError where error.code == .targetRateLimited {
+            return error
+        }
     }
 
     /// The earlier jobs when every recipient's idempotency key made one already; nil otherwise.

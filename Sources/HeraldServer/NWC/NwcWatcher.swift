@@ -139,12 +139,13 @@ final class NwcWatcher: Service, Sendable {
         known.withLockedValue { known in
             known = Dictionary(grouping: registrations) { $0.walletServicePubkey + $0.appPubkey }
         }
+        // Each registration's relays in their one spelling, once: for the count and the layout.
+        let spelled = registrations.map { Set($0.relays.map { NostrRelayURL.normalized($0) ?? $0 }) }
         // What is registered now: relays of registrations since deleted leave the count.
-        let relays = Set(registrations.flatMap { $0.relays.map { NostrRelayURL.normalized($0) ?? $0 } })
-        watchedRelays.withLockedValue { $0 = relays }
+        watchedRelays.withLockedValue { $0 = spelled.reduce(into: Set<String>()) { $0.formUnion($1) } }
         var wanted: [String: Watch] = [:]
-        for registration in registrations where held.contains(registration.walletServicePubkey) {
-            for relay in Set(registration.relays.map { NostrRelayURL.normalized($0) ?? $0 }) {
+        for (registration, relays) in zip(registrations, spelled) where held.contains(registration.walletServicePubkey) {
+            for relay in relays {
                 wanted[relay, default: [:]][registration.walletServicePubkey, default: []].insert(registration.appPubkey)
             }
         }

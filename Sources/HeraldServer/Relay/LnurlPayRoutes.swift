@@ -202,7 +202,8 @@ struct LnurlPayRoutes: Sendable {
         let device = address.device
         let isDead = try await devices.resolveWebhookToken(device.token, rawPlatform: device.platform).isDead
         guard try await delivery.directory.skip(device, isDead: isDead) == nil else { throw Self.unreachable }
-        switch try await delivery.ask(webhook, to: try await delivery.directory.recipient(device, isDead: isDead), appData: nil) {
+        // Checked just above: the recipient as the directory makes it, without asking again.
+        switch try await delivery.ask(webhook, to: DeviceDirectory.recipient(device), appData: nil) {
         case .answered(let answer): return answer
         case .timedOut: throw LnurlFailure(.gatewayTimeout, "The wallet did not answer in time; try again")
         case .shuttingDown: throw LnurlFailure(.serviceUnavailable, "The server is restarting; try again")

@@ -98,15 +98,11 @@ extension WakeService {
                 continue
             }
             let present = presence.isPresent(deviceID: entry.device.id, now: moment)
-            if !present {
-                do {
-                    try await delivery.targets.takePushes(for: [DeviceDirectory.recipient(entry.device).target], metrics: metrics)
-                } catch let error as APIError where error.code == .targetRateLimited {
-                    metrics.deviceSkipped("rate_limited")
-                    skipped += 1
-                    planned.append((entry, nil, nil, left))
-                    continue
-                }
+            if !present, try await delivery.takeShare(of: DeviceDirectory.recipient(entry.device).target) != nil {
+                metrics.deviceSkipped("rate_limited")
+                skipped += 1
+                planned.append((entry, nil, nil, left))
+                continue
             }
             var delivery = WakeDeliveryRecord(wakeID: wakeID, deviceID: entry.device.id, jobID: nil, fallbackJobID: nil, present: present)
             guard !present else {
