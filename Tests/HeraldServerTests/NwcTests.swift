@@ -50,8 +50,9 @@ struct NwcTests {
         }
     }
 
+    /// - Parameter base: The NDS to configure for the relays; a fresh one when nil.
     static func withRelays(
-        subscriptionLimit: Int? = nil, information: String? = nil,
+        from base: TestNDS? = nil, subscriptionLimit: Int? = nil, information: String? = nil,
         _ body: @Sendable (_ nds: TestNDS, _ relays: [(MockNostrRelay, String)]) async throws -> Void
     ) async throws {
         let certificate = try TestCertificate.make()
@@ -59,7 +60,7 @@ struct NwcTests {
         let second = MockNostrRelay(certificate: certificate, subscriptionLimit: subscriptionLimit, information: information)
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
-        var nds = try TestNDS()
+        var nds = try base ?? TestNDS()
         nds.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
         nds.settings.registrationsPerMinute = 1000
         let ready = nds
@@ -67,6 +68,38 @@ struct NwcTests {
             try await second.withRunning { two in
                 try await body(ready, [(first, one.relayURL), (second, two.relayURL)])
             }
+        }
+    }
+
+    /// `nds` (on the two look-alike relays) with a wallet whose NWC webhook is another server on
+    /// loopback, registered on the first relay and subscribed. `answer` gives the status of each
+    /// POST from its body; `body` gets the client, the wallet and the relay to publish on.
+    static func withForeignWebhook(
+        _ base: TestNDS, answer: @escaping @Sendable (String) async -> HTTPResponse.Status,
+        _ body: @Sendable (_ client: any TestClientProtocol, _ wallet: Wallet, _ relay: MockNostrRelay) async throws -> Void
+    ) async throws {
+        try await withRelays(from: base) { nds, relays in
+            let receiver = Router()
+            receiver.post("hook") { request, _ -> Response in
+                Response(status: await answer(String(buffer: try await request.body.collect(upTo: 65_536))))
+            }
+            var configured = nds
+            configured.settings.webPush = WebPushPolicy(allowInsecureEndpoints: true, allowPrivateEndpoints: true)
+            let ready = configured
+            let http = try PushHTTPClient(configuration: .init(allowPrivateWebPushEndpoints: true))
+            let providers = ready.localRouter().forwarding(to: WebhookForwardProvider(httpClient: http, policy: ready.settings.webPush))
+            let wallet = Wallet()
+            try await Application(router: receiver, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { hook in
+                let url = "http://127.0.0.1:\(hook.port ?? 0)/hook"
+                try await ready.app(providers: providers).test(.live) { client in
+                    let registered = try await client.post(
+                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: url, relays: [relays[0].1]))
+                    #expect(registered.status == .ok, "\(registered.text)")
+                    _ = try await relays[0].0.subscriptions.waitFor(count: 1)
+                    try await body(client, wallet, relays[0].0)
+                }
+            }
+            await http.shutdown()
         }
     }
 
@@ -567,59 +600,41 @@ struct NwcTests {
             func add() { times.append(.now) }
         }
         let received = Received()
-        try await Self.withRelays { base, relays in
-            let receiver = Router()
-            receiver.post("hook") { request, _ -> Response in
-                _ = try await request.body.collect(upTo: 65_536)
-                await received.add()
-                return Response(status: .ok)
+        var configured = try TestNDS()
+        configured.settings.targetPushBurst = 20
+        configured.settings.targetPushesPerMinute = 600
+        try await Self.withForeignWebhook(configured) { _ in
+            await received.add()
+            return .ok
+        } _: { client, wallet, relay in
+            // Each request expires 4 s from now: 20 at once and 10 a second fit before that, not 300.
+            let expiration = Int64(Date().timeIntervalSince1970) + 4
+            for _ in 0..<300 {
+                let request = try wallet.request("get_balance", tags: [["expiration", "\(expiration)"]])
+                await relay.publish(Data(request.json.utf8))
             }
-            var nds = base
-            nds.settings.webPush = WebPushPolicy(allowInsecureEndpoints: true, allowPrivateEndpoints: true)
-            nds.settings.targetPushBurst = 20
-            nds.settings.targetPushesPerMinute = 600
-            let ready = nds
-            let http = try PushHTTPClient(configuration: .init(allowPrivateWebPushEndpoints: true))
-            let providers = ready.localRouter().forwarding(to: WebhookForwardProvider(httpClient: http, policy: ready.settings.webPush))
-            let wallet = Wallet()
-            try await Application(router: receiver, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { hook in
-                let url = "http://127.0.0.1:\(hook.port ?? 0)/hook"
-                try await ready.app(providers: providers).test(.live) { client in
-                    let registered = try await client.post(
-                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: url, relays: [relays[0].1]))
-                    #expect(registered.status == .ok, "\(registered.text)")
-                    _ = try await relays[0].0.subscriptions.waitFor(count: 1)
-                    // Each request expires 4 s from now: 20 at once and 10 a second fit before that, not 300.
-                    let expiration = Int64(Date().timeIntervalSince1970) + 4
-                    for _ in 0..<300 {
-                        let request = try wallet.request("get_balance", tags: [["expiration", "\(expiration)"]])
-                        await relays[0].0.publish(Data(request.json.utf8))
-                    }
-                    let metrics = { try await client.execute(uri: "/metrics", method: .get).text }
-                    func count(_ name: String) async throws -> Int {
-                        let line = try await metrics().split(separator: "\n").first { $0.hasPrefix(name + " ") }
-                        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
-                    }
-                    let forwarded = #"herald_nwc_events_total{outcome="forwarded"}"#
-                    let dropped = #"herald_nwc_events_refused_total{reason="webhook_rate_limited"}"#
-                    // On a busy machine some arrive after their expiration: refused as expired, not sent either.
-                    let expired = #"herald_nwc_events_refused_total{reason="expired"}"#
-                    #expect(try await eventually { try await count(forwarded) + count(dropped) + count(expired) == 300 })
-                    let sent = try await count(forwarded)
-                    #expect(try await count(dropped) > 0)
-                    // Past the burst most wait for a slot; a few find one refilled as they arrive.
-                    let paced = try await count(#"herald_nwc_events_total{outcome="paced"}"#)
-                    #expect(paced > 0 && paced <= sent - 20, "\(paced) of \(sent) paced")
-                    #expect((20...20 + 10 * 5).contains(sent), "\(sent) forwarded")
-                    #expect(await eventually(timeout: .seconds(15)) { await received.times.count == sent })
-                    // Paced, not at once: the last POST came no sooner than its slot in the bucket.
-                    let times = await received.times
-                    if let first = times.first, let last = times.last, sent > 30 {
-                        #expect(last - first >= .milliseconds(Int64((sent - 20 - 10) * 100)), "\(sent) POSTs in \(last - first)")
-                    }
-                }
+            let metrics = { try await client.execute(uri: "/metrics", method: .get).text }
+            func count(_ name: String) async throws -> Int {
+                let line = try await metrics().split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
             }
-            await http.shutdown()
+            let forwarded = #"herald_nwc_events_total{outcome="forwarded"}"#
+            let dropped = #"herald_nwc_events_refused_total{reason="webhook_rate_limited"}"#
+            // On a busy machine some arrive after their expiration: refused as expired, not sent either.
+            let expired = #"herald_nwc_events_refused_total{reason="expired"}"#
+            #expect(try await eventually { try await count(forwarded) + count(dropped) + count(expired) == 300 })
+            let sent = try await count(forwarded)
+            #expect(try await count(dropped) > 0)
+            // Past the burst most wait for a slot; a few find one refilled as they arrive.
+            let paced = try await count(#"herald_nwc_events_total{outcome="paced"}"#)
+            #expect(paced > 0 && paced <= sent - 20, "\(paced) of \(sent) paced")
+            #expect((20...20 + 10 * 5).contains(sent), "\(sent) forwarded")
+            #expect(await eventually(timeout: .seconds(15)) { await received.times.count == sent })
+            // Paced, not at once: the last POST came no sooner than its slot in the bucket.
+            let times = await received.times
+            if let first = times.first, let last = times.last, sent > 30 {
+                #expect(last - first >= .milliseconds(Int64((sent - 20 - 10) * 100)), "\(sent) POSTs in \(last - first)")
+            }
         }
     }
 
@@ -633,39 +648,21 @@ struct NwcTests {
             }
         }
         let received = Received()
-        try await Self.withRelays { base, relays in
-            let receiver = Router()
-            receiver.post("hook") { request, _ -> Response in
-                let body = String(buffer: try await request.body.collect(upTo: 65_536))
-                // The first attempt fails as a service that is down would.
-                return Response(status: await received.add(body) == 1 ? .serviceUnavailable : .ok)
-            }
-            var nds = base
-            nds.settings.webPush = WebPushPolicy(allowInsecureEndpoints: true, allowPrivateEndpoints: true)
-            nds.dispatcher.backoff = Backoff(base: .milliseconds(50), cap: .milliseconds(100))
-            let ready = nds
-            let http = try PushHTTPClient(configuration: .init(allowPrivateWebPushEndpoints: true))
-            let providers = ready.localRouter().forwarding(to: WebhookForwardProvider(httpClient: http, policy: ready.settings.webPush))
-            let wallet = Wallet()
-            try await Application(router: receiver, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { hook in
-                let url = "http://127.0.0.1:\(hook.port ?? 0)/hook"
-                try await ready.app(providers: providers).test(.live) { client in
-                    let registered = try await client.post(
-                        "/nwc/\(wallet.node.nodeID.hex)", json: wallet.registration(webhook: url, relays: [relays[0].1]))
-                    #expect(registered.status == .ok, "\(registered.text)")
-                    _ = try await relays[0].0.subscriptions.waitFor(count: 1)
-                    let request = try wallet.request("get_balance")
-                    await relays[0].0.publish(Data(request.json.utf8))
-                    #expect(await eventually { await received.bodies.count >= 2 })
-                    let bodies = await received.bodies
-                    #expect(bodies.count == 2)
-                    let body = try #require(try JSONSerialization.jsonObject(with: Data(bodies[1].utf8)) as? [String: Any])
-                    #expect(body["template"] as? String == "nwc_event")
-                    #expect((body["data"] as? [String: String])?["event"] == request.json)
-                    #expect(bodies[0] == bodies[1])
-                }
-            }
-            await http.shutdown()
+        var configured = try TestNDS()
+        configured.dispatcher.backoff = Backoff(base: .milliseconds(50), cap: .milliseconds(100))
+        // The first attempt fails as a service that is down would.
+        try await Self.withForeignWebhook(configured) { body in
+            await received.add(body) == 1 ? .serviceUnavailable : .ok
+        } _: { _, wallet, relay in
+            let request = try wallet.request("get_balance")
+            await relay.publish(Data(request.json.utf8))
+            #expect(await eventually { await received.bodies.count >= 2 })
+            let bodies = await received.bodies
+            #expect(bodies.count == 2)
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(bodies[1].utf8)) as? [String: Any])
+            #expect(body["template"] as? String == "nwc_event")
+            #expect((body["data"] as? [String: String])?["event"] == request.json)
+            #expect(bodies[0] == bodies[1])
         }
     }
 
