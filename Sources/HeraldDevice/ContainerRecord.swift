@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the extension did, kept in the shared container for the app to show on open and for the
-/// wake-to-complete metrics (seed 004 §1.5.3).
+/// wake-to-complete metrics (pushes handled, fallen back or timed out, and how long each took).
 public struct ContainerRecord: Codable, Sendable, Hashable {
     public var counters = Counters()
     public var handlingTime = HandlingTime()
@@ -118,7 +118,7 @@ public struct PendingItem: Codable, Sendable, Hashable {
     public struct Kind: RawRepresentable, Codable, Sendable, Hashable {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        /// An LSP holds an HTLC until the app opens (seed 004).
+        /// An LSP holds an HTLC until the app opens.
         public static let incomingPayment = Kind(rawValue: "incoming_payment")
         /// An invoice was issued for an LNURL payer.
         public static let issuedInvoice = Kind(rawValue: "issued_invoice")
@@ -126,7 +126,7 @@ public struct PendingItem: Codable, Sendable, Hashable {
         public static let swap = Kind(rawValue: "swap")
         public static let deposit = Kind(rawValue: "deposit")
         public static let withdrawal = Kind(rawValue: "withdrawal")
-        /// A channel event the app should complete (seed 004 `orderPaymentConfirmed`).
+        /// A channel event the app should complete (a wake's `orderPaymentConfirmed`).
         public static let channel = Kind(rawValue: "channel")
 
         public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// The texts the plugin shows, one entry per situation, with the defaults of the Breez plugin
-/// (seed 000) and Bitkit's wake-to-complete table (seed 004). An app overrides entries to
-/// localise or rebrand them.
+/// and Bitkit's wake-to-complete texts, so an app moving from either shows what it showed. An
+/// app overrides entries to localise or rebrand them.
 ///
 /// Titles and bodies may hold placeholders: `{sats}`, `{amount}`, `{asset}`, `{app}`.
 public struct ContentCatalogue: Sendable, Hashable {
@@ -50,7 +50,7 @@ public struct ContentCatalogue: Sendable, Hashable {
         public static let deviceConfirmed: Key = "device_confirmed"
         public static let backendGeneric: Key = "backend_generic"
         public static let handledByApp: Key = "handled_by_app"
-        /// Anything the plugin could not make sense of: still a sensible message (seed 004 §1.1).
+        /// Anything the plugin could not make sense of: still a sensible message, never a blank one.
         public static let fallback: Key = "fallback"
     }
 
@@ -62,7 +62,7 @@ public struct ContentCatalogue: Sendable, Hashable {
         public static let wallet = "WALLET"
     }
 
-    /// The category seed 004 registers with an "Open Now" action.
+    /// The category Bitkit registers with an "Open Now" action.
     public static let incomingPaymentCategory = "INCOMING_PAYMENT"
 
     public init(entries: [Key: NotificationContent], appName: String = "the app") {
@@ -119,7 +119,7 @@ public struct ContentCatalogue: Sendable, Hashable {
     }
 
     static let defaultEntries: [Key: NotificationContent] = [
-        // Seed 000 (the Breez plugin's defaults).
+        // The Breez plugin's defaults.
         .paymentReceived: .init(title: "Payment Received", body: "Received {sats} sats", threadIdentifier: Thread.wallet, relevanceScore: 1),
         .paymentSent: .init(title: "Payment Sent", body: "Sent {sats} sats", threadIdentifier: Thread.wallet, relevanceScore: 0.8),
         .paymentWaitingFeeAcceptance: .init(
@@ -150,7 +150,7 @@ public struct ContentCatalogue: Sendable, Hashable {
         .deviceConfirmed: .init(
             title: "Notifications On", body: "{app} can now receive payments in the background", threadIdentifier: Thread.wallet,
             interruptionLevel: .passive, relevanceScore: 0.1),
-        // Seed 004 §1.3 (Bitkit's wake-to-complete messages).
+        // Bitkit's wake-to-complete messages.
         .incomingHtlc: .init(
             title: "Payment Incoming", body: "Open now to receive - funds are being held", category: incomingPaymentCategory,
             threadIdentifier: Thread.incomingPayment, interruptionLevel: .timeSensitive, relevanceScore: 1),
@@ -160,14 +160,14 @@ public struct ContentCatalogue: Sendable, Hashable {
         .orderPaymentConfirmed: .init(
             title: "Channel Ready", body: "Open {app} to complete setup", threadIdentifier: Thread.wallet, relevanceScore: 0.7),
         .mutualClose: .init(title: "Channel Closed", body: "Funds moved to savings", threadIdentifier: Thread.wallet, relevanceScore: 0.5),
-        // LSPS5 (bLIP-55) notifications with no counterpart in seed 004.
+        // LSPS5 (bLIP-55) notifications with no counterpart among Bitkit's.
         .liquidityManagementRequest: .init(
             title: "Channel Update", body: "Open {app} so your Lightning service provider can adjust your channel", threadIdentifier: Thread.wallet,
             relevanceScore: 0.6),
         .expirySoon: .init(
             title: "Action Needed", body: "Open {app} now to keep your channel open", threadIdentifier: Thread.wallet,
             interruptionLevel: .timeSensitive, relevanceScore: 1),
-        // Seed 002 (a wallet backend's events) when the backend sent no text of its own.
+        // A wallet backend's events, when the backend sent no text of its own.
         .depositReceived: .init(title: "Deposit Received", body: "{amount} {asset} is pending", threadIdentifier: Thread.wallet, relevanceScore: 0.8),
         .depositConfirmed: .init(
             title: "Deposit Confirmed", body: "{amount} {asset} added to your balance", threadIdentifier: Thread.wallet, relevanceScore: 0.9),

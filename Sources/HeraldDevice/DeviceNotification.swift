@@ -3,7 +3,7 @@ import HeraldWire
 
 /// What a push asks the device to do, decoded from its data keys.
 public enum DeviceNotification: Sendable, Hashable {
-    /// `swap_updated`: let the wallet progress a swap (seed 000).
+    /// `swap_updated`: let the wallet progress a swap.
     case swapUpdated(SwapUpdate)
     /// `invoice_request`: answer a BOLT12 invoice request.
     case invoiceRequest(InvoiceRequestPayload)
@@ -24,9 +24,9 @@ public enum DeviceNotification: Sendable, Hashable {
     /// `herald_challenge`: Herald asks the app to prove it holds its token (`registration:
     /// challenge`); the plugin posts the code back by itself.
     case deviceChallenge(DeviceChallenge)
-    /// A wallet backend's event (seed 002), routed by its `action`.
+    /// A wallet backend's event, routed by its `action`.
     case backendEvent(BackendEvent)
-    /// An LSP's wake push (seed 004): a payment or channel waits for the app.
+    /// An LSP's wake push: a payment or channel waits for the app.
     case wake(WakeEvent)
     /// Any other `notification_type`, for the app's custom handlers.
     case custom(CustomPush)
@@ -54,7 +54,7 @@ public enum DeviceNotification: Sendable, Hashable {
     }
 }
 
-/// A wallet backend's push data (seed 002): `action`, campaign fields and string custom keys.
+/// A wallet backend's push data: `action`, campaign fields and string custom keys.
 public struct BackendEvent: Sendable, Hashable {
     public var action: BackendAction
     public var campaignID: String?
@@ -78,7 +78,7 @@ public struct BackendEvent: Sendable, Hashable {
     public var status: String? { fields["status"] }
 }
 
-/// An LSP's wake push (seed 004): what waits and, where the LSP said, for how much.
+/// An LSP's wake push: what waits and, where the LSP said, for how much.
 public struct WakeEvent: Sendable, Hashable {
     public var kind: WakeKind
     public var paymentHash: String?

@@ -12,8 +12,8 @@ public struct DevicePluginConfiguration: Sendable {
     public var wakeHandling: WakeHandling
     /// How often a swap is looked at again while the wallet progresses it.
     public var swapPollInterval: Duration
-    /// Sync the wallet on a backend's `DEPOSIT_CONFIRMED` / `WITHDRAWAL_PROCESSED` (seed 002's
-    /// "trigger a balance refresh"); a failure is logged and does not change the content.
+    /// Sync the wallet on a backend's `DEPOSIT_CONFIRMED` / `WITHDRAWAL_PROCESSED`, after which
+    /// the balance has changed; a failure is logged and does not change the content.
     public var syncWalletOnBackendEvents: Bool
     /// How long the extension waits for the app's pong before it takes the push itself.
     public var appPingTimeout: Duration
@@ -83,7 +83,7 @@ public struct LnurlOptions: Sendable, Hashable {
 
 /// What the extension does with an LSP's wake push.
 public enum WakeHandling: Sendable, Hashable {
-    /// Tell the user to open the app and note the pending payment (seed 004 phase 1): for
+    /// Tell the user to open the app and note the pending payment: for
     /// wallets whose node cannot run inside the extension's 24 MB.
     case notifyOnly
     /// Connect and sync the wallet and report the payment if it settled; otherwise as `notifyOnly`.

@@ -47,7 +47,7 @@ public struct IncomingPush: Sendable, Hashable {
     /// the same data map an FCM data message carries. One that does not open becomes
     /// `.undecodable`, never an error.
     ///
-    /// - Parameter sealKey: The device's X25519 private key, for a push also sealed (seed 004).
+    /// - Parameter sealKey: The device's X25519 private key, for a push also sealed (``SealedPush``).
     public init(
         webPush body: Data, privateKey: P256.KeyAgreement.PrivateKey, authSecret: Data,
         sealKey: Curve25519.KeyAgreement.PrivateKey? = nil
@@ -134,7 +134,7 @@ public struct IncomingPush: Sendable, Hashable {
     }
 
     /// A background push (`content-available` and no alert): iOS hands it to the app, not to
-    /// the extension, and shows nothing (seed 004 §1.6's first push).
+    /// the extension, and shows nothing (the first of an iOS wake's two pushes).
     static func isSilent(_ keys: [String: JSONValue]) -> Bool {
         guard let aps = keys["aps"]?.objectValue else { return false }
         return aps["content-available"]?.int64Value == 1 && aps["alert"] == nil
@@ -181,7 +181,7 @@ public struct IncomingPush: Sendable, Hashable {
             case .string(let s): fields[key] = s
             case .int(let i): fields[key] = String(i)
             case .bool(let b): fields[key] = String(b)
-            default: continue  // Nested values are not part of the seed's flat data map.
+            default: continue  // A backend's data map is flat: a nested value is not one of its fields.
             }
         }
         return BackendEvent(
@@ -221,13 +221,13 @@ enum PushKey {
     static let payload = "notification_payload"
     static let appData = "app_data"
     static let action = "action"
-    /// Blocktank's routing key for LSP wake pushes (seed 004).
+    /// Blocktank's routing key for LSP wake pushes.
     static let wakeType = "type"
     static let backendEnvelope: Set<String> = ["action", "campaign_id", "campaign_name", "aps", "notification", "gcm.message_id", "google.c.a.e"]
 }
 
 extension WakeKind {
-    /// The `type` Blocktank puts on its silent HTLC push (seed 004 §1.6).
+    /// The `type` Blocktank puts on its silent HTLC push.
     static let silentIncomingHtlcType = "incoming_htlc_wake"
 
     init?(pushType: String) {

@@ -35,7 +35,7 @@ public struct NotificationContent: Sendable, Hashable, Codable {
     }
 }
 
-/// How loudly a notification arrives. Never `critical`: that needs an Apple entitlement (seed 004 §1.2).
+/// How loudly a notification arrives. Never `critical`: that needs an entitlement from Apple.
 public enum InterruptionLevel: String, Sendable, Hashable, Codable, CaseIterable {
     case passive
     case active

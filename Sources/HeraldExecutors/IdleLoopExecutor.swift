@@ -6,10 +6,10 @@ import Synchronization
 /// once it has.
 ///
 /// Why: at low rates each crossing between a loop and the pool wakes a sleeping thread on the
-/// other core (issue 38: about 25 µs each on a cloud VM, ~19 per webhook at 100/s). Work that
-/// stays on the thread where its last step finished needs no such wake. Under load a loop always
-/// has work queued, and two loops would then do what the pool spreads (issue 26 lost 11–21% of
-/// the throughput running every handler on its loop), so the job goes to the pool.
+/// other core (about 25 µs each on a cloud VM, ~19 per webhook at 100/s). Work that stays on
+/// the thread where its last step finished needs no such wake. Under load a loop always has work
+/// queued, and two loops would then do what the pool spreads (running every handler on its loop
+/// lost 11–21% of the throughput), so the job goes to the pool.
 ///
 /// Used for a connection's requests (its loop reads and writes it) and for the outbox's sends
 /// (the SQLite writer's loop, which commits their jobs and records their outcomes).

@@ -4,8 +4,8 @@ import NIOConcurrencyHelpers
 /// the others wait, and the next of them then asks for all that waited, each key once.
 ///
 /// Why: every webhook to a raw token asked PostgreSQL on its own whether the token is dead, a
-/// statement and a round trip each (issue 38: without that check at all, Herald and PostgreSQL
-/// spent a quarter less CPU per webhook under load). Idle, a lookup goes alone at once, as
+/// statement and a round trip each (without that check at all, Herald and PostgreSQL spent a
+/// quarter less CPU per webhook under load). Idle, a lookup goes alone at once, as
 /// before; under load one statement carries many, as intake's commits do.
 ///
 /// No task of its own: the caller that finds nobody querying queries, and hands the turn to the

@@ -72,7 +72,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
     /// - `wake`: alert (the generic one if none is given) and `mutable-content: 1`, so the
     ///   extension runs; plus sound, badge, category, interruption level when set.
     /// - `alert`: the same shape. `mutable-content: 1` is kept because wallet backends set it
-    ///   on every push (seed 002) and an extension that does not rewrite simply passes it on.
+    ///   on every push and an extension that does not rewrite simply passes it on.
     /// - `background`: `content-available: 1` only; anything visible would make it an alert.
     public init(_ message: PushMessage) {
         switch message.kind {

@@ -94,7 +94,7 @@ public struct FCMMessage: Codable, Sendable, Hashable {
     /// - `alert` adds `notification` (title, body, image) and `android.notification`
     ///   (channel, sound, colour, icon), HIGH priority.
     /// - `apns.payload.aps` carries sound, badge and `mutable-content: 1` when a sound or
-    ///   badge is set (seed 002's shape, for iOS apps that use FCM).
+    ///   badge is set (a wallet backend's shape, for iOS apps that use FCM).
     /// - `expiresAt` becomes `android.ttl`, `collapseID` `android.collapse_key`.
     public init(_ message: PushMessage, token: String?, now: Date) {
         let isAlert = message.kind == .alert

@@ -21,7 +21,8 @@ public struct PushMessage: Codable, Hashable, Sendable {
     /// The visible text; one type with the backend API's `notification`.
     public typealias Alert = NotificationText
 
-    /// Android `notification` options (seed 002), coded as FCM's `android.notification` wants them.
+    /// Android `notification` options (channel, sound, colour, icon), coded as FCM's
+    /// `android.notification` wants them.
     public struct AndroidNotification: Codable, Hashable, Sendable {
         public var channelID: String?
         public var sound: String?

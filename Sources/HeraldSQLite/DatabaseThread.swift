@@ -6,8 +6,8 @@ import NIOPosix
 /// no hop to GRDB's dispatch queues and back.
 ///
 /// Why: at low rates each such hop woke a sleeping thread, and those wake-ups, not SQLite, were
-/// most of a webhook's CPU (issue 26: about 25 context switches per webhook at 100/s, over half
-/// the time in the kernel's scheduler). The outbox's own loops (intake's group commit, recording
+/// most of a webhook's CPU (about 25 context switches per webhook at 100/s, over half the time
+/// in the kernel's scheduler). The outbox's own loops (intake's group commit, recording
 /// outcomes) run *on* the writer's thread as their task executor, so their writes need no hop at
 /// all; any other caller hops here and back once, as it did to GRDB's queue.
 ///

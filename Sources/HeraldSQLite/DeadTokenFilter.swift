@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Why: a raw APNs or FCM token the cache has not seen cost a read on the reader thread, and
 /// that thread's wake-up and the hop back were two of a webhook's ~15 context switches at
-/// 100/s (issue 38). The filter never forgets a token it was told of, so "not in the filter"
+/// 100/s. The filter never forgets a token it was told of, so "not in the filter"
 /// means "not dead"; "maybe" falls back to the read.
 ///
 /// Correct because one process owns the file and `dead_token` only grows: the store fills the

@@ -3,7 +3,7 @@ import HeraldStore
 
 extension Schema {
     /// Migration `v4-seal-keys`: a device's (and a backend session's) X25519 public key, base64 of
-    /// its 32 raw bytes; with one, every push to it is sealed (seed 004 §1.1). Nullable: most
+    /// its 32 raw bytes; with one, every push to it is sealed (HeraldWire's `SealedPush`). Nullable: most
     /// devices register none.
     static func addSealKeys(_ db: Database) throws {
         try db.execute(

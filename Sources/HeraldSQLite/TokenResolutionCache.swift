@@ -29,7 +29,7 @@ final class TokenResolutionCache: @unchecked Sendable {
     private let lock = NSLock()
 
     /// Sized for the devices that send often, not for every token ever seen: a cache of
-    /// 100,000 entries held 40 MB after a load of fresh raw tokens (issue 26's heap profile),
+    /// 100,000 entries held 40 MB after a load of fresh raw tokens,
     /// most of Herald's memory, for answers that were never asked for again.
     init(capacity: Int = 8_192, maxBytes: Int = 4 << 20) {
         self.capacity = capacity

@@ -1,4 +1,4 @@
-/// The `action` routing key of a wallet backend's push (seed 002). An open set.
+/// The `action` routing key of a wallet backend's push. An open set: a backend may send its own.
 public struct BackendAction: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
@@ -11,7 +11,7 @@ public struct BackendAction: RawRepresentable, Codable, Hashable, Sendable, Expr
     public static let withdrawalProcessed: BackendAction = "WITHDRAWAL_PROCESSED"
 }
 
-/// What an LSP's wake push is about (seed 004): the extension cannot settle a payment itself
+/// What an LSP's wake push is about: the extension cannot settle a payment itself
 /// within its limits, so it tells the user to open the app.
 public struct WakeKind: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral {
     public var rawValue: String

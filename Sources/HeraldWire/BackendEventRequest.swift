@@ -1,4 +1,4 @@
-/// The visible text of a push: a wallet backend's `notification` (seed 002), a wake push's generic alert.
+/// The visible text of a push: a wallet backend's `notification`, a wake push's generic alert.
 public struct NotificationText: Codable, Hashable, Sendable {
     public var title: String
     public var body: String
@@ -13,7 +13,8 @@ public struct NotificationText: Codable, Hashable, Sendable {
 }
 
 /// The body of `POST /api/v1/users/{user_id}/events`: one event of a wallet backend, pushed to
-/// every session of the user in seed 002's structure.
+/// every session of the user in the structure the backend's apps expect (`notification`, string
+/// `data`).
 public struct BackendEventRequest: Codable, Hashable, Sendable {
     public var action: BackendAction
     /// The custom keys (`transaction_id`, `amount` …). Strings; integers and booleans are
@@ -59,7 +60,7 @@ public struct BackendEventRequest: Codable, Hashable, Sendable {
     /// The keys Herald writes itself into the push data; a backend sets them at the top level.
     public static let envelopeKeys: Set<String> = ["action", "campaign_id", "campaign_name"]
 
-    /// The push's `data` map (seed 002): `action`, `campaign_id`, `campaign_name` (empty strings
+    /// The push's `data` map: `action`, `campaign_id`, `campaign_name` (empty strings
     /// when absent) and the custom keys, every value a string, after checking that the five
     /// documented actions carry their documented fields.
     public func pushData() throws(BackendEventError) -> [String: String] {
@@ -79,7 +80,7 @@ public struct BackendEventRequest: Codable, Hashable, Sendable {
             case .int(let number): map[key] = String(number)
             case .bool(let flag): map[key] = flag ? "true" : "false"
             case .double:
-                // A float cannot carry money exactly; the seed sends amounts as decimal strings.
+                // A float cannot carry money exactly; backends send amounts as decimal strings.
                 throw BackendEventError(field: "data.\(key)", message: "data.\(key) must be a string (send decimals as \"100.00\")")
             case .null, .array, .object:
                 throw BackendEventError(field: "data.\(key)", message: "data.\(key) must be a string: push data carries strings only")
@@ -116,8 +117,8 @@ public struct BackendEventRequest: Codable, Hashable, Sendable {
 }
 
 extension BackendAction {
-    /// The data fields seed 002 documents for this action; empty for `NONE` and for actions
-    /// Herald does not know, which pass through unchecked.
+    /// The data fields this action must carry (docs/http-api.md lists them); empty for `NONE` and
+    /// for actions Herald does not know, which pass through unchecked.
     public var documentedFields: [String] {
         switch self {
         case .depositReceived, .depositConfirmed: ["transaction_id", "amount", "asset", "network"]

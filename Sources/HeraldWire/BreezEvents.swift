@@ -1,4 +1,4 @@
-// The typed `data` of the Breez webhook events and templates (seed 000), as the NDS receives them.
+// The typed `data` of the Breez webhook events and templates, as the NDS receives them.
 
 /// `swap.update`: a swap changed status; the device should let its SDK progress it.
 public struct SwapUpdate: Codable, Hashable, Sendable {
@@ -21,7 +21,7 @@ public struct InvoiceRequestEvent: Codable, Hashable, Sendable {
     }
 }
 
-/// What the device receives for an `invoice.request` (seed 000): the request renamed to
+/// What the device receives for an `invoice.request`: the request renamed to
 /// `invoice_request` and the URL to answer on.
 public struct InvoiceRequestPayload: Codable, Hashable, Sendable {
     public var offer: String

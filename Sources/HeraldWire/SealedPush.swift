@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// The sealed-payload envelope (seed 004 §1.1): a push's data keys encrypted to the device's
+/// The sealed-payload envelope: a push's data keys encrypted to the device's
 /// X25519 key with HPKE (RFC 9180, base mode: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256,
 /// ChaCha20-Poly1305), so Apple and Google carry only ciphertext.
 ///

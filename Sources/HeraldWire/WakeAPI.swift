@@ -1,7 +1,7 @@
 import Foundation
 
 /// `POST /api/v1/wake`: an LSP (or any sender holding an API key with scope `wake`) asks Herald
-/// to wake a device because a payment or channel waits for it (seed 004 §1.6).
+/// to wake a device because a payment or channel waits for it.
 public struct WakeRequest: Codable, Sendable, Hashable {
     /// The device id from registration.
     public var device: String
@@ -82,7 +82,7 @@ public struct WakeAnswer: Codable, Sendable, Hashable {
 }
 
 /// The data keys of a wake push, beside `aps` on iOS and under `data` on Android. They are the
-/// keys the device plugin routes on (Blocktank's shape, seed 004 §1.6).
+/// keys the device plugin routes on, named as Blocktank's wake pushes name them.
 public enum WakePushKey {
     /// The kind; `incoming_htlc_wake` on the silent push of an incoming HTLC.
     public static let type = "type"
@@ -146,7 +146,7 @@ public struct PresenceWakeEvent: Codable, Sendable, Hashable {
 }
 
 /// `GET /api/v1/forwarding_hint?recipient=<device_id>&amount_msat=<n>`: whether a sender whose
-/// payment failed should try again now, later or not at all (seed 004 §1.7.2).
+/// payment failed should try again now, later or not at all.
 public struct ForwardingHint: Codable, Sendable, Hashable {
     public enum Hint: String, Codable, Sendable, Hashable {
         /// The app is in the foreground: its node can take the payment now.
@@ -188,8 +188,9 @@ public struct ForwardingHint: Codable, Sendable, Hashable {
 }
 
 extension WakeKind {
-    /// The alert a wake push shows when no extension rewrites it (seed 004 §1.3, without an app
-    /// name): the extension normally replaces it with the app's own catalogue text.
+    /// The alert a wake push shows when no extension rewrites it: Bitkit's wake-to-complete texts
+    /// with "your wallet" for the app's name, which the server does not know. The extension
+    /// normally replaces it with the app's own catalogue text.
     public var defaultAlert: NotificationText {
         switch self {
         case .incomingHtlc: NotificationText(title: "Payment Incoming", body: "Open your wallet now to receive - funds are being held")
@@ -202,8 +203,8 @@ extension WakeKind {
         }
     }
 
-    /// The `type` of the silent push: Blocktank's `incoming_htlc_wake` for an incoming HTLC
-    /// (seed 004 §1.6), the kind itself otherwise.
+    /// The `type` of the silent push: Blocktank's `incoming_htlc_wake` for an incoming HTLC, the
+    /// kind itself otherwise.
     public var silentPushType: String {
         self == .incomingHtlc ? "incoming_htlc_wake" : rawValue
     }

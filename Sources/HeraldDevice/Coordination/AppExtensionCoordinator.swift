@@ -1,4 +1,5 @@
-/// Keeps the app and its extension from driving the wallet at once (seed 003).
+/// Keeps the app and its extension from driving the wallet at once: a wallet's node state takes
+/// one writer at a time.
 ///
 /// Before touching the wallet the extension asks; when the main app is running it yields
 /// (the app handles the push itself), otherwise it gets a lease that keeps the app off the

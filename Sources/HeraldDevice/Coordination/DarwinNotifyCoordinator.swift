@@ -4,7 +4,7 @@ import Dispatch
 import Foundation
 import notify
 
-/// App/extension coordination with Darwin notifications, as Phoenix does it (seed 003): the
+/// App/extension coordination with Darwin notifications, as Phoenix does it: the
 /// extension posts `…ping`, a running app answers `…pong`. Both names contain the container's
 /// secret, because Darwin notification names are global to the device and any app could
 /// otherwise post or observe them. The wallet lock is the same `flock` file as the POSIX coordinator.
@@ -48,7 +48,7 @@ public struct DarwinNotifyCoordinator: AppExtensionCoordinator {
 
 /// The app's side of `DarwinNotifyCoordinator`: answers pings while active.
 ///
-/// Registering makes iOS wake a suspended app for each ping (seed 003), so call `suspend()`
+/// Registering makes iOS wake a suspended app for each ping, so call `suspend()`
 /// when the app enters the background and `resume()` when it returns.
 public final class DarwinNotifyAppResponder: @unchecked Sendable {
     // The token is written once in init and only read after; notify_* calls are thread-safe.

@@ -17,8 +17,7 @@ import Android
 /// - a Unix-domain socket on which the running app answers `ping <secret>` with `pong`.
 ///
 /// The socket's name contains a random secret kept in the container (created owner-only), and a
-/// ping must carry it: another app that guesses the directory cannot wake or impersonate ours
-/// (seed 003's reason for a secret channel name).
+/// ping must carry it: another app that guesses the directory cannot wake or impersonate ours.
 public struct POSIXAppExtensionCoordinator: AppExtensionCoordinator {
     public let container: URL
     /// The secret id shared by the app and the extension.

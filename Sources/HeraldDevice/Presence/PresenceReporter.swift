@@ -2,7 +2,7 @@ import Foundation
 import HeraldWire
 
 /// Tells Herald that the app is in the foreground, so that a wake reaches the running app instead
-/// of becoming a push: the server must not push while the app is connected (seed 003), and a
+/// of becoming a push: the server must not push while the app is connected, and a
 /// foreground app that gets a push competes with its own extension for the payment.
 ///
 /// Run it from the app (or an extension) while it is active: `start()` when it comes to the

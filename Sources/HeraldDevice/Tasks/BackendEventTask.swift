@@ -1,7 +1,7 @@
 import Foundation
 import HeraldWire
 
-/// A wallet backend's event (seed 002): shows the backend's own text when it sent one, keeps
+/// A wallet backend's event: shows the backend's own text when it sent one, keeps
 /// deposits and withdrawals as pending until confirmed, and refreshes the balance on completion.
 struct BackendEventTask: Sendable {
     let event: BackendEvent
@@ -19,7 +19,8 @@ struct BackendEventTask: Sendable {
         return outcome
     }
 
-    /// The actions of seed 002, whose content a sealed push that did not open can still show.
+    /// The actions documented for wallet backends, whose content a sealed push that did not open
+    /// can still show.
     static let knownActions: Set<BackendAction> = [.none, .depositReceived, .depositConfirmed, .withdrawalInitiated, .withdrawalProcessed]
 
     /// The content and record changes, needing no wallet; also the fallback for a backend push.
@@ -48,7 +49,7 @@ struct BackendEventTask: Sendable {
             key = .backendGeneric
         }
         var content = catalogue.content(for: key, values: ["amount": event.amount ?? "", "asset": event.asset ?? ""])
-        // The backend wrote its text for this user (seed 002 `notification`): show it as sent.
+        // The backend wrote its text (`notification`) for this user: show it as sent.
         if let title = alert?.title, !title.isEmpty {
             content.title = title
             content.body = alert?.body ?? ""

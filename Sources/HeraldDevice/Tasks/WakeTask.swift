@@ -1,7 +1,7 @@
 import Foundation
 import HeraldWire
 
-/// An LSP's wake push (seed 004): notes what waits for the app and says so; with
+/// An LSP's wake push: notes what waits for the app and says so; with
 /// `.attemptCompletion` it first lets the wallet try to settle the payment.
 struct WakeTask: Sendable {
     let event: WakeEvent

@@ -6,7 +6,8 @@ import HeraldWire
 import Hummingbird
 
 /// `POST …/users/{user_id}/events` and `…/welcome`: a backend's event pushed to every live
-/// session of the user, in seed 002's message structure.
+/// session of the user, in the structure the backend's apps expect
+/// (``message(data:text:channelID:color:icon:)``).
 struct BackendEventRoutes: Sendable {
     let fanOut: BackendFanOut
     let sessions: any SessionStore
@@ -96,8 +97,9 @@ struct BackendEventRoutes: Sendable {
         )
     }
 
-    /// Seed 002's structure: `notification`, string `data`, Android channel/sound/colour/icon
-    /// at HIGH priority, and `aps` with sound, badge 1 and `mutable-content: 1`.
+    /// The structure a wallet backend's apps expect: `notification`, string `data`, Android
+    /// channel/sound/colour/icon at HIGH priority, and `aps` with sound, badge 1 and
+    /// `mutable-content: 1`.
     static func message(
         data: [String: String], text: NotificationText, channelID: String?, color: String?, icon: String?
     ) -> PushMessage {

@@ -4,7 +4,7 @@ import HeraldStore
 import HeraldWire
 import Hummingbird
 
-/// The wallet-backend API (seed 002): user sessions and events, each behind an API key with
+/// The wallet-backend API: user sessions and events, each behind an API key with
 /// its scope. The backend's login handler makes one call, its ledger one call per event.
 struct BackendRoutes: Sendable {
     let keys: any APIKeyStore

@@ -5,8 +5,8 @@ import HeraldStore
 import HeraldWire
 import Hummingbird
 
-/// `…/users/{user_id}/sessions`: the backend records each login's push token (seed 002's
-/// `allow_notifications` + `fcm_token`), refreshes it, removes it at logout, and reads them back.
+/// `…/users/{user_id}/sessions`: the backend records each login's push token and whether the
+/// user allows notifications, refreshes it, removes it at logout, and reads them back.
 struct SessionRoutes: Sendable {
     let sessions: any SessionStore
     let providers: PushRouter

@@ -23,7 +23,7 @@ struct PushDelivery: Sendable {
     /// Where one copy of a push goes.
     struct Recipient: Sendable {
         var target: PushTarget
-        /// The device's seal key: its copy is sealed to it (seed 004 §1.1).
+        /// The device's seal key: its copy is sealed to it, so Apple and Google carry only ciphertext.
         var sealKey: SealPublicKey?
         /// Scoped by the caller to the recipient, so two callers' keys never collide.
         var idempotencyKey: String?

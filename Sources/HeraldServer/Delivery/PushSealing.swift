@@ -3,7 +3,7 @@ import HeraldPush
 import HeraldStore
 import HeraldWire
 
-/// Sealing at enqueue (seed 004 §1.1): a push to a device that registered a seal key is sealed
+/// Sealing at enqueue: a push to a device that registered a seal key is sealed
 /// before its size is checked and before it is stored, so neither the outbox nor the push service
 /// ever holds its data in clear.
 public enum PushSealing {
