@@ -12,13 +12,24 @@ public struct WakeRequest: Codable, Sendable, Hashable {
     /// After this moment the push services should stop trying (`apns-expiration`, FCM `ttl`).
     /// Unix seconds on the wire.
     public var expiresAt: Date?
+    /// On iOS, when the visible alert is sent: with the silent push, or only if the device has
+    /// not acknowledged the wake `handled` in time. Absent: the server's `wake_alert`.
+    public var wakeAlert: WakeAlert?
+    /// With `wake_alert: fallback`, the seconds before the alert; absent: the server's
+    /// `wake_fallback_after`.
+    public var fallbackAfterSecs: Int?
 
-    public init(device: String, kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil, expiresAt: Date? = nil) {
+    public init(
+        device: String, kind: WakeKind, paymentHash: String? = nil, amountMsat: UInt64? = nil, expiresAt: Date? = nil,
+        wakeAlert: WakeAlert? = nil, fallbackAfterSecs: Int? = nil
+    ) {
         self.device = device
         self.kind = kind
         self.paymentHash = paymentHash
         self.amountMsat = amountMsat
         self.expiresAt = expiresAt
+        self.wakeAlert = wakeAlert
+        self.fallbackAfterSecs = fallbackAfterSecs
     }
 
     enum CodingKeys: String, CodingKey {
@@ -26,6 +37,8 @@ public struct WakeRequest: Codable, Sendable, Hashable {
         case paymentHash = "payment_hash"
         case amountMsat = "amount_msat"
         case expiresAt = "expires_at"
+        case wakeAlert = "wake_alert"
+        case fallbackAfterSecs = "fallback_after_secs"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -35,6 +48,8 @@ public struct WakeRequest: Codable, Sendable, Hashable {
         paymentHash = try container.decodeIfPresent(String.self, forKey: .paymentHash)
         amountMsat = try container.decodeIfPresent(UInt64.self, forKey: .amountMsat)
         expiresAt = try container.decodeIfPresent(Int64.self, forKey: .expiresAt).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        wakeAlert = try container.decodeIfPresent(WakeAlert.self, forKey: .wakeAlert)
+        fallbackAfterSecs = try container.decodeIfPresent(Int.self, forKey: .fallbackAfterSecs)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -44,7 +59,19 @@ public struct WakeRequest: Codable, Sendable, Hashable {
         try container.encodeIfPresent(paymentHash, forKey: .paymentHash)
         try container.encodeIfPresent(amountMsat, forKey: .amountMsat)
         try container.encodeIfPresent(expiresAt.map { Int64($0.timeIntervalSince1970.rounded(.down)) }, forKey: .expiresAt)
+        try container.encodeIfPresent(wakeAlert, forKey: .wakeAlert)
+        try container.encodeIfPresent(fallbackAfterSecs, forKey: .fallbackAfterSecs)
     }
+}
+
+/// When a wake of an iPhone shows its alert.
+public enum WakeAlert: String, Codable, Sendable, Hashable, CaseIterable {
+    /// With the silent push: the alert is the reliable path, shown whether or not the app
+    /// finished in the background.
+    case always
+    /// Only the silent push at first; the alert `fallback_after_secs` later, unless the device
+    /// acknowledged the wake `handled` before (`POST /api/v1/devices/{id}/acks`).
+    case fallback
 }
 
 /// The answer to a wake: `202` with the jobs when pushed, `200` with a reason when not.

@@ -120,6 +120,74 @@ struct WakeTests {
         }
     }
 
+    @Test(
+        "wake_alert fallback: the silent push alone; acked handled, its alert is cancelled and never sent; without an ack exactly one alert follows"
+    )
+    func fallbackAlert() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let token = String(repeating: "a7", count: 32)
+        let device = try await register(nds, token: token)
+        let otherHash = String(repeating: "cd", count: 32)
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                // 1. Acked handled before its fallback is due: the alert is deleted unsent.
+                let first = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, extra: #","wake_alert":"fallback","fallback_after_secs":30"#))
+                #expect(first.status == .accepted)
+                let firstID = try #require(first.json["wake_id"] as? String)
+                let silent = try await servers.apns.requests.waitFor(count: 1)[0]
+                #expect(silent.headers["apns-push-type"] == "background")
+                #expect(silent.json?["wake_id"] as? String == firstID)
+                let ack = try await client.call(
+                    .post, "/api/v1/devices/\(device.device.id)/acks", key: device.secret, json: #"{"id":"\#(firstID)","outcome":"handled"}"#)
+                #expect(ack.status == .noContent)
+                let firstStatus = try await client.call(.get, "/api/v1/wake/\(firstID)", key: key)
+                let firstDevice = try #require((firstStatus.json["devices"] as? [[String: Any]])?.first)
+                #expect(firstDevice["outcome"] as? String == "handled")
+                #expect(firstDevice["fallback"] as? String == "cancelled")
+
+                // 2. Never acked: its alert comes alone, once, after a second.
+                let second = try await client.call(
+                    .post, "/api/v1/wake", key: key,
+                    json: Self.wake(device.device.id, hash: otherHash, extra: #","wake_alert":"fallback","fallback_after_secs":1"#))
+                #expect(second.status == .accepted)
+                let secondID = try #require(second.json["wake_id"] as? String)
+                let requests = try await servers.apns.requests.waitFor(count: 3)
+                #expect(requests.map { $0.headers["apns-push-type"] } == ["background", "background", "alert"])
+                let alert = requests[2]
+                #expect(alert.json?["wake_id"] as? String == secondID)
+                #expect(alert.json?["payment_hash"] as? String == otherHash)
+                #expect((alert.json?["aps"] as? [String: Any])?["interruption-level"] as? String == "time-sensitive")
+                #expect(alert.headers["apns-collapse-id"] == "wake:" + otherHash.prefix(59))
+                #expect(
+                    try await eventually {
+                        let status = try await client.call(.get, "/api/v1/wake/\(secondID)", key: key)
+                        return (status.json["devices"] as? [[String: Any]])?.first?["fallback"] as? String == "sent"
+                    })
+                // Every job is finished (the first fallback deleted, the rest delivered): no other alert can come.
+                let counts = try await nds.store.counts()
+                #expect(counts.pending == 0 && counts.delivered == 3, "\(counts)")
+                #expect(try await servers.apns.requests.all.count == 3)
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                for line in ["herald_wake_fallbacks_scheduled_total 2", "herald_wake_fallbacks_cancelled_total 1", "herald_wake_fallbacks_total 1"] {
+                    #expect(metrics.contains(line), "\(line)")
+                }
+
+                // 3. A delay out of range is refused before anything is pushed.
+                let bad = try await client.call(
+                    .post, "/api/v1/wake", key: key,
+                    json: Self.wake(
+                        device.device.id, hash: String(repeating: "ef", count: 32), extra: #","wake_alert":"fallback","fallback_after_secs":0"#))
+                #expect(bad.status == .badRequest && bad.json["error"] as? String == "invalid_fallback_after")
+                let unknown = try await client.call(
+                    .post, "/api/v1/wake", key: key,
+                    json: Self.wake(device.device.id, hash: String(repeating: "ef", count: 32), extra: #","wake_alert":"sometimes""#))
+                #expect(unknown.status == .unprocessableContent, "\(unknown.json)")
+            }
+        }
+    }
+
     /// Apple's delivery rules, header by header: the silent push is never stored and collapses
     /// nothing, the alert carries the expiry and the collapse id, and the silent push's stream
     /// was opened first on the same connection.

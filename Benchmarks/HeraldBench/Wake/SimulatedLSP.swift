@@ -32,14 +32,16 @@ struct SimulatedLSP: Sendable {
         func add(_ answer: String) { wakeAnswers.append(answer) }
     }
 
-    func pay(phone: SimulatedPhone, deviceID: String, paymentHash: String, payment: Int, hints: Bool) async -> Outcome {
+    func pay(phone: SimulatedPhone, deviceID: String, paymentHash: String, payment: Int, strategy: WakeStrategy) async -> Outcome {
+        let hints = strategy.usesHints
         var jitter = SplitMix64(seed: options.seed, payment: payment, purpose: 3)
         let log = Log()
         let start = ContinuousClock.now
         let wake = try? WireJSON.encode(
             WakeRequest(
                 device: deviceID, kind: .incomingHtlc, paymentHash: paymentHash, amountMsat: Self.amountMsat,
-                expiresAt: Date().addingTimeInterval(options.hardStop + 5)))
+                expiresAt: Date().addingTimeInterval(options.hardStop + 5), wakeAlert: strategy.wakeAlert,
+                fallbackAfterSecs: strategy.fallbackAfter))
 
         /// Whether the device can still be woken (not 404/410).
         func sendWake() async -> Bool {
@@ -89,6 +91,8 @@ struct SimulatedLSP: Sendable {
         switch result.result {
         case .success(let after):
             outcome.completedAfter = after
+            // The wallet took the payment: the plugin acks `handled`, which cancels a fallback alert.
+            await phone.tookPayment()
             outcome.pushAfter = await phone.firstPushAt.map { $0 - start }
             outcome.attemptLag = await phone.payableAt.map { start + after - $0 }
         case .failure:

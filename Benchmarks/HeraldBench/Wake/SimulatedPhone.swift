@@ -29,8 +29,18 @@ actor SimulatedPhone {
 
     /// When the app can take the payment; nil while it is not running.
     private(set) var payableAt: ContinuousClock.Instant?
-    private(set) var counts = PhoneCounts()
+    private var counts = PhoneCounts()
+    /// What happened on this phone, read once the run is over.
+    var summary: PhoneCounts {
+        var summary = counts
+        summary.completedWithoutAlert = taken && counts.alertsShown == 0 ? 1 : 0
+        return summary
+    }
     private var reportedPresence = false
+    /// The wake's id, from the first push that carried it.
+    private var wakeID: String?
+    /// The wallet took the payment (the sender's attempt went through).
+    private var taken = false
 
     init(
         strategy: WakeStrategy, rules: WakePushRules, device: DeviceRegistrationAnswer, payment: Int, http: FleetHTTP,
@@ -55,8 +65,9 @@ actor SimulatedPhone {
     private(set) var firstPushAt: ContinuousClock.Instant?
 
     /// A push APNs accepted for this phone's token, with its `apns-expiration`.
-    func receive(_ kind: PushKind, expiration: String?) async {
+    func receive(_ kind: PushKind, expiration: String?, wakeID: String? = nil) async {
         let now = ContinuousClock.now
+        if self.wakeID == nil { self.wakeID = wakeID }
         if firstPushAt == nil {
             firstPushAt = now
             if reachLuck.chance(options.offline) {
@@ -117,10 +128,22 @@ actor SimulatedPhone {
             let open = alertLuck.logNormal(median: options.openMedian, sigma: options.openSigma)
             let payable = alertLuck.uniform(options.openComplete)
             // Cancelled when every payment has ended: a user opening the app later changes nothing.
-            guard opens, (try? await Task.sleep(for: .seconds(delay + open))) != nil else { return }
+            guard (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
+            counts.alertsShown += 1
+            if taken { counts.alertsAfterTaken += 1 }
+            guard opens, (try? await Task.sleep(for: .seconds(open))) != nil else { return }
             counts.appOpens += 1
             await appRuns(payableAfter: payable)
         }
+    }
+
+    /// The sender's attempt went through: the running app's plugin acknowledges the wake
+    /// `handled`, as `HeraldDevice` does, which cancels a fallback alert not yet sent.
+    func tookPayment() async {
+        taken = true
+        guard let wakeID, let body = try? WireJSON.encode(WakeAck(id: wakeID, outcome: .handled)) else { return }
+        let answer = await http.call("POST", "/api/v1/devices/\(device.deviceID)/acks", bearer: device.deviceSecret, json: body)
+        if answer?.status == 204 { counts.acks += 1 } else { counts.ackFailures += 1 }
     }
 
     private func appRuns(payableAfter seconds: Double) async {
@@ -146,13 +169,25 @@ struct PhoneCounts: Sendable {
     var heldAlert = 0
     var heldSilent = 0
     var heldNothing = 0
+    /// Alerts that reached the phone and showed (with the strategy's phones reading alerts).
+    var alertsShown = 0
+    /// Of those, alerts that showed after the payment had gone through: a bother for nothing.
+    var alertsAfterTaken = 0
+    /// Payments taken before any alert showed.
+    var completedWithoutAlert = 0
+    /// `handled` acks Herald took, and those it did not.
+    var acks = 0
+    var ackFailures = 0
 
     static func + (a: PhoneCounts, b: PhoneCounts) -> PhoneCounts {
         PhoneCounts(
             silentSent: a.silentSent + b.silentSent, alertSent: a.alertSent + b.alertSent,
             backgroundWakes: a.backgroundWakes + b.backgroundWakes, appOpens: a.appOpens + b.appOpens,
             presenceFailures: a.presenceFailures + b.presenceFailures, outOfReach: a.outOfReach + b.outOfReach,
-            heldAlert: a.heldAlert + b.heldAlert, heldSilent: a.heldSilent + b.heldSilent, heldNothing: a.heldNothing + b.heldNothing
+            heldAlert: a.heldAlert + b.heldAlert, heldSilent: a.heldSilent + b.heldSilent, heldNothing: a.heldNothing + b.heldNothing,
+            alertsShown: a.alertsShown + b.alertsShown, alertsAfterTaken: a.alertsAfterTaken + b.alertsAfterTaken,
+            completedWithoutAlert: a.completedWithoutAlert + b.completedWithoutAlert, acks: a.acks + b.acks,
+            ackFailures: a.ackFailures + b.ackFailures
         )
     }
 }

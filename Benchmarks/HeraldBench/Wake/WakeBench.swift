@@ -36,6 +36,8 @@ enum WakeBench {
         var token: String
         var kind: SimulatedPhone.PushKind
         var expiration: String?
+        /// The `wake_id` data key: what the phone acknowledges.
+        var wakeID: String?
     }
 
     /// One run per rule set, each against a fresh server, with the same seed.
@@ -60,10 +62,11 @@ enum WakeBench {
         let certificate = try TestCertificate.make()
         let apns = MockAPNsServer(key: key, topic: topic, certificate: certificate, recordsRequests: false) { request in
             guard request.accepted else { return }
+            let data = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any]
             pushSink.yield(
                 SeenPush(
                     token: request.deviceToken, kind: request.headers["apns-push-type"] == "background" ? .silent : .alert,
-                    expiration: request.headers["apns-expiration"]))
+                    expiration: request.headers["apns-expiration"], wakeID: data?[WakePushKey.wakeID] as? String))
         }
         let running = try await apns.start()
 
@@ -157,7 +160,7 @@ enum WakeBench {
                 await withTaskGroup(of: Void.self) { deliveries in
                     for await push in pushes {
                         guard let phone = phones[push.token] else { continue }
-                        deliveries.addTask { await phone.receive(push.kind, expiration: push.expiration) }
+                        deliveries.addTask { await phone.receive(push.kind, expiration: push.expiration, wakeID: push.wakeID) }
                     }
                 }
                 return nil
@@ -170,7 +173,7 @@ enum WakeBench {
                     // The token is unique per payment: it serves as the payment hash too.
                     let outcome = await lsp.pay(
                         phone: payment.phone, deviceID: payment.deviceID, paymentHash: payment.token,
-                        payment: payment.index, hints: payment.strategy.usesHints)
+                        payment: payment.index, strategy: payment.strategy)
                     return (payment.strategy, outcome)
                 }
             }
@@ -190,7 +193,7 @@ enum WakeBench {
         let benchCPU = cpuSeconds() - benchCPUStart
         var counts: [WakeStrategy: PhoneCounts] = [:]
         for payment in payments {
-            counts[payment.strategy, default: PhoneCounts()] = counts[payment.strategy, default: PhoneCounts()] + (await payment.phone.counts)
+            counts[payment.strategy, default: PhoneCounts()] = counts[payment.strategy, default: PhoneCounts()] + (await payment.phone.summary)
         }
         print(report(results: results, counts: counts, options: options, elapsed: elapsed))
         // Everything shares this machine's cores: a saturated CPU shows as push and hint latency.
@@ -205,8 +208,8 @@ enum WakeBench {
     ) -> String {
         var lines = [
             "",
-            "| strategy | payments | completed within \(fmt(options.hardStop)) s | median | p90 |",
-            "|---|---:|---:|---:|---:|",
+            "| strategy | payments | completed within \(fmt(options.hardStop)) s | median | p90 | alerts shown | completed without an alert | alerts after completion |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         var notes: [String] = []
         for strategy in options.strategies {
@@ -220,11 +223,12 @@ enum WakeBench {
                 let value = times[min(times.count - 1, max(0, Int((Double(times.count) * q).rounded(.up)) - 1))]
                 return value.isFinite ? String(format: "%.1f s", value) : "> \(fmt(options.hardStop)) s"
             }
+            let c = counts[strategy] ?? PhoneCounts()
             lines.append(
                 String(
-                    format: "| %@ | %d | %d (%.1f%%) | %@ | %@ |", strategy.label, outcomes.count, completed,
-                    100 * Double(completed) / Double(max(1, outcomes.count)), quantile(0.5), quantile(0.9)))
-            let c = counts[strategy] ?? PhoneCounts()
+                    format: "| %@ | %d | %d (%.1f%%) | %@ | %@ | %d | %d | %d |", strategy.label, outcomes.count, completed,
+                    100 * Double(completed) / Double(max(1, outcomes.count)), quantile(0.5), quantile(0.9), c.alertsShown,
+                    c.completedWithoutAlert, c.alertsAfterTaken))
             let wakes = tally(outcomes.flatMap(\.wakeAnswers))
             let hints = tally(outcomes.flatMap(\.hints))
             let stops = tally(outcomes.compactMap(\.stop))
@@ -235,6 +239,7 @@ enum WakeBench {
                 "- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
                     + "\(c.outOfReach) phones out of reach got \(c.heldAlert) alerts, \(c.heldSilent) silent pushes, \(c.heldNothing) nothing on return; "
                     + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
+                    + "\(c.acks) handled acks\(c.ackFailures > 0 ? " (\(c.ackFailures) refused)" : ""); "
                     + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")"
                     + "\(stops.isEmpty ? "" : "; senders gave up: \(stops)"); "
                     + String(

@@ -31,7 +31,7 @@ struct WakeBenchOptions {
     var retryPolicy: SenderRetryPolicy {
         SenderRetryPolicy(delays: retryDelays.map { .milliseconds(Int64($0 * 1000)) }, hardStop: .milliseconds(Int64(hardStop * 1000)))
     }
-    var strategies: [WakeStrategy] = WakeStrategy.allCases
+    var strategies: [WakeStrategy] = WakeStrategy.standard
     /// Phones out of reach when the wake comes (a lift, a tunnel, a weak cell): APNs holds one
     /// push for them, by Apple's rules (`APNsOfflineSlot`), until they are back.
     var offline = 0.1
@@ -60,7 +60,9 @@ struct WakeBenchOptions {
           --retry-delays LIST     the sender's waits after failed attempts, seconds (1,3,7; 1x14 is
                                   fourteen 1 s waits): one more attempt than waits, with hints too
                                   (SenderRetryPolicy)
-          --strategies LIST       comma-separated: \(WakeStrategy.allCases.map(\.rawValue).joined(separator: ","))
+          --strategies LIST       comma-separated: \(WakeStrategy.standard.map(\.name).joined(separator: ",")),
+                                  fallback-N for any N from 1 to 60 (the alert after N s unless handled)
+          --fallback-after LIST   adds fallback-N for each N: 1,2,4 or 1-8
           --offline P             fraction of phones out of reach when the wake comes; APNs holds one
                                   push for each, as Apple documents (0.1)
           --offline-for A-B       how long they stay out of reach, uniform (1-5)
@@ -121,9 +123,21 @@ struct WakeBenchOptions {
                 hardStop = n
             case "--strategies":
                 strategies = try value.split(separator: ",").map {
-                    guard let strategy = WakeStrategy(rawValue: String($0)) else { throw Invalid(description: "unknown strategy '\($0)'") }
+                    guard let strategy = WakeStrategy(name: String($0)) else { throw Invalid(description: "unknown strategy '\($0)'") }
                     return strategy
                 }
+            case "--fallback-after":
+                // `1,2,4`, or a whole range `1-8`.
+                let seconds: [Int]
+                if let bounds = Optional(value.split(separator: "-").compactMap { Int($0) }), bounds.count == 2, bounds[0] <= bounds[1] {
+                    seconds = Array(bounds[0]...bounds[1])
+                } else {
+                    seconds = value.split(separator: ",").compactMap { Int($0) }
+                }
+                guard !seconds.isEmpty, seconds.allSatisfy({ (1...60).contains($0) }) else {
+                    throw Invalid(description: "--fallback-after: '\(value)' is not a list like 1,2,4 or 1-8 (1 to 60 s)")
+                }
+                for n in seconds where !strategies.contains(.fallback(seconds: n)) { strategies.append(.fallback(seconds: n)) }
             case "--offline": offline = try fraction()
             case "--offline-for": offlineFor = try range()
             case "--reorder": reorder = try fraction()
@@ -166,18 +180,53 @@ func fmt(_ value: Double) -> String {
 }
 
 /// Which pushes reach the app, and whether the sender reads Herald's forwarding hints.
-enum WakeStrategy: String, CaseIterable, Sendable {
-    case silentOnly = "silent-only"
-    case alertOnly = "alert-only"
-    case twoPush = "two-push"
-    case twoPushHints = "two-push+hints"
+enum WakeStrategy: Hashable, Sendable {
+    case silentOnly
+    case alertOnly
+    case twoPush
+    case twoPushHints
+    /// `wake_alert: fallback`: the silent push, and the alert only if the phone has not acked
+    /// `handled` after this many seconds (with hints).
+    case fallback(seconds: Int)
 
-    /// Herald always sends both pushes on iOS; the single-push strategies are simulated by the
-    /// phone ignoring the other kind.
+    /// The strategies a run compares unless told otherwise.
+    static let standard: [WakeStrategy] = [.silentOnly, .alertOnly, .twoPush, .twoPushHints, .fallback(seconds: 4)]
+
+    /// The name on the command line: `fallback-3` for a fallback after 3 s.
+    var name: String {
+        switch self {
+        case .silentOnly: return "silent-only"
+        case .alertOnly: return "alert-only"
+        case .twoPush: return "two-push"
+        case .twoPushHints: return "two-push+hints"
+        case .fallback(let seconds): return "fallback-\(seconds)"
+        }
+    }
+
+    init?(name: String) {
+        if name.hasPrefix("fallback-"), let seconds = Int(name.dropFirst("fallback-".count)), (1...60).contains(seconds) {
+            self = .fallback(seconds: seconds)
+            return
+        }
+        guard let known = Self.standard.first(where: { $0.name == name }) else { return nil }
+        self = known
+    }
+
+    /// Herald sends both pushes on iOS for every strategy but `fallback`; the single-push
+    /// strategies are simulated by the phone ignoring the other kind.
     var usesSilent: Bool { self != .alertOnly }
     var usesAlert: Bool { self != .silentOnly }
     /// Without hints the sender follows the policy's schedule alone (at once, 1 s, 3 s, 7 s + jitter).
     var usesHints: Bool { self != .twoPush }
+    /// What the LSP asks of Herald's wake.
+    var wakeAlert: WakeAlert {
+        if case .fallback = self { return .fallback }
+        return .always
+    }
+    var fallbackAfter: Int? {
+        if case .fallback(let seconds) = self { return seconds }
+        return nil
+    }
 
     var label: String {
         switch self {
@@ -185,6 +234,7 @@ enum WakeStrategy: String, CaseIterable, Sendable {
         case .alertOnly: return "alert only (hints)"
         case .twoPush: return "two-push, fixed retries"
         case .twoPushHints: return "two-push + hints"
+        case .fallback(let seconds): return "silent, alert after \(seconds) s unless handled (hints)"
         }
     }
 }

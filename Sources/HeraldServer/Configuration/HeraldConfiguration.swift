@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import HeraldNostr
 import HeraldPush
+import HeraldWire
 import Logging
 
 /// One setting of `herald serve`: its key in the configuration file, its `HERALD_*` variable,
@@ -103,6 +104,12 @@ public struct HeraldConfiguration: Sendable {
             .init(
                 "identity_devices_max", default: String(server.identityDevicesMax),
                 "Devices one identity (ln: or pk:) may be proven on; one more is 409 too_many_devices until one is deleted"),
+            .init(
+                "wake_alert", default: server.wakeAlert.rawValue,
+                "When a wake of an iPhone shows its alert: always (with the silent push) or fallback (only if not acknowledged handled in time)"),
+            .init(
+                "wake_fallback_after", default: String(server.wakeFallbackAfter),
+                "Seconds a fallback wake waits for the device's handled ack before its alert"),
             .init(
                 "trusted_proxies", default: "",
                 "Reverse proxies (addresses and CIDR ranges, comma-separated) whose X-Forwarded-For, Forwarded and X-Forwarded-Proto name the client"
@@ -365,6 +372,18 @@ public struct HeraldConfiguration: Sendable {
         if let value = try int("HERALD_NOSTR_MAX_RELAYS") { settings.nwcMaxRelays = value }
         if let value = try int("HERALD_NOSTR_MAX_RELAYS_PER_HOST") { settings.nwcMaxRelaysPerHost = value }
         if let value = try int("HERALD_IDENTITY_DEVICES_MAX") { settings.identityDevicesMax = value }
+        if let value = text("HERALD_WAKE_ALERT") {
+            guard let alert = WakeAlert(rawValue: value.lowercased()) else {
+                throw Invalid("\(source("HERALD_WAKE_ALERT")) must be always or fallback, not '\(value)'")
+            }
+            settings.wakeAlert = alert
+        }
+        if let value = try int("HERALD_WAKE_FALLBACK_AFTER") {
+            guard value <= WakeRoutes.maxFallbackAfterSecs else {
+                throw Invalid("\(source("HERALD_WAKE_FALLBACK_AFTER")) must be 1 to \(WakeRoutes.maxFallbackAfterSecs) seconds, not \(value)")
+            }
+            settings.wakeFallbackAfter = value
+        }
         if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
             let key: NostrSecretKey
             do {

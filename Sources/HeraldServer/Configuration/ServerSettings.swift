@@ -1,6 +1,7 @@
 import Foundation
 import HeraldNostr
 import HeraldPush
+import HeraldWire
 
 /// What the routes need to know about how the operator runs this NDS.
 public struct ServerSettings: Sendable {
@@ -69,6 +70,11 @@ public struct ServerSettings: Sendable {
     /// Devices one identity may be proven on (`identity_devices_max`): a push to the identity
     /// goes to each, so one proof must not fan a producer's call out to any number of tokens.
     public var identityDevicesMax = 10
+    /// When a wake of an iPhone shows its alert, for wakes that do not say (`wake_alert`).
+    public var wakeAlert = WakeAlert.always
+    /// Seconds after a `fallback` wake before its alert, unless acknowledged `handled`
+    /// (`wake_fallback_after`).
+    public var wakeFallbackAfter = 4
 
     /// The audience registrations through the wake gateway are signed for.
     var wakeGatewayAudience: String {

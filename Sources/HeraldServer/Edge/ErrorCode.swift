@@ -13,6 +13,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidCollapseKey = "invalid_collapse_key"
     case invalidCursor = "invalid_cursor"
     case invalidDevice = "invalid_device"
+    case invalidFallbackAfter = "invalid_fallback_after"
     case invalidIdempotencyKey = "invalid_idempotency_key"
     case invalidIdentities = "invalid_identities"
     case invalidIdentity = "invalid_identity"
@@ -114,6 +115,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .invalidCollapseKey: .badRequest
         case .invalidCursor: .badRequest
         case .invalidDevice: .badRequest
+        case .invalidFallbackAfter: .badRequest
         case .invalidIdempotencyKey: .badRequest
         case .invalidIdentities: .badRequest
         case .invalidIdentity: .badRequest

@@ -21,6 +21,9 @@ struct WakeRoutes: Sendable {
     /// The longest kind accepted: it goes into a collapse id (64 bytes at most) and logs.
     static let maxKindBytes = 48
     static let maxPaymentHashBytes = 128
+    /// The longest wait for a `handled` ack before a fallback wake's alert: past a minute the
+    /// payment it announces has timed out at its sender.
+    static let maxFallbackAfterSecs = 60
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         let group = router.group().add(middleware: APIKeyAuthenticator(keys: keys, scope: .wake))
@@ -84,6 +87,9 @@ struct WakeRoutes: Sendable {
             guard !hash.isEmpty, hash.utf8.count <= maxPaymentHashBytes, hash.utf8.allSatisfy(\.isHex) else {
                 throw APIError(.invalidPaymentHash, "payment_hash must be hex, at most \(maxPaymentHashBytes) digits")
             }
+        }
+        if let seconds = wake.fallbackAfterSecs, !(1...maxFallbackAfterSecs).contains(seconds) {
+            throw APIError(.invalidFallbackAfter, "fallback_after_secs must be 1 to \(maxFallbackAfterSecs)")
         }
         if let expiresAt = wake.expiresAt, expiresAt <= now {
             throw APIError(.expired, "expires_at is in the past: nothing would be delivered")

@@ -56,13 +56,20 @@ struct WakeService: Sendable {
             return .recentlyWoken
         }
         do {
+            // The alert waits for the ack only where an ack can name the wake (the ledger), and
+            // only on iOS: Android's and Web Push's data message always reaches the app.
+            let alert = body.wakeAlert ?? settings.wakeAlert
+            let fallbackAfter = body.fallbackAfterSecs ?? settings.wakeFallbackAfter
+            let usesFallback = alert == .fallback && device.platform == .ios && ledger != nil
             // Recorded before the push is committed: an ack racing it finds its wake.
             // A wake sent with an Idempotency-Key has an id made from the key: a retry answers the same one.
             let wakeID = idempotencyKey.map(Self.wakeID(forKey:)) ?? UUID().uuidString.lowercased()
-            let recorded = claim == .replay ? nil : try await record(body, wakeID: wakeID, device: device, now: moment)
+            let recorded =
+                claim == .replay ? nil : try await record(body, wakeID: wakeID, device: device, withFallback: usesFallback, now: moment)
             var extraData = extraData
             if let recorded { extraData[WakePushKey.wakeID] = recorded.wakeID }
-            let (push, message) = try self.message(for: body, platform: device.platform, extraData: extraData, now: moment)
+            let (push, message) = try self.message(
+                for: body, platform: device.platform, alert: usesFallback ? .fallback : .always, extraData: extraData, now: moment)
             var recipient = reachable
             recipient.idempotencyKey = idempotencyKey.map { "\($0):\(push)" }
             recipient.idempotencyFingerprint = idempotencyFingerprint
@@ -78,6 +85,19 @@ struct WakeService: Sendable {
                 metrics.wakePushed(push)
                 presence.woke(deviceID: device.id, now: moment)
             }
+            if let fallbackJobID = recorded?.fallbackJobID, !result.duplicate {
+                // The alert `always` would have sent, due later; a `handled` ack deletes it first.
+                var fallbackRecipient = reachable
+                fallbackRecipient.jobID = fallbackJobID
+                let (_, alertMessage) = try self.message(
+                    for: body, platform: device.platform, alert: .always, extraData: extraData, now: moment)
+                var fallback = alertMessage
+                fallback.prelude = nil
+                _ = try await delivery.submit(
+                    fallback, type: Self.fallbackType, sealedType: body.kind.rawValue, to: [fallbackRecipient], metric: nil,
+                    chargesAllowance: false, dueAt: moment.addingTimeInterval(TimeInterval(fallbackAfter)))
+                metrics.wakeFallbackScheduled()
+            }
             return .pushed(
                 jobIDs: [result.id], replayed: result.duplicate,
                 wakeID: ledger == nil ? nil : (result.duplicate && idempotencyKey == nil ? nil : wakeID))
@@ -89,18 +109,23 @@ struct WakeService: Sendable {
     }
 
     /// Records a device's wake in the ledger, with the id its job will have.
-    private func record(_ body: WakeRequest, wakeID: String, device: Device, now: Date) async throws -> (wakeID: String, jobID: String)? {
+    private func record(
+        _ body: WakeRequest, wakeID: String, device: Device, withFallback: Bool, now: Date
+    ) async throws -> (wakeID: String, jobID: String, fallbackJobID: String?)? {
         guard let ledger else { return nil }
         let jobID = JobID.make()
+        let fallbackJobID = withFallback ? JobID.make() : nil
         let deadline = min(body.expiresAt ?? .distantFuture, now.addingTimeInterval(settings.jobTTL.timeInterval))
         do {
             try await ledger.recordWake(
                 WakeRecord(id: wakeID, identity: "device:" + device.id, topic: body.kind.rawValue, deadline: deadline, createdAt: now),
-                deliveries: [WakeDeliveryRecord(wakeID: wakeID, deviceID: device.id, jobID: jobID, fallbackJobID: nil, present: false)])
+                deliveries: [
+                    WakeDeliveryRecord(wakeID: wakeID, deviceID: device.id, jobID: jobID, fallbackJobID: fallbackJobID, present: false)
+                ])
         } catch {
             throw APIError.storeUnavailable()
         }
-        return (wakeID, jobID)
+        return (wakeID, jobID, fallbackJobID)
     }
 
     /// A UUID made from an idempotency key (its SHA-256, version and variant bits set as RFC 9562's
@@ -150,8 +175,10 @@ struct WakeService: Sendable {
     /// high-priority data message, which always reaches the app's service; on Web Push one
     /// `Urgency: high` message with the same data, which a UnifiedPush distributor hands to the
     /// app at once.
+    ///
+    /// With `alert: .fallback` the iOS job is the silent push alone; the caller schedules the alert.
     func message(
-        for wake: WakeRequest, platform: Platform, extraData: [String: String] = [:], now: Date
+        for wake: WakeRequest, platform: Platform, alert: WakeAlert = .always, extraData: [String: String] = [:], now: Date
     ) throws -> (push: String, message: PushMessage) {
         var data = extraData
         data[WakePushKey.type] = wake.kind.rawValue
@@ -166,6 +193,7 @@ struct WakeService: Sendable {
             silentData[WakePushKey.type] = wake.kind.silentPushType
             // No expiry: "deliver now or never". No collapse id: it must never replace the alert.
             let silent = PushMessage(kind: .background, data: silentData)
+            if alert == .fallback { return ("silent", silent) }
             let alert = PushMessage(
                 kind: .wake, data: data, alert: wake.kind.defaultAlert, sound: "default",
                 interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
