@@ -57,6 +57,12 @@ public final class HeldOutcomes: Sendable {
         }
     }
 
+    /// How many outcomes are held now, waiting for a write to carry them: how a test knows that
+    /// `hold` has an outcome before it looks at the rows.
+    public var count: Int {
+        state.withLockedValue { state in state.held.reduce(0) { $0 + $1.completions.count } }
+    }
+
     /// Everything held, for the write about to run, which must ``finish(_:_:)`` it.
     public func take() -> [Held] {
         state.withLockedValue { state in

@@ -1,14 +1,20 @@
 import Foundation
-import HeraldPostgres
-import HeraldSQLite
 import HeraldStore
 import HeraldTestSupport
 import HeraldWire
 import Synchronization
 import Testing
 
+@testable import HeraldPostgres
+@testable import HeraldSQLite
+
 /// Send outcomes ride on the store's next intake (SQLite: or claim), or are committed alone after
 /// the store's linger (`outcomeLinger:`).
+///
+/// "Held" is shown by what can be seen while it lasts, not by sleeping first: the store's
+/// ``HeldOutcomes`` has the outcome, its row is still unwritten and its caller still waits.
+/// Only a write that takes it (the next intake or claim) or the linger ends that, and the tests
+/// that look give it a minute's linger.
 @Suite("Stores: outcomes carried by the next commit")
 struct HeldOutcomesTests {
     let folder: URL
@@ -22,11 +28,15 @@ struct HeldOutcomesTests {
         try await SQLiteStore.open(path: folder.appendingPathComponent("herald.sqlite").path, outcomeLinger: linger)
     }
 
-    /// `body` on a fresh store of `backend` whose outcomes wait up to `linger`.
-    func withStore(_ backend: Backend, linger: Duration, _ body: (any HeraldStoreBackend) async throws -> Void) async throws {
+    /// `body` on a fresh store of `backend` whose outcomes wait up to `linger`, with what it holds
+    /// (nil for a zero linger).
+    func withStore(
+        _ backend: Backend, linger: Duration, _ body: (any HeraldStoreBackend, HeldOutcomes?) async throws -> Void
+    ) async throws {
         switch backend {
         case .sqlite:
-            try await body(try await open(linger: linger))
+            let store = try await open(linger: linger)
+            try await body(store, store.heldOutcomes)
         case .postgres:
             let database = try await ThrowawayPostgres.shared.makeDatabase()
             let store = PostgresStore(
@@ -36,7 +46,7 @@ struct HeldOutcomesTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await store.client.run() }
                 defer { group.cancelAll() }
-                try await body(store)
+                try await body(store, store.heldOutcomes)
             }
         }
     }
@@ -60,39 +70,32 @@ struct HeldOutcomesTests {
         return (returned, task)
     }
 
-    /// Polls `done` for up to `seconds`.
-    func eventually(_ seconds: Double, _ done: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if done() { return true }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return done()
-    }
-
     @Test("an outcome waits for the next intake and is committed with it", arguments: Backend.allCases)
     func ridesOnIntake(_ backend: Backend) async throws {
-        try await withStore(backend, linger: .seconds(60)) { store in
+        try await withStore(backend, linger: .seconds(60)) { store, held in
+            let held = try #require(held)
             let sent = try await sentJob(store)
             let (returned, task) = completing(store, sent)
-            try await Task.sleep(for: .milliseconds(300))
+            try #require(await eventually { held.count == 1 })
             // Held: nothing written yet, and its caller still waits.
             #expect(!returned.isSet)
             #expect(try await store.status(jobID: sent.id)?.state == .pending)
             let next = job("t-next")
             _ = try await store.enqueue([next], now: t0, leaseUntil: t0.addingTimeInterval(600))
-            // Long before the minute's linger: the intake's commit carried it.
-            #expect(try await eventually(5) { returned.isSet })
-            try await task.value
+            // Written by the time the intake returns, long before the minute's linger: its commit
+            // carried it.
+            #expect(held.count == 0)
             let status = try #require(try await store.status(jobID: sent.id))
             #expect(status.state == .delivered && status.attempts == 1)
             #expect(try await store.status(jobID: next.id)?.state == .pending)
+            #expect(await eventually { returned.isSet })
+            try await task.value
         }
     }
 
     @Test("an outcome no commit carries is committed alone once the linger is over", arguments: Backend.allCases)
     func writtenAlone(_ backend: Backend) async throws {
-        try await withStore(backend, linger: .milliseconds(150)) { store in
+        try await withStore(backend, linger: .milliseconds(150)) { store, _ in
             let sent = try await sentJob(store)
             let started = ContinuousClock.now
             try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
@@ -105,10 +108,11 @@ struct HeldOutcomesTests {
 
     @Test("an intake whose commit fails fails the outcomes it carried; they are written on the next try", arguments: Backend.allCases)
     func failedCarrier(_ backend: Backend) async throws {
-        try await withStore(backend, linger: .seconds(60)) { store in
+        try await withStore(backend, linger: .seconds(60)) { store, held in
+            let held = try #require(held)
             let sent = try await sentJob(store)
             let (_, task) = completing(store, sent)
-            try await Task.sleep(for: .milliseconds(200))
+            try #require(await eventually { held.count == 1 })
             // The batch's second row repeats the first one's id: the whole write fails.
             let first = job("a")
             var twin = job("b")
@@ -116,21 +120,25 @@ struct HeldOutcomesTests {
             await #expect(throws: StoreError.self) {
                 _ = try await store.enqueue([first, twin], now: t0, leaseUntil: t0.addingTimeInterval(-1))
             }
+            // The failed write took the outcome with it: no longer held, not written.
+            #expect(held.count == 0)
             await #expect(throws: StoreError.self) { try await task.value }
             #expect(try await store.status(jobID: sent.id)?.state == .pending)
             // The dispatcher's retry: held again, carried by the next intake this time.
             let (returned, again) = completing(store, sent)
-            try await Task.sleep(for: .milliseconds(100))
+            try #require(await eventually { held.count == 1 })
+            #expect(!returned.isSet)
             _ = try await store.enqueue([job("c")], now: t0, leaseUntil: t0.addingTimeInterval(-1))
-            #expect(try await eventually(5) { returned.isSet })
-            try await again.value
+            #expect(held.count == 0)
             #expect(try await store.status(jobID: sent.id)?.state == .delivered)
+            #expect(await eventually { returned.isSet })
+            try await again.value
         }
     }
 
     @Test("many outcomes and intakes at once: every outcome is committed once, every caller returns", arguments: Backend.allCases)
     func concurrentCallers(_ backend: Backend) async throws {
-        try await withStore(backend, linger: .milliseconds(50)) { store in
+        try await withStore(backend, linger: .milliseconds(50)) { store, _ in
             var sent: [OutboxJob] = []
             for _ in 0..<40 { sent.append(try await sentJob(store)) }
             let jobs = sent
@@ -154,13 +162,18 @@ struct HeldOutcomesTests {
     @Test("SQLite: a claim carries held outcomes too, a retry's new due time written first")
     func ridesOnClaim() async throws {
         let store = try await open(linger: .seconds(60))
+        let held = try #require(store.heldOutcomes)
         let sent = try await sentJob(store)
         let (returned, task) = completing(store, sent, .retry(at: t0.addingTimeInterval(30), error: "503"))
-        try await Task.sleep(for: .milliseconds(200))
+        try #require(await eventually { held.count == 1 })
+        // Held: no attempt counted nor error recorded yet, and its caller still waits.
         #expect(!returned.isSet)
+        let before = try #require(try await store.status(jobID: sent.id))
+        #expect(before.attempts == 0 && before.lastError == nil)
         // The outcome is written first in the claim's transaction, so the claim sees its due time.
         #expect(try await store.claimDue(now: t0.addingTimeInterval(10), leaseUntil: t0.addingTimeInterval(600), limit: 10).isEmpty)
-        #expect(try await eventually(5) { returned.isSet })
+        #expect(held.count == 0)
+        #expect(await eventually { returned.isSet })
         try await task.value
         let status = try #require(try await store.status(jobID: sent.id))
         #expect(status.attempts == 1 && status.lastError == "503")
@@ -169,19 +182,21 @@ struct HeldOutcomesTests {
 
     @Test("PostgreSQL: only delivered outcomes wait; a retry is written at once")
     func postgresRetryAtOnce() async throws {
-        try await withStore(.postgres, linger: .seconds(60)) { store in
+        try await withStore(.postgres, linger: .seconds(60)) { store, held in
             let sent = try await sentJob(store)
             let started = ContinuousClock.now
             try await store.complete(
                 [JobCompletion(job: sent, resolution: .retry(at: t0.addingTimeInterval(30), error: "503"))], now: t0)
             #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(held?.count == 0)
             #expect(try await store.status(jobID: sent.id)?.lastError == "503")
         }
     }
 
     @Test("with no linger each outcome is committed at once", arguments: Backend.allCases)
     func noLinger(_ backend: Backend) async throws {
-        try await withStore(backend, linger: .zero) { store in
+        try await withStore(backend, linger: .zero) { store, held in
+            #expect(held == nil)
             let sent = try await sentJob(store)
             let started = ContinuousClock.now
             try await store.complete([JobCompletion(job: sent, resolution: .delivered)], now: t0)
