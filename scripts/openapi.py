@@ -9,7 +9,10 @@ copy, the JSON, committed and compiled in (the server serves it at `/openapi.jso
     python3 scripts/openapi.py --check    # fails if it is stale, or if the document is not
                                           # valid OpenAPI 3.1 (openapi-spec-validator)
 
-`scripts/conformance.py` holds a live server to it. Change a route, change this file.
+Schemas, parameters and headers several places use, and the error responses operations share (one
+per status and exact set of `error` codes), are written once under `components` and referred to
+with `$ref`. `scripts/conformance.py` holds a live server to it, and
+`OpenAPIContractTests` the router and `ErrorCode`. Change a route, change this file.
 Python 3.11, standard library only for writing; --check needs openapi-spec-validator and PyYAML.
 """
 
@@ -50,6 +53,22 @@ def ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
+def narrowed(base: str, codes: list[str]) -> dict:
+    """The `base` error body (`Error` or `LnurlFailure`) with its `error` narrowed to `codes`."""
+    return {"allOf": [ref(base)], "properties": {"error": {"enum": codes}}}
+
+
+# Pieces several places use: each is written once, in `components/<section>`, and referred to.
+SHARED: dict[str, dict[str, dict]] = {"schemas": {}, "parameters": {}, "headers": {}}
+
+
+def shared(section: str, name: str, value: dict) -> dict:
+    """`value` as `components/<section>/<name>`, and a reference to it."""
+    assert name not in SHARED[section], f"{section}/{name} is shared twice"
+    SHARED[section][name] = value
+    return {"$ref": f"#/components/{section}/{name}"}
+
+
 def obj(required: dict[str, dict], optional: dict[str, dict] | None = None, *, closed: bool = True,
         description: str | None = None) -> dict:
     """An object schema; `closed` refuses fields not listed (Herald's own bodies are exact)."""
@@ -78,10 +97,12 @@ def integer(description: str | None = None, **extra) -> dict:
 
 
 BOOL = {"type": "boolean"}
-PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush"],
-            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, "
-                           "browsers); read case-insensitively."}
-JOB_IDS = {"type": "array", "items": string(minLength=1)}
+PLATFORM = shared("schemas", "Platform", {
+    "type": "string", "enum": ["ios", "android", "webpush"],
+    "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); "
+                   "read case-insensitively."})
+JOB_ID_LIST = {"type": "array", "items": string(minLength=1)}
+JOB_IDS = shared("schemas", "JobIds", {**JOB_ID_LIST, "description": "The outbox job ids."})
 JOB_PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush", "nostr", "webhook"],
                 "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay, or "
                                "`webhook`: an NWC request forwarded to another service's webhook."}
@@ -90,13 +111,13 @@ IDENTITIES = {"type": "array", "maxItems": 8, "items": string(
     "Ed25519 key.", pattern="^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$"),
               "description": "Identities the device proves it holds; each needs a proof in `proofs`. Pushes "
                              "addressed to an identity (a Breez payment webhook's `ln:<user_pubkey>`) reach it."}
-PROOFS = {"type": "array", "maxItems": 8, "items": obj(
+PROOFS = shared("schemas", "IdentityProofs", {"type": "array", "maxItems": 8, "items": obj(
     {"identity": string(minLength=1),
      "sig": string("For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 "
                    "signature.", minLength=1)}),
           "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>"
                          "\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, "
-                         "comma-joined>\\nts:<ts>`."}
+                         "comma-joined>\\nts:<ts>`."})
 PROOF_TS = integer("Unix seconds the proofs were signed at: within 600 s of the server's clock.")
 IDENTITY_400 = ["invalid_identities", "invalid_identity", "missing_timestamp"]
 LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
@@ -253,11 +274,19 @@ SCHEMAS: dict[str, dict] = {
         {"payment_hash": string("Hex; repeated wakes of one payment are recognised by it.",
                                 pattern="^[0-9A-Fa-f]{1,128}$"),
          "amount_msat": integer(minimum=0),
-         "expires_at": integer("Unix seconds; must be in the future (`400 expired`).")},
+         "expires_at": integer("Unix seconds; must be in the future (`400 expired`)."),
+         "wake_alert": {"type": "string", "enum": ["always", "fallback"],
+                        "description": "iOS: `always` sends the alert with the silent push; `fallback` sends the "
+                                       "silent push alone and the alert `fallback_after_secs` later, unless the "
+                                       "device acknowledges the wake `handled` first. Absent: the server's "
+                                       "`wake_alert`."},
+         "fallback_after_secs": integer("Seconds a `fallback` wake waits for the `handled` ack before its alert "
+                                        "(`400 invalid_fallback_after` outside 1 to 60). Absent: the server's "
+                                        "`wake_fallback_after`.", minimum=1, maximum=60)},
         closed=False,
     ),
     "WakePushed": obj({"pushed": {"const": True},
-                       "job_ids": {**JOB_IDS, "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."}},
+                       "job_ids": {**JOB_ID_LIST, "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."}},
                       {"wake_id": string("For `GET /api/v1/wake/{wake_id}`: the device's ack once the plugin sends it. "
                                          "Absent on a replay.", format="uuid")}),
     "WakeSkipped": obj({"pushed": {"const": False},
@@ -341,7 +370,7 @@ SCHEMAS: dict[str, dict] = {
         closed=False),
     "LSPS5Answer": obj(
         {"pushed": BOOL},
-        {"job_ids": {**JOB_IDS, "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."},
+        {"job_ids": {**JOB_ID_LIST, "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."},
          "reason": {"type": "string", "enum": ["present", "recently_woken", "acknowledged"],
                     "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."},
          "wake_id": string("When pushed: the wake's id.", format="uuid")},
@@ -494,10 +523,13 @@ REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "
            410: "Gone", 413: "Content Too Large", 422: "Unprocessable Content", 429: "Too Many Requests",
            500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 
-RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "string"}}}
-REPLAYED = {"Idempotent-Replayed": {"description": "`true` when an earlier request with this Idempotency-Key "
-                                                   "answered already; nothing new was pushed.",
-                                    "schema": {"type": "string", "enum": ["true"]}}}
+RETRY_AFTER = {"Retry-After": shared("headers", "RetryAfter", {
+    "description": "Seconds to wait before retrying.", "schema": {"type": "string"}})}
+WWW_AUTHENTICATE = {"WWW-Authenticate": shared("headers", "WWWAuthenticate", {"schema": {"type": "string"}})}
+REPLAYED = {"Idempotent-Replayed": shared("headers", "IdempotentReplayed", {
+    "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was "
+                   "pushed.",
+    "schema": {"type": "string", "enum": ["true"]}})}
 
 
 def json_body(schema: dict, description: str, headers: dict | None = None) -> dict:
@@ -512,14 +544,12 @@ def error_response(status: int, codes: list[str], description: str | None = None
     for code in codes:
         assert code in CODES, f"{code} is not an ErrorCode"
         assert CODES[code] == status, f"{code} comes with {CODES[code]}, not {status}"
-    base = "LnurlFailure" if lnurl else "Error"
-    error = {"type": "string", "enum": codes}
-    schema = {"allOf": [ref(base), {"properties": {"error": error}}]}
+    schema = narrowed("LnurlFailure" if lnurl else "Error", codes)
     headers = {}
     if status in (429, 503):
         headers.update(RETRY_AFTER)
     if status == 401:
-        headers["WWW-Authenticate"] = {"schema": {"type": "string"}}
+        headers.update(WWW_AUTHENTICATE)
     text = description or (REASONS[status] + ": " + ", ".join(f"`{code}`" for code in codes))
     return json_body(schema, text, headers or None)
 
@@ -542,10 +572,7 @@ def errors(table: dict[int, list[str]], *, body: bool, lnurl: bool = False) -> d
             out[str(status)] = error_response(status, codes, lnurl=True)
         elif lnurl:
             # The connection cap answers in Herald's shape before any route runs.
-            schema = {"oneOf": [
-                {"allOf": [ref("LnurlFailure"), {"properties": {"error": {"enum": codes}}}]},
-                {"allOf": [ref("Error"), {"properties": {"error": {"enum": ["too_many_connections"]}}}]},
-            ]}
+            schema = {"oneOf": [narrowed("LnurlFailure", codes), narrowed("Error", ["too_many_connections"])]}
             out["503"] = json_body(schema, "Service Unavailable: " + ", ".join(codes), RETRY_AFTER)
         else:
             out[str(status)] = error_response(status, codes)
@@ -575,15 +602,25 @@ def query_param(name: str, description: str, schema: dict, required: bool = Fals
     return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
 
 
-IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
-               "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
-               "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}}
-DEVICE_ID = path_param("id", "The device_id from registration.")
-USER_ID = path_param("user_id", "1 to 128 of letters, digits and . _ ~ @ + -", maxLength=128,
-                     pattern="^[A-Za-z0-9._~@+-]+$")
-SESSION_ID = path_param("session_id", "1 to 128 of letters, digits and . _ ~ @ + -", maxLength=128,
-                        pattern="^[A-Za-z0-9._~@+-]+$")
-USERNAME = path_param("username", "The Lightning address's user part.", maxLength=64)
+IDEMPOTENCY = shared("parameters", "IdempotencyKey", {
+    "name": "Idempotency-Key", "in": "header", "required": False,
+    "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}})
+DEVICE_ID = shared("parameters", "DeviceId", path_param("id", "The device_id from registration."))
+USER_ID = shared("parameters", "UserId", path_param("user_id", "1 to 128 of letters, digits and . _ ~ @ + -",
+                                                    maxLength=128, pattern="^[A-Za-z0-9._~@+-]+$"))
+SESSION_ID = shared("parameters", "SessionId", path_param("session_id", "1 to 128 of letters, digits and . _ ~ @ + -",
+                                                          maxLength=128, pattern="^[A-Za-z0-9._~@+-]+$"))
+USERNAME = shared("parameters", "Username", path_param("username", "The Lightning address's user part.", maxLength=64))
+PAYMENT_HASH = shared("parameters", "PaymentHash", path_param("payment_hash", "64 hex digits."))
+DEAD_LETTER_ID = shared("parameters", "DeadLetterId", path_param("id", "The dead letter's id."))
+DEAD_LETTER_FILTERS = [
+    shared("parameters", "DeadLetterReason", query_param(
+        "reason", "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
+        {"type": "string", "maxLength": 64, "pattern": "^[A-Za-z0-9_]*$"})),
+    shared("parameters", "DeadLetterPlatform", query_param("platform", "Only letters for this platform.",
+                                                           {"type": "string"})),
+]
 
 
 def request_body(schema: dict, required: bool = True, description: str | None = None) -> dict:
@@ -619,8 +656,7 @@ def lnurl_errors(extra_400: bool = False) -> dict:
     for status, codes in sorted(table.items()):
         if status == 503:
             continue
-        schema = ref("LnurlFailure") if not codes else {
-            "allOf": [ref("LnurlFailure"), {"properties": {"error": {"type": "string", "enum": codes}}}]}
+        schema = narrowed("LnurlFailure", codes) if codes else ref("LnurlFailure")
         what = {400: "an invalid request (amount, comment, hash, no pay request yet)" if extra_400 else
                 "the owner's platform has no provider",
                 404: "unknown Lightning address", 410: "the wallet's push token is dead",
@@ -825,7 +861,7 @@ def paths() -> dict:
                              "Pushed (a device), or woken (an identity: `wake_id` for the status).", REPLAYED),
             **errors({400: ["invalid_json", "invalid_device", "invalid_kind", "invalid_payment_hash", "expired",
                             "invalid_idempotency_key", "platform_not_configured", "invalid_identity",
-                            "invalid_collapse_key"],
+                            "invalid_collapse_key", "invalid_fallback_after"],
                       401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_device"],
                       410: ["token_unregistered"], 413: ["body_too_large", "wake_payload_too_large"],
                       422: ["invalid_body", "idempotency_key_reused", "unknown_topic", *PUSH_422],
@@ -981,7 +1017,7 @@ def paths() -> dict:
         responses={"200": lnurl_ok("LnurlPayInvoice", "invoice"), **lnurl_errors(extra_400=True)})}
     p["/lnurlp/{username}/verify/{payment_hash}"] = {"get": op(
         "lnurlpVerify", "LUD-21: has the invoice been paid? (wakes the wallet)", tags=lnurl,
-        parameters=[USERNAME, path_param("payment_hash", "64 hex digits.")],
+        parameters=[USERNAME, PAYMENT_HASH],
         responses={"200": lnurl_ok("LnurlPayVerification", "verification"), **lnurl_errors(extra_400=True)})}
 
     p["/lnurlp/{username}/zap/{payment_hash}"] = {"post": op(
@@ -989,7 +1025,7 @@ def paths() -> dict:
         description="The `zap_url` of a `lnurlpay_invoice` push carrying `nostr`. The preimage proves the payment; "
                     "the receipt goes to every relay of the zap request through the outbox, once however often "
                     "it is reported.",
-        parameters=[USERNAME, path_param("payment_hash", "64 hex digits.")],
+        parameters=[USERNAME, PAYMENT_HASH],
         body=request_body(ref("ZapPaymentReport")),
         responses={
             "202": json_body(ref("ZapPaymentAnswer"), "The receipt's publication jobs (none new for a repeat)."),
@@ -1051,17 +1087,11 @@ def paths() -> dict:
 
     admin = ["Administration"]
     admin_auth = {401: ["unauthorized"], 403: ["forbidden"]}
-    filter_params = [
-        query_param("reason", "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
-                    {"type": "string", "maxLength": 64, "pattern": "^[A-Za-z0-9_]*$"}),
-        query_param("platform", "Only letters for this platform.", {"type": "string"}),
-    ]
     filter_400 = ["invalid_reason", "unknown_platform"]
-    letter_id = path_param("id", "The dead letter's id.")
     p["/api/v1/admin/dead-letters"] = {
         "get": op(
             "listDeadLetters", "Dead letters not yet replayed, newest first", tags=admin, security=api_key("admin"),
-            parameters=[*filter_params,
+            parameters=[*DEAD_LETTER_FILTERS,
                         query_param("limit", "1 to 500, default 50.", {"type": "integer", "minimum": 1, "maximum": 500}),
                         query_param("cursor", "The `next_cursor` of the previous page.", {"type": "string"})],
             responses={"200": json_body(ref("DeadLetterList"), "A page of dead letters."),
@@ -1069,7 +1099,7 @@ def paths() -> dict:
                                 body=False)}),
         "delete": op(
             "purgeDeadLetters", "Delete every dead letter matching the filters (all of them without)", tags=admin,
-            security=api_key("admin"), parameters=filter_params,
+            security=api_key("admin"), parameters=DEAD_LETTER_FILTERS,
             responses={"200": json_body(ref("Purge"), "How many were deleted (replayed ones included)."),
                        **errors({400: filter_400, **admin_auth, 503: STORE}, body=False)}),
     }
@@ -1078,19 +1108,19 @@ def paths() -> dict:
         security=api_key("admin"),
         description="Letters replayed before are not replayed again; letters whose token is dead are skipped "
                     "and counted.",
-        parameters=[*filter_params,
+        parameters=[*DEAD_LETTER_FILTERS,
                     query_param("limit", "1 to 10000, default 1000.", {"type": "integer", "minimum": 1, "maximum": 10000})],
         responses={"200": json_body(ref("BulkReplay"), "The new jobs."),
                    **errors({400: [*filter_400, "invalid_limit"], **admin_auth, 503: STORE}, body=False)})}
     p["/api/v1/admin/dead-letters/{id}/replay"] = {"post": op(
         "replayDeadLetter", "Enqueue one dead letter again as a new job, once", tags=admin, security=api_key("admin"),
-        parameters=[letter_id],
+        parameters=[DEAD_LETTER_ID],
         responses={"201": json_body(ref("Replay"), "Replayed now."),
                    "200": json_body(ref("Replay"), "Replayed before: the job that replay made; nothing new."),
                    **errors({**admin_auth, 404: ["dead_letter_not_found"], 409: ["token_dead"], 503: STORE},
                             body=False)})}
     p["/api/v1/admin/dead-letters/{id}"] = {"delete": op(
-        "purgeDeadLetter", "Delete one dead letter", tags=admin, security=api_key("admin"), parameters=[letter_id],
+        "purgeDeadLetter", "Delete one dead letter", tags=admin, security=api_key("admin"), parameters=[DEAD_LETTER_ID],
         responses={"204": NO_CONTENT,
                    **errors({**admin_auth, 404: ["dead_letter_not_found"], 503: STORE}, body=False)})}
     p["/api/v1/admin/outbox"] = {"get": op(
@@ -1127,7 +1157,7 @@ def paths() -> dict:
                    **errors({413: ["body_too_large"], 503: STORE}, body=True)})}
     p["/admin/dead-letters/{id}/replay"] = {"post": op(
         "dashboardReplay", "The dashboard's Replay button (form field `csrf`)", tags=dashboard,
-        parameters=[letter_id], body=form,
+        parameters=[DEAD_LETTER_ID], body=form,
         responses={"303": see_other,
                    "401": {**html, "description": "No live session."},
                    "403": {**html, "description": "The CSRF token is missing or wrong."},
@@ -1137,8 +1167,7 @@ def paths() -> dict:
     p["/health"] = {"get": op(
         "health", "Liveness and the database", tags=ops,
         responses={"200": json_body(ref("Health"), "Healthy."),
-                   "503": json_body({"oneOf": [ref("Health"), {"allOf": [ref("Error"), {"properties": {
-                       "error": {"enum": ["too_many_connections"]}}}]}]},
+                   "503": json_body({"oneOf": [ref("Health"), narrowed("Error", ["too_many_connections"])]},
                        "The database is unavailable (`status: degraded`), or the connection cap was reached.",
                        RETRY_AFTER)})}
     p["/metrics"] = {"get": op(
@@ -1187,7 +1216,7 @@ def shared_responses(p: dict) -> dict[str, dict]:
         key = json.dumps(response, sort_keys=True)
         seen[key] = seen.get(key, 0) + 1
     names: dict[str, str] = {}
-    shared: dict[str, dict] = {}
+    out: dict[str, dict] = {}
     for responses, status, response in each():
         key = json.dumps(response, sort_keys=True)
         if seen[key] < 2:
@@ -1195,11 +1224,11 @@ def shared_responses(p: dict) -> dict[str, dict]:
         if key not in names:
             lnurl = "Lnurl" if "LnurlFailure" in key else ""
             name = ".".join([f"{lnurl}Error{status}", *dict.fromkeys(codes_in(response))])
-            while name in shared:  # the same codes, said differently (descriptions, headers)
+            while name in out:  # the same codes, said differently (descriptions, headers)
                 name += "_"
-            names[key], shared[name] = name, response
+            names[key], out[name] = name, response
         responses[status] = {"$ref": f"#/components/responses/{names[key]}"}
-    return dict(sorted(shared.items()))
+    return dict(sorted(out.items()))
 
 
 def document() -> dict:
@@ -1209,6 +1238,8 @@ def document() -> dict:
     documented |= set(codes_in(all_paths))
     missing = [code for code in CODES if code not in documented]
     assert not missing, f"ErrorCode cases no operation documents: {missing}"
+    assert not SCHEMAS.keys() & SHARED["schemas"].keys()
+    schemas = {**SCHEMAS, **SHARED["schemas"]}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -1226,8 +1257,10 @@ def document() -> dict:
                                               "Wallet backends", "Administration", "Dashboard", "Operations"]],
         "paths": all_paths,
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": schemas,
             "responses": responses,
+            "parameters": SHARED["parameters"],
+            "headers": SHARED["headers"],
             "securitySchemes": {
                 "apiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "hk_…",
                            "description": "An API key from `herald keys create --scopes …`. The scopes an "

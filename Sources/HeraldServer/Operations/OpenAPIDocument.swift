@@ -77,13 +77,7 @@ enum OpenAPIDocument {
             "required": false,
             "description": "Needed with a raw token.",
             "schema": {
-              "type": "string",
-              "enum": [
-                "ios",
-                "android",
-                "webpush"
-              ],
-              "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+              "$ref": "#/components/schemas/Platform"
             }
           },
           {
@@ -105,16 +99,7 @@ enum OpenAPIDocument {
             }
           },
           {
-            "name": "Idempotency-Key",
-            "in": "header",
-            "required": false,
-            "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 255,
-              "pattern": "^[!-~]+$"
-            }
+            "$ref": "#/components/parameters/IdempotencyKey"
           },
           {
             "name": "x-lsps5-timestamp",
@@ -173,13 +158,7 @@ enum OpenAPIDocument {
             },
             "headers": {
               "Idempotent-Replayed": {
-                "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               },
               "Cache-Control": {
                 "schema": {
@@ -196,30 +175,27 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "unknown_body_shape",
-                            "unknown_platform",
-                            "missing_platform",
-                            "missing_token",
-                            "alias_required",
-                            "invalid_token",
-                            "invalid_idempotency_key",
-                            "platform_not_configured",
-                            "unknown_app",
-                            "invalid_notification",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "unknown_body_shape",
+                        "unknown_platform",
+                        "missing_platform",
+                        "missing_token",
+                        "alias_required",
+                        "invalid_token",
+                        "invalid_idempotency_key",
+                        "platform_not_configured",
+                        "unknown_app",
+                        "invalid_notification",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -232,27 +208,22 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_signature",
-                            "stale_timestamp"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_signature",
+                        "stale_timestamp"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/WWWAuthenticate"
               }
             }
           },
@@ -267,18 +238,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unknown_token"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "unknown_token"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -294,18 +262,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "replayed"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "replayed"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -318,19 +283,16 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "token_unregistered",
-                            "device_deleted"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "token_unregistered",
+                        "device_deleted"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -346,21 +308,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_data",
-                            "idempotency_key_reused",
-                            "payload_too_large",
-                            "invalid_message"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_data",
+                        "idempotency_key_reused",
+                        "payload_too_large",
+                        "invalid_message"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -373,28 +332,22 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "target_rate_limited",
-                            "too_many_held_requests"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "target_rate_limited",
+                        "too_many_held_requests"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/RetryAfter"
               }
             }
           },
@@ -412,18 +365,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "reply_timeout"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "reply_timeout"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -474,13 +424,7 @@ enum OpenAPIDocument {
             },
             "headers": {
               "Idempotent-Replayed": {
-                "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             }
           },
@@ -517,21 +461,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body",
-                            "unsupported_template",
-                            "payload_too_large",
-                            "invalid_message"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_body",
+                        "unsupported_template",
+                        "payload_too_large",
+                        "invalid_message"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -602,18 +543,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unknown_reply"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "unknown_reply"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -629,18 +567,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "already_answered"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "already_answered"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -653,18 +588,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "reply_expired"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "reply_expired"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -677,18 +609,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "reply_too_large"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "reply_too_large"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -740,32 +669,29 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "unknown_platform",
-                            "invalid_token",
-                            "invalid_subscription",
-                            "private_endpoint",
-                            "unresolvable_endpoint",
-                            "invalid_seal_key",
-                            "unknown_app",
-                            "invalid_lsp_node_id",
-                            "platform_not_configured",
-                            "invalid_identities",
-                            "invalid_identity",
-                            "missing_timestamp",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "unknown_platform",
+                        "invalid_token",
+                        "invalid_subscription",
+                        "private_endpoint",
+                        "unresolvable_endpoint",
+                        "invalid_seal_key",
+                        "unknown_app",
+                        "invalid_lsp_node_id",
+                        "platform_not_configured",
+                        "invalid_identities",
+                        "invalid_identity",
+                        "missing_timestamp",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -778,28 +704,23 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_proof",
-                            "stale_timestamp",
-                            "unauthorized"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_proof",
+                        "stale_timestamp",
+                        "unauthorized"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/WWWAuthenticate"
               }
             }
           },
@@ -870,18 +791,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unknown_app"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "unknown_app"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -908,14 +826,7 @@ enum OpenAPIDocument {
         "description": "`registration: challenge`: the one-time code from the `herald_challenge` push. The code is the credential (the device secret is not needed); the plugin posts it by itself.",
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           }
         ],
         "requestBody": {
@@ -960,18 +871,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_code"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_code"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1003,14 +911,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           }
         ],
         "requestBody": {
@@ -1047,31 +948,28 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "unknown_platform",
-                            "invalid_token",
-                            "invalid_subscription",
-                            "private_endpoint",
-                            "unresolvable_endpoint",
-                            "invalid_seal_key",
-                            "invalid_lsp_node_id",
-                            "platform_not_configured",
-                            "invalid_identities",
-                            "invalid_identity",
-                            "missing_timestamp",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "unknown_platform",
+                        "invalid_token",
+                        "invalid_subscription",
+                        "private_endpoint",
+                        "unresolvable_endpoint",
+                        "invalid_seal_key",
+                        "invalid_lsp_node_id",
+                        "platform_not_configured",
+                        "invalid_identities",
+                        "invalid_identity",
+                        "missing_timestamp",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1084,28 +982,23 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unauthorized",
-                            "invalid_proof",
-                            "stale_timestamp"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "unauthorized",
+                        "invalid_proof",
+                        "stale_timestamp"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/WWWAuthenticate"
               }
             }
           },
@@ -1137,14 +1030,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           }
         ],
         "security": [
@@ -1178,14 +1064,7 @@ enum OpenAPIDocument {
         "description": "Only with the local development provider (no push credentials); otherwise `404 not_found`.",
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           },
           {
             "name": "after",
@@ -1236,18 +1115,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "token_registered_elsewhere"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "token_registered_elsewhere"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1260,18 +1136,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "not_found"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "not_found"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1294,14 +1167,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           }
         ],
         "requestBody": {
@@ -1338,21 +1204,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_ttl",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_ttl",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1385,14 +1248,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           }
         ],
         "security": [
@@ -1425,14 +1281,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           }
         ],
         "security": [
@@ -1465,29 +1314,23 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "store_unavailable",
-                            "too_many_streams",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "store_unavailable",
+                        "too_many_streams",
+                        "too_many_connections"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/RetryAfter"
               }
             }
           }
@@ -1504,16 +1347,7 @@ enum OpenAPIDocument {
         "description": "With `device`: that device. With `identity` and `topic`: every device that proved the identity through the wake gateway and subscribes to the topic gets one sealed push, unless present; an alertable topic's devices a fallback alert `fallback_after_secs` later unless they acknowledge `handled`.",
         "parameters": [
           {
-            "name": "Idempotency-Key",
-            "in": "header",
-            "required": false,
-            "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 255,
-              "pattern": "^[!-~]+$"
-            }
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -1569,46 +1403,38 @@ enum OpenAPIDocument {
             },
             "headers": {
               "Idempotent-Replayed": {
-                "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_device`, `invalid_kind`, `invalid_payment_hash`, `expired`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_identity`, `invalid_collapse_key`, `malformed_request`, `bad_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_device`, `invalid_kind`, `invalid_payment_hash`, `expired`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_identity`, `invalid_collapse_key`, `invalid_fallback_after`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_device",
-                            "invalid_kind",
-                            "invalid_payment_hash",
-                            "expired",
-                            "invalid_idempotency_key",
-                            "platform_not_configured",
-                            "invalid_identity",
-                            "invalid_collapse_key",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_device",
+                        "invalid_kind",
+                        "invalid_payment_hash",
+                        "expired",
+                        "invalid_idempotency_key",
+                        "platform_not_configured",
+                        "invalid_identity",
+                        "invalid_collapse_key",
+                        "invalid_fallback_after",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1627,18 +1453,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "unknown_device"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "unknown_device"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1654,18 +1477,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "token_unregistered"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "token_unregistered"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1678,19 +1498,16 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "body_too_large",
-                            "wake_payload_too_large"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "body_too_large",
+                        "wake_payload_too_large"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1703,22 +1520,19 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body",
-                            "idempotency_key_reused",
-                            "unknown_topic",
-                            "payload_too_large",
-                            "invalid_message"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_body",
+                        "idempotency_key_reused",
+                        "unknown_topic",
+                        "payload_too_large",
+                        "invalid_message"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1745,14 +1559,7 @@ enum OpenAPIDocument {
         "description": "The push's `wake_id`, `handled`, `no_handler` or `failed`; the waker reads it at `GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`.",
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The device_id from registration.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeviceId"
           }
         ],
         "requestBody": {
@@ -1908,27 +1715,24 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_pubkey",
-                            "invalid_relays",
-                            "private_relay",
-                            "unresolvable_relay",
-                            "too_many_relays",
-                            "invalid_webhook_url",
-                            "private_webhook_url",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_pubkey",
+                        "invalid_relays",
+                        "private_relay",
+                        "unresolvable_relay",
+                        "too_many_relays",
+                        "invalid_webhook_url",
+                        "private_webhook_url",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -1953,28 +1757,22 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "rate_limited",
-                            "too_many_registrations"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "rate_limited",
+                        "too_many_registrations"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/RetryAfter"
               }
             }
           },
@@ -2036,21 +1834,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_pubkey",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_pubkey",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -2063,27 +1858,22 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_signature",
-                            "stale_time"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_signature",
+                        "stale_time"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/WWWAuthenticate"
               }
             }
           },
@@ -2202,29 +1992,24 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "stale_timestamp",
-                            "invalid_proof",
-                            "missing_proof",
-                            "unauthorized"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "stale_timestamp",
+                        "invalid_proof",
+                        "missing_proof",
+                        "unauthorized"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/WWWAuthenticate"
               }
             }
           },
@@ -2292,28 +2077,23 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "stale_timestamp",
-                            "invalid_signature",
-                            "unauthorized"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "stale_timestamp",
+                        "invalid_signature",
+                        "unauthorized"
+                      ]
+                    }
+                  }
                 }
               }
             },
             "headers": {
               "WWW-Authenticate": {
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/WWWAuthenticate"
               }
             }
           },
@@ -2608,19 +2388,16 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "missing_recipient",
-                            "invalid_amount"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "missing_recipient",
+                        "invalid_amount"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -2691,21 +2468,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_username",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_username",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -2727,18 +2501,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "username_taken"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "username_taken"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -2809,18 +2580,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "no_username"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "no_username"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -2852,15 +2620,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "username",
-            "in": "path",
-            "required": true,
-            "description": "The Lightning address's user part.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 64
-            }
+            "$ref": "#/components/parameters/Username"
           }
         ],
         "security": [],
@@ -2898,18 +2658,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "platform_not_configured"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "platform_not_configured"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -2950,15 +2707,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "username",
-            "in": "path",
-            "required": true,
-            "description": "The Lightning address's user part.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 64
-            }
+            "$ref": "#/components/parameters/Username"
           },
           {
             "name": "amount",
@@ -3064,25 +2813,10 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "username",
-            "in": "path",
-            "required": true,
-            "description": "The Lightning address's user part.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 64
-            }
+            "$ref": "#/components/parameters/Username"
           },
           {
-            "name": "payment_hash",
-            "in": "path",
-            "required": true,
-            "description": "64 hex digits.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/PaymentHash"
           }
         ],
         "security": [],
@@ -3152,25 +2886,10 @@ enum OpenAPIDocument {
         "description": "The `zap_url` of a `lnurlpay_invoice` push carrying `nostr`. The preimage proves the payment; the receipt goes to every relay of the zap request through the outbox, once however often it is reported.",
         "parameters": [
           {
-            "name": "username",
-            "in": "path",
-            "required": true,
-            "description": "The Lightning address's user part.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 64
-            }
+            "$ref": "#/components/parameters/Username"
           },
           {
-            "name": "payment_hash",
-            "in": "path",
-            "required": true,
-            "description": "64 hex digits.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/PaymentHash"
           }
         ],
         "requestBody": {
@@ -3203,21 +2922,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_preimage",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_preimage",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3230,19 +2946,16 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "not_found",
-                            "unknown_zap"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "not_found",
+                        "unknown_zap"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3274,16 +2987,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "user_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/UserId"
           }
         ],
         "security": [
@@ -3312,18 +3016,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_user_id"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_user_id"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3352,28 +3053,10 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "user_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/UserId"
           },
           {
-            "name": "session_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/SessionId"
           }
         ],
         "requestBody": {
@@ -3451,28 +3134,10 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "user_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/UserId"
           },
           {
-            "name": "session_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/SessionId"
           }
         ],
         "requestBody": {
@@ -3540,28 +3205,10 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "user_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/UserId"
           },
           {
-            "name": "session_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/SessionId"
           }
         ],
         "security": [
@@ -3583,19 +3230,16 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_user_id",
-                            "invalid_session_id"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_user_id",
+                        "invalid_session_id"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3624,28 +3268,10 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "user_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/UserId"
           },
           {
-            "name": "Idempotency-Key",
-            "in": "header",
-            "required": false,
-            "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 255,
-              "pattern": "^[!-~]+$"
-            }
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -3677,13 +3303,7 @@ enum OpenAPIDocument {
             },
             "headers": {
               "Idempotent-Replayed": {
-                "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed.",
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             }
           },
@@ -3695,22 +3315,19 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_user_id",
-                            "invalid_idempotency_key",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_user_id",
+                        "invalid_idempotency_key",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3735,22 +3352,19 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body",
-                            "invalid_data",
-                            "payload_too_large",
-                            "invalid_message",
-                            "idempotency_key_reused"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_body",
+                        "invalid_data",
+                        "payload_too_large",
+                        "invalid_message",
+                        "idempotency_key_reused"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3776,16 +3390,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "user_id",
-            "in": "path",
-            "required": true,
-            "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "pattern": "^[A-Za-z0-9._~@+-]+$"
-            }
+            "$ref": "#/components/parameters/UserId"
           }
         ],
         "requestBody": {
@@ -3824,21 +3429,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_json",
-                            "invalid_user_id",
-                            "malformed_request",
-                            "bad_request"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_user_id",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3863,21 +3465,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_body",
-                            "invalid_data",
-                            "payload_too_large",
-                            "invalid_message"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_body",
+                        "invalid_data",
+                        "payload_too_large",
+                        "invalid_message"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -3903,24 +3502,10 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "reason",
-            "in": "query",
-            "required": false,
-            "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
-            "schema": {
-              "type": "string",
-              "maxLength": 64,
-              "pattern": "^[A-Za-z0-9_]*$"
-            }
+            "$ref": "#/components/parameters/DeadLetterReason"
           },
           {
-            "name": "platform",
-            "in": "query",
-            "required": false,
-            "description": "Only letters for this platform.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/parameters/DeadLetterPlatform"
           },
           {
             "name": "limit",
@@ -3969,21 +3554,18 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_reason",
-                            "unknown_platform",
-                            "invalid_limit",
-                            "invalid_cursor"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_reason",
+                        "unknown_platform",
+                        "invalid_limit",
+                        "invalid_cursor"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -4010,24 +3592,10 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "reason",
-            "in": "query",
-            "required": false,
-            "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
-            "schema": {
-              "type": "string",
-              "maxLength": 64,
-              "pattern": "^[A-Za-z0-9_]*$"
-            }
+            "$ref": "#/components/parameters/DeadLetterReason"
           },
           {
-            "name": "platform",
-            "in": "query",
-            "required": false,
-            "description": "Only letters for this platform.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/parameters/DeadLetterPlatform"
           }
         ],
         "security": [
@@ -4056,19 +3624,16 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_reason",
-                            "unknown_platform"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_reason",
+                        "unknown_platform"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -4098,24 +3663,10 @@ enum OpenAPIDocument {
         "description": "Letters replayed before are not replayed again; letters whose token is dead are skipped and counted.",
         "parameters": [
           {
-            "name": "reason",
-            "in": "query",
-            "required": false,
-            "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
-            "schema": {
-              "type": "string",
-              "maxLength": 64,
-              "pattern": "^[A-Za-z0-9_]*$"
-            }
+            "$ref": "#/components/parameters/DeadLetterReason"
           },
           {
-            "name": "platform",
-            "in": "query",
-            "required": false,
-            "description": "Only letters for this platform.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/parameters/DeadLetterPlatform"
           },
           {
             "name": "limit",
@@ -4155,20 +3706,17 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "invalid_reason",
-                            "unknown_platform",
-                            "invalid_limit"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_reason",
+                        "unknown_platform",
+                        "invalid_limit"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -4197,14 +3745,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The dead letter's id.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeadLetterId"
           }
         ],
         "security": [
@@ -4252,18 +3793,15 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "type": "string",
-                          "enum": [
-                            "token_dead"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "token_dead"
+                      ]
+                    }
+                  }
                 }
               }
             }
@@ -4286,14 +3824,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The dead letter's id.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeadLetterId"
           }
         ],
         "security": [
@@ -4539,14 +4070,7 @@ enum OpenAPIDocument {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The dead letter's id.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/parameters/DeadLetterId"
           }
         ],
         "requestBody": {
@@ -4632,17 +4156,15 @@ enum OpenAPIDocument {
                       "allOf": [
                         {
                           "$ref": "#/components/schemas/Error"
-                        },
-                        {
-                          "properties": {
-                            "error": {
-                              "enum": [
-                                "too_many_connections"
-                              ]
-                            }
-                          }
                         }
-                      ]
+                      ],
+                      "properties": {
+                        "error": {
+                          "enum": [
+                            "too_many_connections"
+                          ]
+                        }
+                      }
                     }
                   ]
                 }
@@ -4650,10 +4172,7 @@ enum OpenAPIDocument {
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait before retrying.",
-                "schema": {
-                  "type": "string"
-                }
+                "$ref": "#/components/headers/RetryAfter"
               }
             }
           }
@@ -4775,6 +4294,7 @@ enum OpenAPIDocument {
           "invalid_collapse_key",
           "invalid_cursor",
           "invalid_device",
+          "invalid_fallback_after",
           "invalid_idempotency_key",
           "invalid_identities",
           "invalid_identity",
@@ -5024,13 +4544,7 @@ enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "platform": {
-            "type": "string",
-            "enum": [
-              "ios",
-              "android",
-              "webpush"
-            ],
-            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+            "$ref": "#/components/schemas/Platform"
           },
           "push_token": {
             "type": "string",
@@ -5066,28 +4580,7 @@ enum OpenAPIDocument {
             "description": "Identities the device proves it holds; each needs a proof in `proofs`. Pushes addressed to an identity (a Breez payment webhook's `ln:<user_pubkey>`) reach it."
           },
           "proofs": {
-            "type": "array",
-            "maxItems": 8,
-            "items": {
-              "type": "object",
-              "properties": {
-                "identity": {
-                  "type": "string",
-                  "minLength": 1
-                },
-                "sig": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 signature."
-                }
-              },
-              "required": [
-                "identity",
-                "sig"
-              ],
-              "additionalProperties": false
-            },
-            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
+            "$ref": "#/components/schemas/IdentityProofs"
           },
           "ts": {
             "type": "integer",
@@ -5111,13 +4604,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/WebPushSubscription"
           },
           "platform": {
-            "type": "string",
-            "enum": [
-              "ios",
-              "android",
-              "webpush"
-            ],
-            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+            "$ref": "#/components/schemas/Platform"
           },
           "seal_key": {
             "type": "string",
@@ -5138,28 +4625,7 @@ enum OpenAPIDocument {
             "description": "Absent keeps the identities, `[]` removes them, anything else replaces them (each proven in `proofs`)."
           },
           "proofs": {
-            "type": "array",
-            "maxItems": 8,
-            "items": {
-              "type": "object",
-              "properties": {
-                "identity": {
-                  "type": "string",
-                  "minLength": 1
-                },
-                "sig": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 signature."
-                }
-              },
-              "required": [
-                "identity",
-                "sig"
-              ],
-              "additionalProperties": false
-            },
-            "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
+            "$ref": "#/components/schemas/IdentityProofs"
           },
           "ts": {
             "type": "integer",
@@ -5367,11 +4833,7 @@ enum OpenAPIDocument {
             "description": "Devices the push went to."
           },
           "jobs": {
-            "type": "array",
-            "items": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/schemas/JobIds"
           },
           "skipped": {
             "type": "integer",
@@ -5396,13 +4858,7 @@ enum OpenAPIDocument {
                   "type": "integer"
                 },
                 "platform": {
-                  "type": "string",
-                  "enum": [
-                    "ios",
-                    "android",
-                    "webpush"
-                  ],
-                  "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+                  "$ref": "#/components/schemas/Platform"
                 },
                 "payload": {
                   "description": "The push as the device gets it: APNs userInfo or the FCM data map."
@@ -5486,6 +4942,20 @@ enum OpenAPIDocument {
           "expires_at": {
             "type": "integer",
             "description": "Unix seconds; must be in the future (`400 expired`)."
+          },
+          "wake_alert": {
+            "type": "string",
+            "enum": [
+              "always",
+              "fallback"
+            ],
+            "description": "iOS: `always` sends the alert with the silent push; `fallback` sends the silent push alone and the alert `fallback_after_secs` later, unless the device acknowledges the wake `handled` first. Absent: the server's `wake_alert`."
+          },
+          "fallback_after_secs": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 60,
+            "description": "Seconds a `fallback` wake waits for the `handled` ack before its alert (`400 invalid_fallback_after` outside 1 to 60). Absent: the server's `wake_fallback_after`."
           }
         },
         "required": [
@@ -6279,11 +5749,7 @@ enum OpenAPIDocument {
             "minimum": 0
           },
           "job_ids": {
-            "type": "array",
-            "items": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/schemas/JobIds"
           }
         },
         "required": [
@@ -6326,13 +5792,7 @@ enum OpenAPIDocument {
             "type": "boolean"
           },
           "platform": {
-            "type": "string",
-            "enum": [
-              "ios",
-              "android",
-              "webpush"
-            ],
-            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+            "$ref": "#/components/schemas/Platform"
           },
           "push_token": {
             "type": "string",
@@ -6363,13 +5823,7 @@ enum OpenAPIDocument {
             "type": "boolean"
           },
           "platform": {
-            "type": "string",
-            "enum": [
-              "ios",
-              "android",
-              "webpush"
-            ],
-            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+            "$ref": "#/components/schemas/Platform"
           },
           "push_token": {
             "type": "string",
@@ -6394,13 +5848,7 @@ enum OpenAPIDocument {
             "type": "string"
           },
           "platform": {
-            "type": "string",
-            "enum": [
-              "ios",
-              "android",
-              "webpush"
-            ],
-            "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+            "$ref": "#/components/schemas/Platform"
           },
           "allow_notifications": {
             "type": "boolean"
@@ -6544,11 +5992,7 @@ enum OpenAPIDocument {
             "minimum": 0
           },
           "job_ids": {
-            "type": "array",
-            "items": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/schemas/JobIds"
           },
           "skipped_dead": {
             "type": "integer",
@@ -6590,11 +6034,7 @@ enum OpenAPIDocument {
             "minimum": 0
           },
           "job_ids": {
-            "type": "array",
-            "items": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/schemas/JobIds"
           },
           "skipped_dead": {
             "type": "integer",
@@ -6791,11 +6231,7 @@ enum OpenAPIDocument {
             "minimum": 0
           },
           "job_ids": {
-            "type": "array",
-            "items": {
-              "type": "string",
-              "minLength": 1
-            }
+            "$ref": "#/components/schemas/JobIds"
           },
           "skipped_token_dead": {
             "type": "integer",
@@ -6922,6 +6358,47 @@ enum OpenAPIDocument {
         ],
         "additionalProperties": false,
         "description": "The outbox now. Breakdowns (`by_platform`, `by_app`) are maps beside the totals."
+      },
+      "Platform": {
+        "type": "string",
+        "enum": [
+          "ios",
+          "android",
+          "webpush"
+        ],
+        "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
+      },
+      "JobIds": {
+        "type": "array",
+        "items": {
+          "type": "string",
+          "minLength": 1
+        },
+        "description": "The outbox job ids."
+      },
+      "IdentityProofs": {
+        "type": "array",
+        "maxItems": 8,
+        "items": {
+          "type": "object",
+          "properties": {
+            "identity": {
+              "type": "string",
+              "minLength": 1
+            },
+            "sig": {
+              "type": "string",
+              "minLength": 1,
+              "description": "For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 signature."
+            }
+          },
+          "required": [
+            "identity",
+            "sig"
+          ],
+          "additionalProperties": false
+        },
+        "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
       }
     },
     "responses": {
@@ -6933,30 +6410,27 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "invalid_json",
-                        "invalid_user_id",
-                        "invalid_session_id",
-                        "unknown_platform",
-                        "invalid_token",
-                        "invalid_subscription",
-                        "private_endpoint",
-                        "unresolvable_endpoint",
-                        "platform_not_configured",
-                        "invalid_seal_key",
-                        "unknown_app",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "invalid_json",
+                    "invalid_user_id",
+                    "invalid_session_id",
+                    "unknown_platform",
+                    "invalid_token",
+                    "invalid_subscription",
+                    "private_endpoint",
+                    "unresolvable_endpoint",
+                    "platform_not_configured",
+                    "invalid_seal_key",
+                    "unknown_app",
+                    "malformed_request",
+                    "bad_request"
+                  ]
+                }
+              }
             }
           }
         }
@@ -6969,20 +6443,17 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "invalid_json",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "invalid_json",
+                    "malformed_request",
+                    "bad_request"
+                  ]
+                }
+              }
             }
           }
         }
@@ -6995,20 +6466,17 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "invalid_request",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "invalid_request",
+                    "malformed_request",
+                    "bad_request"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7021,21 +6489,18 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "invalid_request",
-                        "platform_not_configured",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "invalid_request",
+                    "platform_not_configured",
+                    "malformed_request",
+                    "bad_request"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7048,19 +6513,16 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "malformed_request",
+                    "bad_request"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7083,26 +6545,21 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "invalid_signature"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "invalid_signature"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "WWW-Authenticate": {
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/WWWAuthenticate"
           }
         }
       },
@@ -7114,26 +6571,21 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "unauthorized"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "unauthorized"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "WWW-Authenticate": {
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/WWWAuthenticate"
           }
         }
       },
@@ -7155,18 +6607,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "device_unconfirmed"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "device_unconfirmed"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7179,18 +6628,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "forbidden"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "forbidden"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7203,18 +6649,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "dead_letter_not_found"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "dead_letter_not_found"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7227,18 +6670,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "not_configured"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "not_configured"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7251,18 +6691,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "session_not_found"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "session_not_found"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7275,18 +6712,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "unknown_wake"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "unknown_wake"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7299,18 +6733,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "request_timeout"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "request_timeout"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7323,20 +6754,17 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "install_taken",
-                        "too_many_devices",
-                        "proof_replayed"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "install_taken",
+                    "too_many_devices",
+                    "proof_replayed"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7349,19 +6777,16 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "too_many_devices",
-                        "proof_replayed"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "too_many_devices",
+                    "proof_replayed"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7374,18 +6799,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "body_too_large"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "body_too_large"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7398,18 +6820,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "invalid_body"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "invalid_body"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7422,19 +6841,16 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "invalid_body",
-                        "push_token_required"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "invalid_body",
+                    "push_token_required"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7447,27 +6863,21 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "rate_limited"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "rate_limited"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "Retry-After": {
-            "description": "Seconds to wait before retrying.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/RetryAfter"
           }
         }
       },
@@ -7479,27 +6889,21 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "target_rate_limited"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "target_rate_limited"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "Retry-After": {
-            "description": "Seconds to wait before retrying.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/RetryAfter"
           }
         }
       },
@@ -7511,18 +6915,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "internal"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "internal"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7535,30 +6936,24 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "shutting_down",
-                        "store_unavailable",
-                        "overloaded",
-                        "too_many_connections"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "shutting_down",
+                    "store_unavailable",
+                    "overloaded",
+                    "too_many_connections"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "Retry-After": {
-            "description": "Seconds to wait before retrying.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/RetryAfter"
           }
         }
       },
@@ -7570,28 +6965,22 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "store_unavailable",
-                        "too_many_connections"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "store_unavailable",
+                    "too_many_connections"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "Retry-After": {
-            "description": "Seconds to wait before retrying.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/RetryAfter"
           }
         }
       },
@@ -7603,27 +6992,21 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "too_many_connections"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "too_many_connections"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "Retry-After": {
-            "description": "Seconds to wait before retrying.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/RetryAfter"
           }
         }
       },
@@ -7635,18 +7018,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/LnurlFailure"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "platform_not_configured"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "platform_not_configured"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7679,19 +7059,16 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/LnurlFailure"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "payload_too_large",
-                        "invalid_message"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "payload_too_large",
+                    "invalid_message"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7704,27 +7081,21 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/LnurlFailure"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "target_rate_limited"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "target_rate_limited"
+                  ]
+                }
+              }
             }
           }
         },
         "headers": {
           "Retry-After": {
-            "description": "Seconds to wait before retrying.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/RetryAfter"
           }
         }
       },
@@ -7736,18 +7107,15 @@ enum OpenAPIDocument {
               "allOf": [
                 {
                   "$ref": "#/components/schemas/LnurlFailure"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "type": "string",
-                      "enum": [
-                        "internal"
-                      ]
-                    }
-                  }
                 }
-              ]
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "internal"
+                  ]
+                }
+              }
             }
           }
         }
@@ -7772,36 +7140,32 @@ enum OpenAPIDocument {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/LnurlFailure"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "enum": [
-                            "store_unavailable",
-                            "overloaded",
-                            "shutting_down",
-                            "too_many_connections"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "store_unavailable",
+                        "overloaded",
+                        "shutting_down",
+                        "too_many_connections"
+                      ]
+                    }
+                  }
                 },
                 {
                   "allOf": [
                     {
                       "$ref": "#/components/schemas/Error"
-                    },
-                    {
-                      "properties": {
-                        "error": {
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
-                      }
                     }
-                  ]
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "too_many_connections"
+                      ]
+                    }
+                  }
                 }
               ]
             }
@@ -7809,10 +7173,7 @@ enum OpenAPIDocument {
         },
         "headers": {
           "Retry-After": {
-            "description": "Seconds to wait before retrying.",
-            "schema": {
-              "type": "string"
-            }
+            "$ref": "#/components/headers/RetryAfter"
           }
         }
       },
@@ -7824,6 +7185,127 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/LnurlFailure"
             }
           }
+        }
+      }
+    },
+    "parameters": {
+      "IdempotencyKey": {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[!-~]+$"
+        }
+      },
+      "DeviceId": {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "description": "The device_id from registration.",
+        "schema": {
+          "type": "string",
+          "minLength": 1
+        }
+      },
+      "UserId": {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "description": "1 to 128 of letters, digits and . _ ~ @ + -",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "pattern": "^[A-Za-z0-9._~@+-]+$"
+        }
+      },
+      "SessionId": {
+        "name": "session_id",
+        "in": "path",
+        "required": true,
+        "description": "1 to 128 of letters, digits and . _ ~ @ + -",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "pattern": "^[A-Za-z0-9._~@+-]+$"
+        }
+      },
+      "Username": {
+        "name": "username",
+        "in": "path",
+        "required": true,
+        "description": "The Lightning address's user part.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64
+        }
+      },
+      "PaymentHash": {
+        "name": "payment_hash",
+        "in": "path",
+        "required": true,
+        "description": "64 hex digits.",
+        "schema": {
+          "type": "string",
+          "minLength": 1
+        }
+      },
+      "DeadLetterId": {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "description": "The dead letter's id.",
+        "schema": {
+          "type": "string",
+          "minLength": 1
+        }
+      },
+      "DeadLetterReason": {
+        "name": "reason",
+        "in": "query",
+        "required": false,
+        "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
+        "schema": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^[A-Za-z0-9_]*$"
+        }
+      },
+      "DeadLetterPlatform": {
+        "name": "platform",
+        "in": "query",
+        "required": false,
+        "description": "Only letters for this platform.",
+        "schema": {
+          "type": "string"
+        }
+      }
+    },
+    "headers": {
+      "RetryAfter": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+          "type": "string"
+        }
+      },
+      "WWWAuthenticate": {
+        "schema": {
+          "type": "string"
+        }
+      },
+      "IdempotentReplayed": {
+        "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed.",
+        "schema": {
+          "type": "string",
+          "enum": [
+            "true"
+          ]
         }
       }
     },
