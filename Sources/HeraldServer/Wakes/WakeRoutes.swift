@@ -7,7 +7,7 @@ import HeraldWire
 import Hummingbird
 
 /// `POST /api/v1/wake` and `GET /api/v1/forwarding_hint`: an LSP holding an HTLC for a phone
-/// that may be asleep wakes it, and asks whether retrying the payment is worth it (seed 004).
+/// that may be asleep wakes it, and asks whether retrying the payment is worth it.
 struct WakeRoutes: Sendable {
     let wakes: WakeService
     let devices: any DeviceLookupStore

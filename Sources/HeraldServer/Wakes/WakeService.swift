@@ -6,7 +6,7 @@ import HeraldStore
 import HeraldWire
 import Hummingbird
 
-/// Waking a known device (seed 004): no push while it is present (its held streams hear of it),
+/// Waking a known device: no push while it is present (its held streams hear of it),
 /// none for a repeat within the waking window, otherwise its push through the delivery. `POST
 /// /wake` and LSPS5 notifications both wake through here.
 struct WakeService: Sendable {
@@ -43,7 +43,7 @@ struct WakeService: Sendable {
         let reachable = try await delivery.directory.recipient(device, isDead: false)
         let event = PresenceWakeEvent(kind: body.kind, paymentHash: body.paymentHash, amountMsat: body.amountMsat)
         let moment = now()
-        // Seed 003's rule: no push while the app is connected; a held stream hears of it at once.
+        // No push while the app is connected: a held stream hears of it at once.
         if presence.isPresent(deviceID: device.id, now: moment) {
             presence.deliver(event, to: device.id, now: moment)
             metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue)
@@ -166,7 +166,7 @@ struct WakeService: Sendable {
 
     /// The push of a wake, with its name for metrics and idempotency keys.
     ///
-    /// On iOS one job: the alert (the reliable path, seed 004 §1.6), preceded on the wire by a
+    /// On iOS one job: the alert (the reliable path: iOS may drop silent pushes), preceded on the wire by a
     /// silent push that may let the app finish in the background. Apple's delivery rules shape
     /// them: APNs stores one push per app for an offline phone and may reorder pushes, so the
     /// silent push is never stored (`apns-expiration: 0`) and collapses nothing, and the alert

@@ -7,7 +7,7 @@ import NIOCore
 import ServiceLifecycle
 
 /// `/api/v1/devices/{id}/presence`: a running app says it is in the foreground, so wakes for it
-/// are not pushed (seed 003: push only when no client is connected). Authenticated with the
+/// are not pushed (a connected app hears of the wake directly; a push would only compete with it). Authenticated with the
 /// device secret, like the other device routes.
 struct PresenceRoutes: Sendable {
     let devices: any DeviceStore

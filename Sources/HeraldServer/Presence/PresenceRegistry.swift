@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 /// Which devices have their app in the foreground, which were woken lately, and how long a
 /// woken device takes to show up: the state behind wakes and forwarding hints.
 ///
-/// In memory (seed 003's server rule needs it per request, at no store cost). It is lost on
+/// In memory (every wake asks it, so it must cost no store read). It is lost on
 /// restart, which errs toward pushing: a device nobody knows to be present gets its wake. With
 /// several instances on one database, each instance's registry tells the others of every change
 /// through ``changes`` and applies theirs (``apply(_:now:)``), so all hold the same state; a
@@ -18,7 +18,7 @@ public final class PresenceRegistry: Sendable {
         /// A device woken this long ago and not yet present is still expected ("waking").
         public var wakingWindow: TimeInterval = 30
         /// The wake-to-presence time assumed until Herald has seen some: the user has to notice
-        /// the alert and open the app (seed 004 §1.8 waits 10 to 25 s for that).
+        /// the alert and open the app, which takes users 10 to 25 s.
         public var defaultWakeTime: TimeInterval = 10
         /// Wake-to-presence times kept to estimate the next (the median of these).
         public var sampleCount = 128
