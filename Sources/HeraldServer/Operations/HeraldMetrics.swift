@@ -158,21 +158,6 @@ public final class HeraldMetrics: Sendable {
         increment("devices_skipped", help: "Devices a push left out, by why", labels: [("reason", reason)])
     }
 
-    /// A wake asked for, by kind (known kinds by name, the rest as `other`: callers choose it).
-    public func wakeRequested(kind: WakeKind) {
-        increment("wakes_requested", help: "Wakes asked for, by kind", labels: [("kind", WakeKindLabel.of(kind))])
-    }
-
-    /// A wake push committed to the outbox: `silent` and `alert` on iOS, `data` on Android.
-    public func wakePushed(_ push: String) {
-        increment("wake_pushes", help: "Wake pushes queued, by push (silent, alert, data)", labels: [("push", push)])
-    }
-
-    /// A wake not pushed: `present` (told on the stream instead) or `recently_woken`.
-    public func wakeSkipped(reason: String) {
-        increment("wakes_skipped", help: "Wakes not pushed, by reason", labels: [("reason", reason)])
-    }
-
     /// An NWC request seen on a relay, and what became of it: `seen`, `forwarded`, `deduplicated`.
     public func nwcEvent(_ outcome: String) {
         wakes.count { $0.nwc[outcome, default: 0] += 1 }
@@ -210,66 +195,15 @@ public final class HeraldMetrics: Sendable {
         .set(Int64(count))
     }
 
-    /// A wake of an identity on a topic, and how many devices it reached.
-    public func identityWoken(devices: Int) {
-        wakes.count {
-            $0.identityWakes += 1
-            $0.devicesWoken += devices
-        }
-        increment("identity_wakes", help: "Wakes of an identity on a topic (the wake gateway)")
-    }
-
-    /// A device's answer to a wake, by outcome (`handled`, `no_handler`, `failed`).
-    public func wakeAcked(_ outcome: WakeAckOutcome) {
-        wakes.count { $0.acks[outcome.rawValue, default: 0] += 1 }
-        increment("wake_acks", help: "Wakes acknowledged by devices, by outcome", labels: [("outcome", outcome.rawValue)])
-    }
-
-    /// A fallback alert scheduled for a device that may not handle its wake in time.
-    public func wakeFallbackScheduled() {
-        wakes.count { $0.fallbacksScheduled += 1 }
-        increment("wake_fallbacks_scheduled", help: "Fallback alerts scheduled for wakes not yet handled")
-    }
-
-    /// A fallback alert cancelled by a `handled` ack before it was sent.
-    public func wakeFallbackCancelled() {
-        wakes.count { $0.fallbacksCancelled += 1 }
-        increment("wake_fallbacks_cancelled", help: "Fallback alerts cancelled because the device handled its wake")
-    }
-
-    /// A fallback alert sent: the device did not acknowledge `handled` in time.
-    public func wakeFallbackSent() {
-        wakes.count { $0.fallbacksSent += 1 }
-        increment("wake_fallbacks", help: "Fallback alerts sent for wakes not handled in time")
-    }
-
-    /// An LSPS5 notification taken, by method (the five of bLIP-55, else `other`) and whether its
-    /// signer was checked against a registered LSP node id.
-    public func lsps5Accepted(method: String, verified: Bool) {
-        increment(
-            "lsps5_notifications", help: "LSPS5 notifications taken, by method and verification",
-            labels: [("method", LSPS5MethodLabel.of(method)), ("verified", verified ? "true" : "false")]
-        )
-    }
-
-    /// An LSPS5 notification refused, by reason (`stale_timestamp`, `invalid_signature`, `replayed` …).
-    public func lsps5Refused(reason: String) {
-        increment("lsps5_refused", help: "LSPS5 notifications refused, by reason", labels: [("reason", reason)])
-    }
-
-    /// A forwarding hint given, by hint.
-    public func hintGiven(_ hint: ForwardingHint.Hint) {
-        increment("forwarding_hints", help: "Forwarding hints given, by hint", labels: [("hint", hint.rawValue)])
-    }
-
     /// A push sealed to its device's key and committed to the outbox.
     public func sealed(count: Int = 1) {
         guard count > 0 else { return }
         increment("sealed_pushes", help: "Pushes sealed to their device's key (HPKE) before they were stored", by: Int64(count))
     }
 
-    /// Adds to the counter `herald_<metric>_total` with these labels, made on first use.
-    private func increment(_ metric: String, help: String, labels: [(String, String)] = [], by amount: Int64 = 1) {
+    /// Adds to the counter `herald_<metric>_total` with these labels, made on first use: what
+    /// each capability's own counters (in its folder) go through.
+    func increment(_ metric: String, help: String, labels: [(String, String)] = [], by amount: Int64 = 1) {
         counters.counter(for: [metric] + labels.map(\.1)) { _ in
             registry.makeCounter(
                 descriptor: .init(namespace: "herald", metricName: metric, unitName: "total", helpText: help),
@@ -280,20 +214,6 @@ public final class HeraldMetrics: Sendable {
 
     /// The exposition text.
     public func render() -> String { registry.emitToString() }
-}
-
-/// The metric label of a wake kind: callers choose kinds, so only Herald's own get their name.
-/// Callers choose LSPS5 method names: only bLIP-55's own become labels.
-enum LSPS5MethodLabel {
-    static func of(_ method: String) -> String {
-        if case .other = LSPS5Method(name: method) { return "other" }
-        return method
-    }
-}
-
-enum WakeKindLabel {
-    static let known = Set(WakeKind.known)
-    static func of(_ kind: WakeKind) -> String { known.contains(kind) ? kind.rawValue : "other" }
 }
 
 extension PushRouter {
