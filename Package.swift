@@ -83,13 +83,16 @@ let package = Package(
             dependencies: ["HeraldWire", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // BOLT11 invoices: bech32, tagged fields, signing with a node key (HeraldSecp256k1's keys
+        // Bech32 (BIP-173) alone, with no dependency: BOLT11 writes invoices in it, Nostr its
+        // LNURLs and `nsec` keys, and neither need link the other for it.
+        .target(name: "HeraldBech32", swiftSettings: swiftSettings),
+        // BOLT11 invoices: tagged fields, amounts, signing with a node key (HeraldSecp256k1's keys
         // and recoverable signatures). Apart from HeraldDevice so the plugin never links libsecp256k1,
         // and free of it so the server, which reads invoices for zaps, never links the plugin
         // (and through its URLSession, libcurl).
         .target(
             name: "HeraldBolt11",
-            dependencies: ["HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["HeraldBech32", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The issuer that gives `herald-device`'s development wallet real regtest BOLT11 invoices.
@@ -98,12 +101,12 @@ let package = Package(
             dependencies: ["HeraldBolt11", "HeraldDevice", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // Nostr for the Lightning address's zaps (NIP-57): events, BIP-340 keys, zap requests
-        // and receipts.
+        // Nostr for the Lightning address's zaps (NIP-57) and Nostr Wallet Connect (NIP-47): events,
+        // BIP-340 keys, zap requests and receipts, NWC's kinds and subscription filters.
         .target(
             name: "HeraldNostr",
             dependencies: [
-                "HeraldWire", "HeraldSecp256k1", "HeraldBolt11", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto"),
+                "HeraldWire", "HeraldSecp256k1", "HeraldBech32", "CSecp256k1", .product(name: "Crypto", package: "swift-crypto"),
                 // NIP-44's ChaCha20 (NIP-47 requests and responses).
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -309,16 +312,18 @@ let package = Package(
             dependencies: ["HeraldLSPS5", "HeraldSecp256k1", "HeraldWire"],
             swiftSettings: testSwiftSettings
         ),
+        .testTarget(name: "HeraldBech32Tests", dependencies: ["HeraldBech32"], swiftSettings: testSwiftSettings),
         .testTarget(
             name: "HeraldNostrTests",
-            dependencies: ["HeraldNostr", "HeraldBolt11", "HeraldWire"],
+            dependencies: ["HeraldNostr", "HeraldBech32", "HeraldWire"],
             resources: [.copy("bip340-test-vectors.csv"), .copy("nip44.vectors.json")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "HeraldBolt11Tests",
             dependencies: [
-                "HeraldBolt11", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldDevice", .product(name: "Crypto", package: "swift-crypto"),
+                "HeraldBolt11", "HeraldBech32", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldDevice",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSwiftSettings
         ),

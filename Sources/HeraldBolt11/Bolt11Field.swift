@@ -1,3 +1,4 @@
+import HeraldBech32
 import HeraldSecp256k1
 
 /// A tagged field of a BOLT11 invoice: a 5-bit type, a 10-bit length in 5-bit groups, the data.

@@ -1,4 +1,5 @@
 import Crypto
+import HeraldBech32
 import HeraldSecp256k1
 
 /// A BOLT11 invoice's content: network, amount, timestamp and tagged fields, in the order written.

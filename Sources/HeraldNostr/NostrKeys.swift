@@ -1,6 +1,6 @@
 import CSecp256k1
 import Foundation
-import HeraldBolt11
+import HeraldBech32
 import HeraldSecp256k1
 import HeraldWire
 

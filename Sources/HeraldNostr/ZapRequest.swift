@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import HeraldBolt11
+import HeraldBech32
 import HeraldWire
 
 /// A NIP-57 zap request (kind 9734), checked as Appendix D asks before any invoice is made for it.

@@ -151,10 +151,10 @@ public func buildApplication(
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
     ).register(on: router)
     let nwcWatcher = NwcWatcher(
-        store: store, devices: store, delivery: delivery, settings: configuration.settings, metrics: metrics,
-        lease: configuration.dispatcher.lease, now: now, logger: logger.with(component: "nwc"))
+        store: store, delivery: delivery, settings: configuration.settings, metrics: metrics, lease: configuration.dispatcher.lease,
+        now: now, clock: clock, logger: logger.with(component: "nwc"))
     NwcRoutes(
-        store: store, watcher: nwcWatcher, settings: configuration.settings,
+        store: store, watcher: nwcWatcher, directory: directory, settings: configuration.settings,
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
     ).register(on: router)
     BackendRoutes(delivery: delivery, store: store, providers: providers, settings: configuration.settings, now: now).register(on: api)

@@ -86,10 +86,10 @@ enum ListenCommand {
         let type = userInfo["notification_type"]?.stringValue ?? userInfo["type"]?.stringValue ?? "a push"
         let seconds = Int(budget.components.seconds)
         let why =
-            switch type {
-            case "swap_updated": "a swap that is not final waits for its next status, up to \(seconds) s, then shows Payment Pending"
-            case "nwc_event": "the wallet answers the NWC request on its relays"
-            case "lnurlpay_info", "lnurlpay_invoice", "lnurlpay_verify", "invoice_request": "the wallet answers the caller through its reply URL"
+            switch NotificationType(rawValue: type) {
+            case .swapUpdated: "a swap that is not final waits for its next status, up to \(seconds) s, then shows Payment Pending"
+            case .nwcEvent: "the wallet answers the NWC request on its relays"
+            case .lnurlpayInfo, .lnurlpayInvoice, .lnurlpayVerify, .invoiceRequest: "the wallet answers the caller through its reply URL"
             default: "up to \(seconds) s"
             }
         return "herald-device: handling \(type) (seq \(seq)): \(why)\n"

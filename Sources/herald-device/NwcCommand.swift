@@ -51,21 +51,14 @@ enum NwcCommand {
         let node = try NodeKeyFile.loadOrCreate(in: environment.walletFolder)
         let service = try NwcConnection.serviceKey(in: environment.walletFolder)
         let (app, appSecret) = NostrSecretKey.generate()
-        let message = "\(registration.webhookURL)-\(service.publicKeyHex)-\(app.publicKeyHex)-[\(relays.joined(separator: " "))]"
-        struct Body: Encodable {
-            var webhookUrl: String
-            var walletServicePubkey: String
-            var appPubkey: String
-            var relays: [String]
-            var signature: String
-        }
+        var body = NwcRegistrationRequest(
+            webhookUrl: registration.webhookURL, walletServicePubkey: service.publicKeyHex, appPubkey: app.publicKeyHex, relays: relays,
+            signature: "")
+        body.signature = LightningMessageSignature.sign(body.signedText, with: node)
         var request = URLRequest(url: server.appendingPathComponent("nwc/\(node.nodeID.hex)"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try WireJSON.encode(
-            Body(
-                webhookUrl: registration.webhookURL, walletServicePubkey: service.publicKeyHex, appPubkey: app.publicKeyHex, relays: relays,
-                signature: LightningMessageSignature.sign(message, with: node)))
+        request.httpBody = try WireJSON.encode(body)
         let (answer, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else { throw ServerError(status: status, body: String(decoding: answer.prefix(500), as: UTF8.self)) }
@@ -74,7 +67,7 @@ enum NwcCommand {
         // The info event tells clients what the wallet answers and in which encryptions: without
         // it a client (rust-nostr's among them) falls back to NIP-04.
         let responder = try NwcResponder(folder: environment.walletFolder)
-        try await responder.publish(NwcResponder.infoEvent(service: service), to: relays, what: "the wallet's info event (kind 13194)")
+        try await responder.publish(NwcResponder.infoEvent(service: service), to: relays, what: "the wallet's info event (kind \(NwcKind.info))")
         var uri = URLComponents()
         uri.scheme = "nostr+walletconnect"
         uri.host = service.publicKeyHex

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldBech32
 import HeraldBolt11
 import HeraldDevelopmentInvoices
 import HeraldDevice

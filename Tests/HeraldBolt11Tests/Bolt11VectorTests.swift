@@ -1,4 +1,5 @@
 import Crypto
+import HeraldBech32
 import HeraldBolt11
 import HeraldSecp256k1
 import Testing

@@ -16,7 +16,7 @@ struct NwcEndToEndTests {
     static func request(_ method: String, app: NostrSecretKey, service: String) throws -> NostrEvent {
         let key = try NIP44.conversationKey(secret: app, publicKeyHex: service)
         return NostrEvent.signed(
-            kind: 23194, tags: [["p", service], ["encryption", "nip44_v2"]],
+            kind: NwcKind.request, tags: [["p", service], ["encryption", "nip44_v2"]],
             content: try NIP44.encrypt(#"{"method":"\#(method)","params":{}}"#, conversationKey: key),
             createdAt: Int64(Date().timeIntervalSince1970), by: app)
     }
@@ -24,7 +24,7 @@ struct NwcEndToEndTests {
     /// The wallet's answers to `request` the relay received, decrypted.
     static func answers(_ relay: MockNostrRelay, to request: NostrEvent, app: NostrSecretKey) async throws -> [String] {
         try await relay.events.all.compactMap { received -> String? in
-            guard let event = try? WireJSON.decode(NostrEvent.self, from: received.event), event.kind == 23195,
+            guard let event = try? WireJSON.decode(NostrEvent.self, from: received.event), event.kind == NwcKind.response,
                 event.tags(named: "e").contains(where: { $0.first == request.id }), event.isValid
             else { return nil }
             let key = try NIP44.conversationKey(secret: app, publicKeyHex: event.pubkey)

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldBolt11
+import HeraldBech32
 import HeraldNostr
 import HeraldWire
 import Testing

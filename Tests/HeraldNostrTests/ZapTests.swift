@@ -1,5 +1,4 @@
 import Foundation
-import HeraldBolt11
 import HeraldNostr
 import HeraldWire
 import Testing

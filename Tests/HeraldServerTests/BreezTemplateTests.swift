@@ -28,7 +28,7 @@ struct BreezTemplateTests {
         let content = Data(payload).base64EncodedString()
         let (app, _) = NostrSecretKey.generate()
         let event = NostrEvent.signed(
-            kind: 23194, tags: [["p", String(repeating: "ab", count: 32)], ["expiration", "1900000000"]],
+            kind: NwcKind.request, tags: [["p", String(repeating: "ab", count: 32)], ["expiration", "1900000000"]],
             content: content, createdAt: 1_780_000_000, by: app)
         return String(decoding: try! WireJSON.encode(event), as: UTF8.self)
     }
@@ -138,7 +138,8 @@ struct BreezTemplateTests {
         let nds = try TestNDS()
         let (key, _) = NostrSecretKey.generate()
         let event = NostrEvent.signed(
-            kind: 23194, tags: [["p", String(repeating: "ab", count: 32)]], content: String(repeating: "A", count: 5000), createdAt: 1, by: key)
+            kind: NwcKind.request, tags: [["p", String(repeating: "ab", count: 32)]], content: String(repeating: "A", count: 5000), createdAt: 1,
+            by: key)
         let body = String(
             decoding: try WireJSON.encode(
                 WebhookRequest(

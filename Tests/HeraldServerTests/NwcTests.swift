@@ -45,7 +45,7 @@ struct NwcTests {
             let key = try NIP44.conversationKey(secret: author, publicKeyHex: service.publicKeyHex)
             let content = try NIP44.encrypt(#"{"method":"\#(method)","params":{}}"#, conversationKey: key)
             return NostrEvent.signed(
-                kind: 23194, tags: [["p", service.publicKeyHex], ["encryption", "nip44_v2"]] + extra, content: content,
+                kind: NwcKind.request, tags: [["p", service.publicKeyHex], ["encryption", "nip44_v2"]] + extra, content: content,
                 createdAt: createdAt ?? Int64(Date().timeIntervalSince1970), by: author)
         }
     }
@@ -149,7 +149,7 @@ struct NwcTests {
                     let req = try #require(try await relay.subscriptions.waitFor(count: 1).first)
                     let frame = try #require(try JSONSerialization.jsonObject(with: req) as? [Any])
                     let filter = try #require(frame.last as? [String: Any])
-                    #expect(filter["kinds"] as? [Int] == [23194])
+                    #expect(filter["kinds"] as? [Int] == [NwcKind.request])
                     #expect(filter["#p"] as? [String] == [wallet.service.publicKeyHex])
                     #expect(filter["since"] is Int)
                 }
@@ -435,7 +435,7 @@ struct NwcTests {
         let first = try #require(JSONSerialization.jsonObject(with: Data(connections[0][0].filter.utf8)) as? [String: Any])
         #expect((first["#p"] as? [String])?.count == 256)
         #expect(first["since"] as? Int == 1_000)
-        #expect(first["kinds"] as? [Int] == [23194])
+        #expect(first["kinds"] as? [Int] == [NwcKind.request])
         #expect(Set(connections.flatMap { $0.map(\.id) }).count == 12)
         layout.shrink()
         #expect(layout.connections(wallets).map(\.count) == [5, 5, 2])

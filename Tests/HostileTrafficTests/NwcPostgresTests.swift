@@ -51,7 +51,8 @@ struct NwcPostgresTests {
             func request(_ method: String) throws -> NostrEvent {
                 let key = try NIP44.conversationKey(secret: app, publicKeyHex: service.publicKeyHex)
                 return NostrEvent.signed(
-                    kind: 23194, tags: [["p", service.publicKeyHex]], content: try NIP44.encrypt(#"{"method":"\#(method)"}"#, conversationKey: key),
+                    kind: NwcKind.request, tags: [["p", service.publicKeyHex]],
+                    content: try NIP44.encrypt(#"{"method":"\#(method)"}"#, conversationKey: key),
                     createdAt: Int64(Date().timeIntervalSince1970), by: app)
             }
             await relay.publish(Data(try request("get_balance").json.utf8))

@@ -80,6 +80,34 @@ struct DeviceDirectory: Sendable {
         return (device, try await recipient(device, isDead: resolution.isDead))
     }
 
+    /// A device's webhook URL on this server, as its registration answers it: what its app hands
+    /// to swap and LNURL services, and names in an NWC registration to have the device woken.
+    func webhookURL(_ device: Device) -> String {
+        "\(settings.publicURL)/api/v1/notify?platform=\(device.platform.rawValue)&token=\(device.alias)"
+    }
+
+    /// Whether `url` is one of this server's device webhook URLs (``webhookURL(_:)``), whichever
+    /// device it names, if any: such a URL is pushed to, never POSTed to.
+    func isDeviceWebhook(_ url: String) -> Bool {
+        alias(inWebhookURL: url) != nil
+    }
+
+    /// The device one of this server's webhook URLs (``webhookURL(_:)``) names, as
+    /// ``device(alias:)`` finds it and with its errors; nil for any other URL (another service's
+    /// webhook, which the caller POSTs to instead).
+    func device(webhookURL url: String) async throws -> (device: Device, recipient: PushDelivery.Recipient)? {
+        guard let alias = alias(inWebhookURL: url) else { return nil }
+        return try await device(alias: alias)
+    }
+
+    /// The alias ``webhookURL(_:)`` wrote into `url`; nil for a URL it did not write.
+    private func alias(inWebhookURL url: String) -> String? {
+        guard url.hasPrefix(settings.publicURL + "/api/v1/notify?"), let components = URLComponents(string: url),
+            let token = components.queryItems?.first(where: { $0.name == "token" })?.value, DeviceAlias.hasAliasForm(token)
+        else { return nil }
+        return token
+    }
+
     /// Every device that proved `identity` and may be pushed now, with those left out and why.
     func devices(identity: String) async throws -> (reachable: [Device], skipped: [Skip]) {
         var reachable: [Device] = []

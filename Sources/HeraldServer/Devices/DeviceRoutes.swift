@@ -78,7 +78,7 @@ struct DeviceRoutes: Sendable {
                 deviceID: registration.device.id,
                 deviceSecret: registration.secret,
                 alias: registration.device.alias,
-                webhookURL: webhookURL(registration.device),
+                webhookURL: delivery.directory.webhookURL(registration.device),
                 sealKeyID: sealKey?.keyID,
                 app: app,
                 lspNodeID: lspNodeID?.hex,
@@ -150,7 +150,7 @@ struct DeviceRoutes: Sendable {
         let held = proven ?? stored.identities
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
-                deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: webhookURL(updated),
+                deviceID: device.id, deviceSecret: nil, alias: device.alias, webhookURL: delivery.directory.webhookURL(updated),
                 sealKeyID: (sealKey ?? device.sealKey)?.keyID, app: device.app, lspNodeID: stored.lspNodeID,
                 identities: held.isEmpty ? nil : held,
                 confirmed: settings.registration == .challenge ? !(try await challenges.isUnconfirmed(deviceID: device.id)) : nil
@@ -272,10 +272,6 @@ struct DeviceRoutes: Sendable {
             throw APIError(.invalidLSPNodeID, "lsp_node_id is not a point on the secp256k1 curve")
         }
         return nodeID
-    }
-
-    func webhookURL(_ device: Device) -> String {
-        "\(settings.publicURL)/api/v1/notify?platform=\(device.platform.rawValue)&token=\(device.alias)"
     }
 
     /// The device whose secret the bearer header carries; a wrong id and a wrong secret look

@@ -13,6 +13,8 @@ import NIOCore
 struct NwcRoutes: Sendable {
     let store: any NwcStore
     let watcher: NwcWatcher
+    /// Tells this server's device webhook URLs, which are pushed to, from another service's.
+    let directory: DeviceDirectory
     let settings: ServerSettings
     let limiter: RateLimiter
     let now: @Sendable () -> Date
@@ -20,21 +22,6 @@ struct NwcRoutes: Sendable {
     static let maxRelays = 10
     /// `time` of an unregistration may be this far from the clock (breez-lnurl checks none).
     static let maxTimeSkew: TimeInterval = 60
-
-    struct RegisterBody: Codable {
-        var webhookUrl: String
-        var walletServicePubkey: String
-        var appPubkey: String
-        var relays: [String]
-        var signature: String
-    }
-
-    struct UnregisterBody: Codable {
-        var time: Int64
-        var walletServicePubkey: String
-        var appPubkey: String
-        var signature: String
-    }
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("nwc/:pubkey") { request, context in try await add(request, context: context) }
@@ -45,10 +32,8 @@ struct NwcRoutes: Sendable {
         try limiter.admitRegistration(from: context.clientAddress)
         let owner = try Self.owner(context)
         var request = request
-        let body = try await Edge.readJSONBody(RegisterBody.self, from: &request)
-        // Go's `%v` of a []string: brackets around the items joined by single spaces.
-        let message = "\(body.webhookUrl)-\(body.walletServicePubkey)-\(body.appPubkey)-[\(body.relays.joined(separator: " "))]"
-        guard LightningMessageSignature.verify(message, signature: body.signature, nodeID: owner) else {
+        let body = try await Edge.readJSONBody(NwcRegistrationRequest.self, from: &request)
+        guard LightningMessageSignature.verify(body.signedText, signature: body.signature, nodeID: owner) else {
             throw APIError(.invalidSignature, "signature is not the path key's over webhookUrl-walletServicePubkey-appPubkey-[relays]")
         }
         try Self.checkNostrKey(body.walletServicePubkey, "walletServicePubkey")
@@ -75,7 +60,7 @@ struct NwcRoutes: Sendable {
             }
         }
         try await checkRelayBudget(relays, owner: owner.hex, replacing: (body.walletServicePubkey, body.appPubkey))
-        if NwcWatcher.alias(in: body.webhookUrl, publicURL: settings.publicURL) == nil {
+        if !directory.isDeviceWebhook(body.webhookUrl) {
             try await Self.checkForeignWebhook(body.webhookUrl, policy: settings.webPush)
         }
         let moment = now()
@@ -100,9 +85,8 @@ struct NwcRoutes: Sendable {
     func remove(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let owner = try Self.owner(context)
         var request = request
-        let body = try await Edge.readJSONBody(UnregisterBody.self, from: &request)
-        let message = "\(body.time)-\(body.walletServicePubkey)-\(body.appPubkey)"
-        guard LightningMessageSignature.verify(message, signature: body.signature, nodeID: owner) else {
+        let body = try await Edge.readJSONBody(NwcUnregistrationRequest.self, from: &request)
+        guard LightningMessageSignature.verify(body.signedText, signature: body.signature, nodeID: owner) else {
             throw APIError(.invalidSignature, "signature is not the path key's over time-walletServicePubkey-appPubkey")
         }
         guard abs(Double(body.time) - now().timeIntervalSince1970) <= Self.maxTimeSkew else {

@@ -13,15 +13,16 @@ import ServiceLifecycle
 /// subscriptions per connection (``RelayLayout``). Every event is
 /// checked (its id and BIP-340 signature, an author the wallet registered, a NIP-40 expiration
 /// not passed), claimed once in the store (the same event from three relays, or three
-/// instances, is one push), and pushed as `nwc_event` through the outbox.
+/// instances, is one push), and pushed as `nwc_event` through the outbox. Its waits (settling,
+/// reconnects, lease renewals, purges) run on the server's clock.
 final class NwcWatcher: Service, Sendable {
     let store: any NwcStore
-    let devices: any DeviceStore
     let delivery: PushDelivery
     let subscriber: NostrRelaySubscriber?
     let settings: ServerSettings
     let metrics: HeraldMetrics
     let now: @Sendable () -> Date
+    let clock: any Clock<Duration>
     let logger: Logger
 
     /// How long registration changes gather before the subscriptions follow them.
@@ -29,6 +30,9 @@ final class NwcWatcher: Service, Sendable {
     /// A reconnect waits this long at first, doubling to ``maxBackoff``, with jitter.
     static let firstBackoff: Duration = .milliseconds(500)
     static let maxBackoff: Duration = .seconds(60)
+    /// A connection that lasted this long was no flapping one: the next reconnect waits
+    /// ``firstBackoff`` again.
+    static let steadyConnection: Duration = .seconds(30)
     /// How far before the last forwarded event a new subscription starts: relays' clocks and
     /// events published late.
     static let sinceMargin: Int64 = 120
@@ -51,18 +55,18 @@ final class NwcWatcher: Service, Sendable {
     private let signal: AsyncStream<Void>.Continuation
 
     init(
-        store: any NwcStore, devices: any DeviceStore, delivery: PushDelivery, settings: ServerSettings, metrics: HeraldMetrics,
-        lease: Duration = .seconds(60), now: @escaping @Sendable () -> Date, logger: Logger
+        store: any NwcStore, delivery: PushDelivery, settings: ServerSettings, metrics: HeraldMetrics, lease: Duration = .seconds(60),
+        now: @escaping @Sendable () -> Date, clock: any Clock<Duration>, logger: Logger
     ) {
         self.lease = lease
         self.store = store
-        self.devices = devices
         self.delivery = delivery
         self.subscriber = try? NostrRelaySubscriber(configuration: settings.nwcRelays)
         self.settings = settings
         self.metrics = metrics
         hostAllowance = RateLimiter(perMinute: settings.targetPushesPerMinute, burst: settings.targetPushBurst, now: now)
         self.now = now
+        self.clock = clock
         self.logger = logger
         (changed, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
@@ -86,7 +90,7 @@ final class NwcWatcher: Service, Sendable {
                 // Other instances' changes arrive by reading again now and then.
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: self.lease / 3)
+                        try? await self.clock.sleep(for: self.lease / 3)
                         self.signal.yield()
                     }
                 }
@@ -95,7 +99,7 @@ final class NwcWatcher: Service, Sendable {
                 for await _ in changed {
                     // A burst of registrations (an app's launch day) is laid out once, not once each:
                     // every change of a relay's wallets reconnects it.
-                    try? await Task.sleep(for: Self.settle)
+                    try? await clock.sleep(for: Self.settle)
                     let wanted = await self.desired()
                     for (relay, entry) in running where wanted[relay] != entry.watch {
                         entry.task.cancel()
@@ -190,9 +194,8 @@ final class NwcWatcher: Service, Sendable {
         func connections(_ wallets: [(key: String, since: Int64)]) -> [[(id: String, filter: String)]] {
             let filters = stride(from: 0, to: wallets.count, by: keysPerFilter).map { start in
                 let group = wallets[start..<min(start + keysPerFilter, wallets.count)]
-                let keys = group.map { #"""# + $0.key + #"""# }.joined(separator: ",")
                 let since = group.map(\.since).min() ?? 0
-                return (id: "herald-\(start / keysPerFilter)", filter: ##"{"kinds":[\##(NwcKind.request)],"#p":[\##(keys)],"since":\##(since)}"##)
+                return (id: "herald-\(start / keysPerFilter)", filter: NwcFilter.requests(to: group.map(\.key), since: since))
             }
             return stride(from: 0, to: filters.count, by: maxSubscriptions).map { Array(filters[$0..<min($0 + maxSubscriptions, filters.count)]) }
         }
@@ -257,7 +260,7 @@ final class NwcWatcher: Service, Sendable {
             let wallets = watch.keys.sorted().map { wallet in (key: wallet, since: max(cursors[wallet] ?? oldest, oldest) - Self.sinceMargin) }
             let layout = await layout(of: relay, subscriber: subscriber)
             let connections = layout.connections(wallets)
-            let connected = ContinuousClock.now
+            let lastedLong = clock.timer(after: Self.steadyConnection)
             metrics.nwcSubscriptions(relay: relay, connections.reduce(0) { $0 + $1.count })
             do {
                 // One connection's end ends them all: they are laid out again together.
@@ -292,9 +295,9 @@ final class NwcWatcher: Service, Sendable {
                 logger.notice("nwc relay connection ended", metadata: ["nostr.relay": "\(relay)", "error": "\(error)"])
             }
             metrics.nwcSubscriptions(relay: relay, 0)
-            if ContinuousClock.now - connected > .seconds(30) { backoff = Self.firstBackoff }
+            if lastedLong() { backoff = Self.firstBackoff }
             let jittered = backoff * Double.random(in: 0.5...1.0)
-            try? await Task.sleep(for: jittered)
+            try? await clock.sleep(for: jittered)
             backoff = min(backoff * 2, Self.maxBackoff)
         }
     }
@@ -385,19 +388,17 @@ final class NwcWatcher: Service, Sendable {
     }
 
     private func forward(_ raw: String, event: NostrEvent, to registration: NwcRegistration) async throws {
-        guard let alias = Self.alias(in: registration.webhookURL, publicURL: settings.publicURL) else {
-            return try await post(raw, event: event, to: registration.webhookURL)
-        }
         // Through the directory, as every push: a deleted, dead or unconfirmed device is not woken.
-        let device: Device
-        var recipient: PushDelivery.Recipient
+        let found: (device: Device, recipient: PushDelivery.Recipient)?
         do {
-            (device, recipient) = try await delivery.directory.device(alias: alias)
+            found = try await delivery.directory.device(webhookURL: registration.webhookURL)
         } catch is APIError {
             throw NotForwarded.deviceGone
         }
-        recipient.idempotencyKey = "nwc:\(event.id.lowercased()):\(device.id)"
-        let webhook = WebhookRequest(form: .template, name: "nwc_event", data: ["event": .string(raw)])
+        guard let found else { return try await post(raw, event: event, to: registration.webhookURL) }
+        var recipient = found.recipient
+        recipient.idempotencyKey = "nwc:\(event.id.lowercased()):\(found.device.id)"
+        let webhook = WebhookRequest(form: .template, name: NotificationType.nwcEvent.rawValue, data: ["event": .string(raw)])
         try webhook.validate()
         _ = try await delivery.submit(webhook, to: recipient, appData: nil)
     }
@@ -425,7 +426,9 @@ final class NwcWatcher: Service, Sendable {
             throw NotForwarded.webhookRateLimited
         }
         var writer = JSONWriter()
-        writer.raw(#"{"template":"nwc_event","data":{"event":"#)
+        writer.raw(#"{"template":"#)
+        writer.string(NotificationType.nwcEvent.rawValue)
+        writer.raw(#","data":{"event":"#)
         writer.string(raw)
         writer.raw("}}")
         let recipient = PushDelivery.Recipient(
@@ -439,19 +442,14 @@ final class NwcWatcher: Service, Sendable {
         // host with the same rates), so the push allowance is not charged a second time: a paced
         // POST would find it spent.
         _ = try await delivery.submit(
-            message, type: "nwc_event", to: [recipient], metric: "nwc_event", chargesAllowance: false,
+            message, type: NotificationType.nwcEvent.rawValue, to: [recipient], metric: NotificationType.nwcEvent.rawValue,
+            chargesAllowance: false,
             dueAt: wait > 0 ? moment.addingTimeInterval(wait) : nil)
     }
 
-    /// The alias of a webhook URL that is this server's own device webhook; nil for any other URL.
-    static func alias(in webhookURL: String, publicURL: String) -> String? {
-        guard webhookURL.hasPrefix(publicURL + "/api/v1/notify?"), let components = URLComponents(string: webhookURL),
-            let token = components.queryItems?.first(where: { $0.name == "token" })?.value, DeviceAlias.hasAliasForm(token)
-        else { return nil }
-        return token
-    }
+    static let purgeEvery: Duration = .seconds(3600)
 
-    /// Forgets old forwarded events and unused registrations, hourly.
+    /// Forgets old forwarded events and unused registrations, every ``purgeEvery``.
     func purgeLoop() async {
         while !Task.isCancelled {
             let moment = now()
@@ -461,7 +459,7 @@ final class NwcWatcher: Service, Sendable {
             {
                 registrationsChanged()
             }
-            try? await Task.sleep(for: .seconds(3600))
+            try? await clock.sleep(for: Self.purgeEvery)
         }
     }
 }

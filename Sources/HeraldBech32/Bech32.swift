@@ -1,5 +1,6 @@
-/// Bech32 (BIP-173) as BOLT11 uses it: the original checksum constant (not bech32m), and no
-/// 90-character limit, since invoices are longer.
+/// Bech32 (BIP-173) as BOLT11 invoices, LNURLs and `nsec` keys use it: the original checksum
+/// constant (not bech32m), and no 90-character limit, since invoices are longer. A module of its
+/// own so Nostr's keys and LNURLs read it without linking BOLT11.
 public enum Bech32 {
     static let alphabet = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l".utf8)
     static let values: [Int8] = {
