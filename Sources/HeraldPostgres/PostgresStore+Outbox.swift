@@ -144,7 +144,28 @@ extension PostgresStore: OutboxStore {
             RETURNING id, platform, token, notification_type, payload, attempts, created_at, expires_at, app
             """
         )
-        return try rows.compactMap(Self.job(from:)).sorted { $0.createdAt < $1.createdAt }
+        var jobs: [OutboxJob] = []
+        var unknown: [(id: String, platform: String)] = []
+        for row in rows {
+            if let job = try Self.job(from: row) {
+                jobs.append(job)
+            } else {
+                let columns = row.makeRandomAccess()
+                unknown.append((try columns["id"].decode(String.self), try columns["platform"].decode(String.self)))
+            }
+        }
+        // A row no provider can take (a platform this build does not know, written by another
+        // version): dead-lettered, so it is neither leased again at every lease's end nor left
+        // pending for ever.
+        for row in unknown {
+            try await self.rows(
+                """
+                UPDATE job SET state = 'dead', lease_until = NULL, finished_at = \(nowValue),
+                               last_error = \("unknown_platform: " + row.platform.prefix(32))
+                WHERE id = \(row.id) AND state = 'pending'
+                """)
+        }
+        return jobs.sorted { $0.createdAt < $1.createdAt }
     }
 
     static func job(from row: PostgresRow) throws -> OutboxJob? {

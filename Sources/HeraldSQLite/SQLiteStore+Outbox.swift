@@ -84,7 +84,25 @@ extension SQLiteStore: OutboxStore {
                     """,
                 arguments: [leaseUntil.timeIntervalSince1970, nowValue, nowValue, limit]
             )
-            return rows.compactMap(Self.job(from:))
+            var jobs: [OutboxJob] = []
+            for row in rows {
+                if let job = Self.job(from: row) {
+                    jobs.append(job)
+                } else {
+                    // A row no provider can take (a platform this build does not know, written
+                    // by another version): dead-lettered, so it is neither leased again at every
+                    // lease's end nor left pending for ever.
+                    let id: String = row["id"]
+                    let platform: String = row["platform"] ?? ""
+                    try db.execute(
+                        sql: """
+                            UPDATE job SET state = 'dead', lease_until = NULL, finished_at = ?, last_error = ?
+                            WHERE id = ? AND state = 'pending'
+                            """,
+                        arguments: [nowValue, "unknown_platform: \(platform.prefix(32))", id])
+                }
+            }
+            return jobs
         }
     }
 

@@ -95,4 +95,28 @@ struct StoreFailureTests {
             #expect(lnurlp.json["status"] as? String == "ERROR")
         }
     }
+
+    @Test("the wake ledger's failures are 503 on wakes, acks and wake status, mapped by the error middleware alone")
+    func wakeLedger() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        let device = try await nds.store.registerDevice(platform: .ios, token: String(repeating: "5e", count: 32), now: Date())
+        try await nds.app().test(.live) { client in
+            let wake = #"{"device":"\#(device.device.id)","kind":"incomingHtlc","payment_hash":"\#(String(repeating: "0a", count: 32))"}"#
+            let first = try await client.call(.post, "/api/v1/wake", key: key, json: wake)
+            #expect(first.status == .accepted)
+            let wakeID = try #require(first.json["wake_id"] as? String)
+
+            try await Self.sabotage(nds, "DROP TABLE wake_delivery")
+
+            let again = try await client.call(
+                .post, "/api/v1/wake", key: key, json: wake.replacingOccurrences(of: "0a0a", with: "0b0b"))
+            Self.expectStoreUnavailable(again, "wake")
+            let ack = try await client.call(
+                .post, "/api/v1/devices/\(device.device.id)/acks", key: device.secret, json: #"{"id":"\#(wakeID)","outcome":"handled"}"#)
+            Self.expectStoreUnavailable(ack, "ack")
+            let status = try await client.call(.get, "/api/v1/wake/\(wakeID)", key: key)
+            Self.expectStoreUnavailable(status, "wake status")
+        }
+    }
 }

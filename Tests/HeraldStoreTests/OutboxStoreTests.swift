@@ -232,6 +232,26 @@ struct OutboxStoreTests {
     }
 
     @Test(
+        "a claimed row of a platform this build does not know is dead-lettered, not leased again for ever; the rest of the claim goes on",
+        arguments: Backend.allCases)
+    func unknownPlatform(_ backend: Backend) async throws {
+        try await withStoreAndDatabase(backend) { store, raw in
+            let jobs = [job("756e6b6e6f776e2d61"), job("756e6b6e6f776e2d62")]
+            _ = try await store.enqueue(jobs, now: t0, leaseUntil: t0.addingTimeInterval(-1))
+            // As a newer version that knows another destination would have written it.
+            try await raw.execute("UPDATE job SET platform = 'carrier-pigeon' WHERE id = '\(jobs[0].id)'")
+            let claimed = try await store.claimDue(now: t0, leaseUntil: t0.addingTimeInterval(5), limit: 10)
+            #expect(claimed.map(\.id) == [jobs[1].id])
+            let status = try #require(try await store.status(jobID: jobs[0].id))
+            #expect(status.state == .dead)
+            #expect(status.lastError == "unknown_platform: carrier-pigeon")
+            // Once the lease runs out, the readable job comes back; the other never does.
+            #expect(
+                try await store.claimDue(now: t0.addingTimeInterval(10), leaseUntil: t0.addingTimeInterval(15), limit: 10).map(\.id) == [jobs[1].id])
+        }
+    }
+
+    @Test(
         "a dead token dead-letters its other pending jobs and is remembered",
         arguments: Backend.allCases)
     func deadToken(_ backend: Backend) async throws {

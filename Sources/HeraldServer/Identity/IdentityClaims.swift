@@ -72,14 +72,9 @@ enum IdentityClaims {
     /// be rewritten into another valid one, the text it signs cannot. Device registration and
     /// the wake gateway both call it.
     static func takeOnce(_ preimage: String, signedAt ts: Int64, replays: any LSPS5Store, now: Date) async throws {
-        let fresh: Bool
-        do {
-            fresh = try await replays.rememberLSPS5Signature(
-                deviceID: replayScope, signature: Secrets.hash(preimage).lowercaseHex,
-                expiresAt: Date(timeIntervalSince1970: TimeInterval(ts) + tolerance + 1), now: now)
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        let fresh: Bool = try await replays.rememberLSPS5Signature(
+            deviceID: replayScope, signature: Secrets.hash(preimage).lowercaseHex,
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(ts) + tolerance + 1), now: now)
         guard fresh else {
             throw APIError(.proofReplayed, "this registration's proofs were used already; sign it again with a new ts")
         }

@@ -183,8 +183,6 @@ struct WakeGatewayRoutes: Sendable {
             throw APIError(
                 .installTaken,
                 "this install is registered with other identities: register proving one of them, or with the install's wkd_ secret as Bearer")
-        } catch {
-            throw APIError.storeUnavailable()
         }
     }
 
@@ -230,12 +228,7 @@ struct WakeGatewayRoutes: Sendable {
         guard WakeDeviceSecret.hasForm(token) else {
             throw APIError.unauthorized("Authorization must be Bearer and the device's wkd_ secret")
         }
-        let entry: WakeGatewayEntry?
-        do {
-            entry = try await ledger.wakeGatewayDevice(secretSHA256: WakeDeviceSecret.sha256(token))
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        let entry: WakeGatewayEntry? = try await ledger.wakeGatewayDevice(secretSHA256: WakeDeviceSecret.sha256(token))
         guard let entry else { throw APIError.unauthorized("no device holds this secret (unregistered, replaced, or never registered)") }
         return entry
     }
@@ -251,21 +244,13 @@ struct WakeGatewayRoutes: Sendable {
             throw APIError(.invalidRequest, "topic \(bad.prefix(80)) is neither a name (namespace.Name) nor a pattern (namespace.*)")
         }
         let (stored, unknown) = split(WakeRegistrationRequest.canonical(body.topics))
-        do {
-            try await ledger.setWakeGatewayTopics(deviceID: entry.device.id, topics: stored, now: now())
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        try await ledger.setWakeGatewayTopics(deviceID: entry.device.id, topics: stored, now: now())
         return try JSONResponse.make(WakeTopicsBody(topics: stored, unknownTopics: unknown))
     }
 
     func unregister(_ request: Request) async throws -> Response {
         let entry = try await authenticate(request)
-        do {
-            try await devices.deleteDevice(id: entry.device.id, now: now())
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        try await devices.deleteDevice(id: entry.device.id, now: now())
         wakes.presence.leave(deviceID: entry.device.id)
         return Response(status: .noContent)
     }
@@ -296,12 +281,7 @@ struct WakeGatewayRoutes: Sendable {
             return Response(status: .noContent)
         }
         // The challenge wake's id, whatever the outcome: the app opened a push sent to its token.
-        let confirmed: Bool
-        do {
-            confirmed = try await challenges.confirmChallenge(deviceID: entry.device.id, codeHash: Secrets.hash(wakeID), now: now())
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        let confirmed: Bool = try await challenges.confirmChallenge(deviceID: entry.device.id, codeHash: Secrets.hash(wakeID), now: now())
         guard confirmed else { throw APIError(.unknownWake, "no wake with this id was delivered to this device") }
         return Response(status: .noContent)
     }

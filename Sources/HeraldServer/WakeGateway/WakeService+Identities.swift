@@ -70,14 +70,10 @@ extension WakeService {
         let moment = now()
         let entries: [WakeGatewayEntry]
         let secret: [UInt8]
-        do {
-            entries = try await ledger.wakeGatewayDevices(identity: request.identity).filter { entry in
-                entry.gateway.topics.contains { WakeTopicName.subscription($0, matches: topic.name) }
-            }
-            secret = try await collapseSecret.get(from: ledger, now: moment)
-        } catch {
-            throw APIError.storeUnavailable()
+        entries = try await ledger.wakeGatewayDevices(identity: request.identity).filter { entry in
+            entry.gateway.topics.contains { WakeTopicName.subscription($0, matches: topic.name) }
         }
+        secret = try await collapseSecret.get(from: ledger, now: moment)
         let deadline = Int64(moment.timeIntervalSince1970.rounded(.down)) + Int64(topic.deadlineSeconds)
         let collapseID = request.collapseKey.map {
             WakePushes.collapseID(secret: secret, identity: request.identity, topic: topic.name, collapseKey: $0)
@@ -125,11 +121,7 @@ extension WakeService {
         let record = WakeRecord(
             id: wakeID, identity: request.identity, topic: topic.name, deadline: Date(timeIntervalSince1970: TimeInterval(deadline)),
             createdAt: moment)
-        do {
-            try await ledger.recordWake(record, deliveries: planned.map(\.delivery))
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        try await ledger.recordWake(record, deliveries: planned.map(\.delivery))
         for (entry, push, fallback, record) in planned {
             guard let push, let jobID = record.jobID else {
                 if record.present { metrics.wakeSkipped(reason: WakeAnswer.Reason.present.rawValue) }
@@ -176,13 +168,9 @@ extension WakeService {
     {
         let earlier: (WakeRecord, [WakeDeliveryRecord])?
         let jobs: [String: EarlierJob]
-        do {
-            earlier = try await ledger.wake(id: wakeID)
-            guard let (_, deliveries) = earlier else { return nil }
-            jobs = try await delivery.intake.store.jobs(idempotencyKeys: deliveries.filter { $0.jobID != nil }.map { "\(key):\($0.deviceID)" })
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        earlier = try await ledger.wake(id: wakeID)
+        guard let (_, deliveries) = earlier else { return nil }
+        jobs = try await delivery.intake.store.jobs(idempotencyKeys: deliveries.filter { $0.jobID != nil }.map { "\(key):\($0.deviceID)" })
         guard let (record, deliveries) = earlier else { return nil }
         // The jobs carry the body's digest; a wake that pushed nothing has only its identity and topic.
         if record.identity != request.identity || record.topic != request.topic
@@ -271,12 +259,7 @@ extension WakeService {
     /// was not delivered to the device.
     func acknowledge(wakeID: String, deviceID: String, outcome: WakeAckOutcome) async throws -> WakeDeliveryRecord? {
         guard let ledger else { return nil }
-        let delivery: WakeDeliveryRecord?
-        do {
-            delivery = try await ledger.acknowledgeWake(id: wakeID, deviceID: deviceID, outcome: outcome, now: now())
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        let delivery: WakeDeliveryRecord? = try await ledger.acknowledgeWake(id: wakeID, deviceID: deviceID, outcome: outcome, now: now())
         if let delivery, delivery.outcome == outcome, delivery.ackedAt != nil {
             metrics.wakeAcked(outcome)
             if delivery.fallbackCancelled { metrics.wakeFallbackCancelled() }
@@ -287,31 +270,27 @@ extension WakeService {
     /// What the producer asked for and what became of it on each device.
     func status(wakeID: String) async throws -> WakeStatus? {
         guard let ledger else { return nil }
-        do {
-            guard let (wake, deliveries) = try await ledger.wake(id: wakeID) else { return nil }
-            var devices: [WakeStatus.Device] = []
-            for delivery in deliveries {
-                let pushed = try await delivery.jobID.asyncMap { try await ledger.status(jobID: $0)?.state } ?? nil
-                let fallbackState = try await delivery.fallbackJobID.asyncMap { try await ledger.status(jobID: $0)?.state } ?? nil
-                let fallback: WakeStatus.Device.Fallback
-                switch (delivery.fallbackJobID, fallbackState) {
-                case (nil, _): fallback = .none
-                case (_, .delivered?): fallback = .sent
-                case (_, .dead?): fallback = .failed
-                case (_, .pending?): fallback = .pending
-                case (_, nil): fallback = delivery.fallbackCancelled ? .cancelled : .none
-                }
-                devices.append(
-                    WakeStatus.Device(
-                        deviceID: delivery.deviceID, pushed: pushed == .delivered, present: delivery.present, outcome: delivery.outcome,
-                        fallback: fallback))
+        guard let (wake, deliveries) = try await ledger.wake(id: wakeID) else { return nil }
+        var devices: [WakeStatus.Device] = []
+        for delivery in deliveries {
+            let pushed = try await delivery.jobID.asyncMap { try await ledger.status(jobID: $0)?.state } ?? nil
+            let fallbackState = try await delivery.fallbackJobID.asyncMap { try await ledger.status(jobID: $0)?.state } ?? nil
+            let fallback: WakeStatus.Device.Fallback
+            switch (delivery.fallbackJobID, fallbackState) {
+            case (nil, _): fallback = .none
+            case (_, .delivered?): fallback = .sent
+            case (_, .dead?): fallback = .failed
+            case (_, .pending?): fallback = .pending
+            case (_, nil): fallback = delivery.fallbackCancelled ? .cancelled : .none
             }
-            return WakeStatus(
-                wakeID: wake.id, identity: wake.identity, topic: wake.topic, deadline: Int64(wake.deadline.timeIntervalSince1970),
-                devices: devices)
-        } catch {
-            throw APIError.storeUnavailable()
+            devices.append(
+                WakeStatus.Device(
+                    deviceID: delivery.deviceID, pushed: pushed == .delivered, present: delivery.present, outcome: delivery.outcome,
+                    fallback: fallback))
         }
+        return WakeStatus(
+            wakeID: wake.id, identity: wake.identity, topic: wake.topic, deadline: Int64(wake.deadline.timeIntervalSince1970),
+            devices: devices)
     }
 }
 

@@ -116,15 +116,11 @@ struct WakeService: Sendable {
         let jobID = JobID.make()
         let fallbackJobID = withFallback ? JobID.make() : nil
         let deadline = min(body.expiresAt ?? .distantFuture, now.addingTimeInterval(settings.jobTTL.timeInterval))
-        do {
-            try await ledger.recordWake(
-                WakeRecord(id: wakeID, identity: "device:" + device.id, topic: body.kind.rawValue, deadline: deadline, createdAt: now),
-                deliveries: [
-                    WakeDeliveryRecord(wakeID: wakeID, deviceID: device.id, jobID: jobID, fallbackJobID: fallbackJobID, present: false)
-                ])
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        try await ledger.recordWake(
+            WakeRecord(id: wakeID, identity: "device:" + device.id, topic: body.kind.rawValue, deadline: deadline, createdAt: now),
+            deliveries: [
+                WakeDeliveryRecord(wakeID: wakeID, deviceID: device.id, jobID: jobID, fallbackJobID: fallbackJobID, present: false)
+            ])
         return (wakeID, jobID, fallbackJobID)
     }
 
@@ -145,13 +141,8 @@ struct WakeService: Sendable {
     /// Claims the right to push, in the shared store when there is one.
     func claimWake(repeatKey: String, idempotencyKey: String?, now: Date) async throws -> PresenceRegistry.WakeClaim {
         guard let claims else { return presence.claimWake(repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: now) }
-        let outcome: WakeClaimOutcome
-        do {
-            outcome = try await claims.claimWake(
-                repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: now, window: presence.configuration.repeatWindow)
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        let outcome: WakeClaimOutcome = try await claims.claimWake(
+            repeatKey: repeatKey, idempotencyKey: idempotencyKey, now: now, window: presence.configuration.repeatWindow)
         switch outcome {
         case .push: return .push
         case .replay: return .replay
