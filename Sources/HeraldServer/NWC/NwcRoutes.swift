@@ -67,12 +67,7 @@ struct NwcRoutes: Sendable {
         let registration = NwcRegistration(
             walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, ownerPubkey: owner.hex, webhookURL: body.webhookUrl,
             relays: relays.sorted(), createdAt: moment, lastUsedAt: moment)
-        let outcome: NwcPutOutcome
-        do {
-            outcome = try await store.putNwcRegistration(registration, limit: settings.nwcRegistrationsPerKey)
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        let outcome: NwcPutOutcome = try await store.putNwcRegistration(registration, limit: settings.nwcRegistrationsPerKey)
         switch outcome {
         case .stored: break
         case .limitReached:
@@ -92,11 +87,7 @@ struct NwcRoutes: Sendable {
         guard abs(Double(body.time) - now().timeIntervalSince1970) <= Self.maxTimeSkew else {
             throw APIError(.staleTime, "time must be within \(Int(Self.maxTimeSkew)) s of the server's clock")
         }
-        do {
-            _ = try await store.deleteNwcRegistration(walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, owner: owner.hex)
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        _ = try await store.deleteNwcRegistration(walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, owner: owner.hex)
         watcher.registrationsChanged()
         // As breez-lnurl answers, whether there was one or not.
         return Self.text("Pubkey unregistered successfully")
@@ -107,12 +98,7 @@ struct NwcRoutes: Sendable {
     /// ``maxRelays`` across one node key's registrations (`400 too_many_relays`). Relays already
     /// watched cost nothing more.
     func checkRelayBudget(_ relays: Set<String>, owner: String, replacing pair: (String, String)) async throws {
-        let owned: [NwcRegistration]
-        do {
-            owned = try await store.nwcRegistrations(owner: owner)
-        } catch {
-            throw APIError.storeUnavailable()
-        }
+        let owned: [NwcRegistration] = try await store.nwcRegistrations(owner: owner)
         let others = owned.filter { $0.walletServicePubkey != pair.0 || $0.appPubkey != pair.1 }
         let named = Set(others.flatMap(\.relays).map { NostrRelayURL.normalized($0) ?? $0 })
         guard named.union(relays).count <= Self.maxRelays else {
