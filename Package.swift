@@ -95,10 +95,14 @@ let package = Package(
             dependencies: ["HeraldBech32", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // The issuer that gives `herald-device`'s development wallet real regtest BOLT11 invoices.
+        // The development wallet and the issuer that gives it real regtest BOLT11 invoices: what
+        // `herald-device` and the tests use in a real wallet's place, kept out of HeraldDevice so
+        // the plugin an app links carries neither.
         .target(
             name: "HeraldDevelopmentInvoices",
-            dependencies: ["HeraldBolt11", "HeraldDevice", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HeraldBolt11", "HeraldDevice", "HeraldSecp256k1", "HeraldWire", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Nostr for the Lightning address's zaps (NIP-57) and Nostr Wallet Connect (NIP-47): events,
@@ -360,7 +364,7 @@ let package = Package(
                 "HeraldLSPS5", "HeraldSecp256k1", "HeraldWake",
                 // The wake tests hand pushes, exactly as the APNs look-alike got them, to the plugin.
                 "HeraldDevice",
-                // The development wallet's invoice issuer.
+                // The development wallet and its invoice issuer.
                 "HeraldBolt11", "HeraldDevelopmentInvoices",
                 // Zap requests signed as a Nostr client would.
                 "HeraldNostr",

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldBolt11
+import HeraldDevelopmentInvoices
 import HeraldDevice
 import HeraldNostr
 import HeraldPush

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldDevice
+import HeraldDevelopmentInvoices
 
 /// `herald-device wallet settle <payment_hash>`, `wallet invoices` and `wallet node-id`: the
 /// development wallet's controls.

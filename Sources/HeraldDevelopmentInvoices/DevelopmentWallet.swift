@@ -1,9 +1,12 @@
 import Crypto
 import Foundation
+import HeraldDevice
 import HeraldWire
 
 /// A wallet for development and demos, kept as a JSON file in a folder: it issues invoices,
 /// remembers their amounts, preimages and whether they were paid, and answers like a wallet would.
+/// Here, not in `HeraldDevice`, so an app's extension links the plugin without it: only
+/// `herald-device` and the tests stand in for a real wallet.
 ///
 /// Its invoices are real BOLT11 text written by the injected ``DevelopmentInvoiceIssuer``
 /// (`herald-device`: regtest, `lnbcrt…`, signed with a node key kept in the same folder), with
@@ -15,8 +18,8 @@ public actor DevelopmentWallet: WalletService {
     public var limits: ReceiveLimits
     private let issuer: any DevelopmentInvoiceIssuer
     private var state = State()
-    /// Answers Nostr Wallet Connect requests; nil: none (NIP-44 needs secp256k1, which the
-    /// plugin does not link: `herald-device` brings one).
+    /// Answers Nostr Wallet Connect requests; nil: none (`herald-device` brings one, over
+    /// `HeraldNostr`'s NIP-44, which this module does not link).
     private let nwc: (any DevelopmentNwcService)?
 
     /// How long its invoices may be paid: BOLT11's default, written out.
@@ -83,7 +86,7 @@ public actor DevelopmentWallet: WalletService {
         guard limits.contains(request.amountMsat) else {
             throw WalletError(.amountOutOfRange, "Amount \(request.amountMsat) msat is outside \(limits.minMsat)-\(limits.maxMsat)")
         }
-        let preimage = randomBytes(32)
+        let preimage = Self.randomBytes(32)
         let paymentHash = Array(SHA256.hash(data: preimage))
         let createdAt = Date()
         let bolt11 = try issuer.invoice(
@@ -113,7 +116,7 @@ public actor DevelopmentWallet: WalletService {
         guard offer.hasPrefix("lno"), !invoiceRequest.isEmpty else {
             throw WalletError(.invalidRequest, "Unknown offer")
         }
-        let invoice = "lnidev1\(randomHex(bytes: 32).prefix(48))"
+        let invoice = "lnidev1\(Self.randomBytes(32).lowercaseHex.prefix(48))"
         state.bolt12Invoices.append(Bolt12Invoice(offer: offer, invoiceRequest: invoiceRequest, invoice: invoice))
         try save()
         return invoice
@@ -165,6 +168,12 @@ public actor DevelopmentWallet: WalletService {
     public func connectCount() throws -> Int {
         try load()
         return state.connects
+    }
+
+    /// `count` random bytes from the system's secure generator.
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
     func load() throws {

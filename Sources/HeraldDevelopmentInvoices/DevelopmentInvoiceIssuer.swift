@@ -3,9 +3,9 @@ import Foundation
 /// Writes and signs the invoices of a ``DevelopmentWallet``.
 ///
 /// The wallet decides what an invoice commits to (amount, payment hash, description) and keeps
-/// the preimage; the issuer turns that into BOLT11 text signed by its node key. It is injected
-/// because signing needs libsecp256k1, which this plugin does not link: `herald-device` hands
-/// the wallet `HeraldBolt11`'s issuer (regtest invoices signed with a key kept in the wallet's folder).
+/// the preimage; the issuer turns that into BOLT11 text signed by its node key. Injected, so the
+/// wallet's bookkeeping is apart from how an invoice is signed: `herald-device` and the tests
+/// hand it ``Bolt11InvoiceIssuer`` (regtest invoices signed with a key kept in the wallet's folder).
 public protocol DevelopmentInvoiceIssuer: Sendable {
     /// The invoice text for `terms`, signed.
     func invoice(for terms: InvoiceTerms) throws -> String
