@@ -113,6 +113,7 @@ enum PostgresSchema {
         wakeLedger,
         nwc,
         nwcOwnedRegistrations,
+        liveActivities,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

@@ -100,6 +100,8 @@ public struct APNsProvider: PushProvider {
         }
     }
 
+    /// What ActivityKit's topic adds to the app's bundle id.
+    public static let liveActivityTopicSuffix = ".push-type.liveactivity"
     private static let signingFailed = PushOutcome(kind: .permanent, reason: "provider_token_signing_failed")
 
     /// All of `messages` on one connection, each request's stream opened after the one before
@@ -173,8 +175,10 @@ public struct APNsProvider: PushProvider {
         var headers = HPACKHeaders()
         headers.reserveCapacity(8)
         headers.add(name: "authorization", value: "bearer " + providerToken)
-        headers.add(name: "apns-topic", value: configuration.topic)
         if let verbatim = message.verbatim?.apnsHeaders {
+            // ActivityKit's pushes go to the app's Live Activity topic, not its own.
+            let liveActivity = verbatim.contains { $0 == ["apns-push-type", "liveactivity"] }
+            headers.add(name: "apns-topic", value: liveActivity ? configuration.topic + Self.liveActivityTopicSuffix : configuration.topic)
             for header in verbatim where header.count == 2 && header[0] != "apns-topic" {
                 headers.add(
                     name: header[0], value: header[1],
@@ -183,6 +187,7 @@ public struct APNsProvider: PushProvider {
             headers.add(name: "content-type", value: "application/json")
             return PushHTTPRequest(path: devicePath + deviceToken, headers: headers, body: ByteBuffer(bytes: body))
         }
+        headers.add(name: "apns-topic", value: configuration.topic)
         switch message.kind {
         case .wake, .alert:
             headers.add(name: "apns-push-type", value: "alert")

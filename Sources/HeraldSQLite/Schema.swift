@@ -86,6 +86,7 @@ enum Schema {
         migrator.registerMigration("v13-wake-ledger") { db in try addWakeLedger(db) }
         migrator.registerMigration("v14-nwc") { db in try addNwc(db) }
         migrator.registerMigration("v15-nwc-owned-registrations") { db in try keyNwcRegistrationsByOwner(db) }
+        migrator.registerMigration("v16-live-activities") { db in try addLiveActivities(db) }
         return migrator
     }
 }

@@ -114,10 +114,14 @@ public func buildApplication(
         delivery: delivery, presence: presence, metrics: metrics, settings: configuration.settings, now: now, claims: shared,
         ledger: store
     )
+    let swapActivities = SwapActivities(
+        store: store, delivery: delivery, settings: configuration.settings, metrics: metrics, now: now,
+        logger: logger.with(component: "live-activities"))
     WebhookRoutes(
         delivery: delivery, devices: store, providers: providers, settings: configuration.settings,
-        lsps5: LSPS5Intake(store: store, wakes: wakeService, metrics: metrics, now: now)
+        lsps5: LSPS5Intake(store: store, wakes: wakeService, metrics: metrics, now: now), activities: swapActivities
     ).register(on: api)
+    LiveActivityRoutes(devices: store, activities: store, now: now).register(on: api)
     BreezPaymentRoutes(delivery: delivery, settings: configuration.settings, metrics: metrics)
         .register(on: api)
     ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)

@@ -75,6 +75,9 @@ public struct ServerSettings: Sendable {
     /// Seconds after a `fallback` wake before its alert, unless acknowledged `handled`
     /// (`wake_fallback_after`).
     public var wakeFallbackAfter = 4
+    /// The name of the app's `ActivityAttributes` type, which a push that starts a swap's Live
+    /// Activity names (`live_activity_attributes_type`).
+    public var liveActivityAttributesType = LiveActivityAPS.swapAttributesType
 
     /// The audience registrations through the wake gateway are signed for.
     var wakeGatewayAudience: String {

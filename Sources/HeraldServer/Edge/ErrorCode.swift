@@ -67,6 +67,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case notFound = "not_found"
     case sessionNotFound = "session_not_found"
     case unknownDevice = "unknown_device"
+    case unknownLiveActivity = "unknown_live_activity"
     case unknownReply = "unknown_reply"
     case unknownToken = "unknown_token"
     case unknownWake = "unknown_wake"
@@ -168,6 +169,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .notConfigured: .notFound
         case .notFound: .notFound
         case .sessionNotFound: .notFound
+        case .unknownLiveActivity: .notFound
         case .unknownDevice: .notFound
         case .unknownReply: .notFound
         case .unknownToken: .notFound

@@ -15,6 +15,8 @@ struct WebhookRoutes: Sendable {
     let settings: ServerSettings
     /// LSPS5 notifications, the third body shape.
     let lsps5: LSPS5Intake
+    /// Swaps' Live Activities, moved by the `swap.update` events to a registered iPhone.
+    let activities: SwapActivities
 
     static let maxBodyBytes = 64 * 1024
 
@@ -28,7 +30,8 @@ struct WebhookRoutes: Sendable {
         if LSPS5Intake.isLSPS5(request.headers) {
             return try await notifyLSPS5(&request, query: query)
         }
-        var recipient = try await resolveTarget(query)
+        var (recipient, device) = try await resolveTarget(query)
+        if !recipient.registered { device = nil }
         let (webhook, body) = try await decodeBody(&request)
         let appData = query.get("app_data")
         if ReplyRelay.holdsAnswer(for: webhook) {
@@ -49,6 +52,10 @@ struct WebhookRoutes: Sendable {
         // Whoever knows a token could otherwise plant a job under the key the real service will
         // use, and the real call would be answered with it.
         if result.keyReused { throw APIError.idempotencyKeyReused }
+        // A retry already moved the swap's activity, if it has one.
+        if let device, !result.duplicate, webhook.notificationType == .swapUpdated {
+            await activities.swapUpdated(webhook, device: device)
+        }
         // Job ids are UUIDs: no escaping needed, and no encoder on the hot path.
         var response = Response(
             status: .ok,
@@ -78,13 +85,13 @@ struct WebhookRoutes: Sendable {
 
     /// Finds the push target behind the `token` parameter through the directory: a registered
     /// alias (with its seal key), or a raw push token where the operator allows one.
-    func resolveTarget(_ query: Parameters) async throws -> PushDelivery.Recipient {
+    func resolveTarget(_ query: Parameters) async throws -> (PushDelivery.Recipient, Device?) {
         guard let given = query.get("token"), !given.isEmpty else {
             throw APIError(.missingToken, "the query parameter 'token' is required")
         }
         try Edge.checkPushToken(given, field: "token")
         let platform = try query.get("platform").map(Edge.parsePlatform)
-        return try await delivery.directory.webhookRecipient(token: given, platform: platform, app: query.get("app")).0
+        return try await delivery.directory.webhookRecipient(token: given, platform: platform, app: query.get("app"))
     }
 
     /// What an idempotency key is bound to: the body as sent and `app_data`.
