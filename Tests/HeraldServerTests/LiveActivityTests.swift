@@ -109,4 +109,51 @@ struct LiveActivityTests {
             }
         }
     }
+
+    @Test("two swaps at once keep apart; a 410 on one activity's token drops that token only: the phone's pushes and the other activity go on")
+    func twoSwapsAndADeadActivityToken() async throws {
+        let nds = try TestNDS()
+        let deviceToken = String(repeating: "d2", count: 32)
+        let device = try await nds.store.registerDevice(platform: .ios, token: deviceToken, now: Date())
+        let tokens = ["a": String(repeating: "a1", count: 32), "b": String(repeating: "b1", count: 32)]
+        for (swap, token) in tokens {
+            try await nds.store.setLiveActivityToken(deviceID: device.device.id, swapID: swap, token: token, now: Date())
+        }
+        try await nds.withMockPush { servers, providers in
+            await servers.apns.script.always(.unregistered, for: tokens["a"]!)
+            try await nds.app(providers: providers).test(.live) { client in
+                let notify = "/api/v1/notify?token=\(device.device.alias)"
+                for swap in ["a", "b"] {
+                    #expect(try await client.post(notify, json: Self.swap(swap, "transaction.mempool")).status == .ok)
+                }
+                #expect(
+                    try await eventually {
+                        let all = await servers.apns.requests.all
+                        return all.filter { $0.deviceToken == deviceToken }.count == 2 && all.contains { $0.deviceToken == tokens["b"]! }
+                            && all.contains { $0.deviceToken == tokens["a"]! }
+                    })
+                let b = try #require(await servers.apns.requests.all.first { $0.deviceToken == tokens["b"]! })
+                #expect((try Self.aps(b)["attributes"]) == nil)
+                #expect(((try Self.aps(b))["content-state"] as? [String: Any])?["status"] as? String == "transaction.mempool")
+                // APNs said swap a's activity token is gone; the device's own token is not.
+                #expect(try await eventually { try await nds.store.counts().pending == 0 })
+                for swap in ["a", "b"] {
+                    #expect(try await client.post(notify, json: Self.swap(swap, "transaction.claimed")).status == .ok)
+                }
+                #expect(
+                    try await eventually {
+                        let all = await servers.apns.requests.all
+                        return all.filter { $0.deviceToken == deviceToken }.count == 4
+                            && all.filter { $0.deviceToken == tokens["b"]! }.count == 2
+                    })
+                #expect(try await eventually { try await nds.store.counts().pending == 0 })
+                let all = await servers.apns.requests.all
+                // Nothing more went to the dead token; swap b ended on its own.
+                #expect(all.filter { $0.deviceToken == tokens["a"]! }.count == 1)
+                #expect(((try Self.aps(try #require(all.last { $0.deviceToken == tokens["b"]! })))["event"] as? String) == "end")
+                let wallet = try await client.post(notify, json: #"{"event":"swap.update","data":{"id":"c","status":"x"}}"#)
+                #expect(wallet.status == .ok)
+            }
+        }
+    }
 }
