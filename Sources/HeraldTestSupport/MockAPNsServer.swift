@@ -12,9 +12,10 @@ import NIOCore
 /// It checks what APNs checks — the ES256 provider token against the key's public half
 /// (`kid`, `iss`, an integer `iat` under an hour old), `apns-topic`, `apns-push-type`,
 /// `apns-priority`, `apns-expiration`, `apns-collapse-id`, a JSON body of at most 4096 bytes
-/// with an `aps` dictionary — and answers 200 with an `apns-id`, or Apple's status and
-/// `{"reason": …}`. Tests script other answers per device token in ``script`` and read every
-/// request from ``requests``.
+/// with an `aps` dictionary, and for an ActivityKit push (`liveactivity`) its own topic and
+/// the `aps` ActivityKit reads (`LiveActivityRules`) — and answers 200 with an `apns-id`, or
+/// Apple's status and `{"reason": …}`. Tests script other answers per device token in
+/// ``script`` and read every request from ``requests``.
 public struct MockAPNsServer: Sendable {
     /// What the mock received, in order.
     public let requests = RequestLog<MockAPNsRequest>()
@@ -202,8 +203,10 @@ public struct MockAPNsServer: Sendable {
 
         guard !deviceToken.isEmpty, deviceToken.allSatisfy(\.isHexDigit) else { return .badDeviceToken }
         guard let topic = headers["apns-topic"] else { return MockAPNsAnswer(status: 400, reason: "MissingTopic") }
-        guard credential.topics.contains(topic) else { return MockAPNsAnswer(status: 400, reason: "TopicDisallowed") }
         let pushType = headers["apns-push-type"]
+        guard Self.allows(topic: topic, pushType: pushType, topics: credential.topics) else {
+            return MockAPNsAnswer(status: 400, reason: "TopicDisallowed")
+        }
         guard let pushType, Self.pushTypes.contains(pushType) else {
             return MockAPNsAnswer(status: 400, reason: "InvalidPushType")
         }
@@ -211,6 +214,8 @@ public struct MockAPNsServer: Sendable {
             guard ["1", "5", "10"].contains(priority) else { return MockAPNsAnswer(status: 400, reason: "BadPriority") }
             // Apple: a background push with priority 10 is an error.
             if pushType == "background", priority == "10" { return MockAPNsAnswer(status: 400, reason: "BadPriority") }
+            // Apple: an ActivityKit push is sent at 5 or 10 (absent, APNs reads 10).
+            if pushType == "liveactivity", priority == "1" { return MockAPNsAnswer(status: 400, reason: "BadPriority") }
         }
         if let expiration = headers["apns-expiration"], Int64(expiration) == nil {
             return MockAPNsAnswer(status: 400, reason: "BadExpirationDate")
@@ -228,7 +233,19 @@ public struct MockAPNsServer: Sendable {
         // "BadPayload" is this mock's own, so a test can tell the case apart.
         guard let json = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], json["aps"] is [String: Any]
         else { return MockAPNsAnswer(status: 400, reason: "BadPayload") }
+        if pushType == "liveactivity" { return LiveActivityRules.check(body) }
         return nil
+    }
+
+    /// Whether a token of a key with `topics` may push `pushType` to `topic`. An ActivityKit push
+    /// goes to `<bundle id>.push-type.liveactivity` and only there: APNs refuses the bare bundle id
+    /// for it, and that topic for any other push type.
+    private static func allows(topic: String, pushType: String?, topics: Set<String>) -> Bool {
+        let suffix = LiveActivityRules.topicSuffix
+        if pushType == "liveactivity" {
+            return topic.hasSuffix(suffix) && topics.contains(String(topic.dropLast(suffix.count)))
+        }
+        return topics.contains(topic) && !topic.hasSuffix(suffix)
     }
 
     private static let pushTypes: Set<String> = [
