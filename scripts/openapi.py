@@ -188,6 +188,10 @@ SCHEMAS: dict[str, dict] = {
         {"push_token": string("The APNs device token or FCM registration token; required for `ios` and "
                               "`android`, absent for `webpush`.", minLength=1, maxLength=4096),
          "subscription": ref("WebPushSubscription"),
+         "declarative": {"type": "boolean",
+                         "description": "`webpush` only: true sends visible pushes in WebKit's declarative form "
+                                        "(`web_push: 8030`); absent or false keeps the plain data map. Anything "
+                                        "but true, false or null is `400 invalid_subscription`."},
          "seal_key": string("Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are "
                             "sealed to it."),
          "app": string("The configured app whose credentials push to the device; absent: `default`.",
@@ -200,6 +204,9 @@ SCHEMAS: dict[str, dict] = {
         {},
         {"push_token": string("Required for `ios` and `android`.", minLength=1, maxLength=4096),
          "subscription": ref("WebPushSubscription"),
+         "declarative": {"type": "boolean",
+                         "description": "`webpush` only: absent keeps the device's choice, for a new subscription "
+                                        "too; true or false sets it."},
          "platform": PLATFORM,
          "seal_key": string("Absent keeps the key, `\"\"` removes it, anything else replaces it."),
          "lsp_node_id": string("Absent keeps the LSP node id, `\"\"` removes it, anything else replaces it "

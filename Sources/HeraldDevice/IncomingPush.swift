@@ -5,7 +5,8 @@ import HeraldWire
 /// One push as the extension or service receives it, decoded into a typed notification.
 ///
 /// Accepts the APNs `userInfo` (data keys beside `aps`), the flat FCM data map (every value a
-/// string), and either of those wrapped as `{"data": {…}}`. A sealed push (``SealedPush``) is
+/// string), either of those wrapped as `{"data": {…}}`, and a declarative Web Push message
+/// (``DeclarativeWebPushMessage``: the data map under `notification.data`). A sealed push (``SealedPush``) is
 /// opened with the device's key first; one that cannot be opened decodes as `.undecodable` with
 /// its clear `sealed_type`, so the plugin shows that type's fallback content.
 public struct IncomingPush: Sendable, Hashable {
@@ -62,6 +63,13 @@ public struct IncomingPush: Sendable, Hashable {
     /// Decodes a push from its top-level keys.
     public init(userInfo: [String: JSONValue], sealKey: Curve25519.KeyAgreement.PrivateKey? = nil) {
         var keys = userInfo
+        // Declarative Web Push: the data map with the notification's text beside it, as a
+        // plain Web Push message carries a backend alert's.
+        if keys["web_push"]?.int64Value == Int64(DeclarativeWebPushMessage.marker), var notification = keys["notification"]?.objectValue,
+            let data = notification.removeValue(forKey: "data")?.objectValue
+        {
+            keys = data.merging(["notification": .object(notification)]) { inner, _ in inner }
+        }
         // A whole FCM message or a `{"data": …}` wrapper: the routing keys live under `data`.
         if !Self.hasRoutingKey(keys), let data = keys["data"]?.objectValue, Self.hasRoutingKey(data) {
             keys = data.merging(keys.filter { $0.key != "data" }) { inner, _ in inner }

@@ -28,12 +28,15 @@ public struct LocalDevelopmentProvider: PushProvider {
 
     private let recorder: Recorder?
     private let now: @Sendable () -> Date
+    /// As ``WebPushProvider/navigateURL``: Web Push is rendered as that provider would send it.
+    public let webPushNavigateURL: String?
 
     /// - Parameter recorder: keeps each push as it is sent. Nil: the push rides on its outcome
     ///   (``PushOutcome/recorded``), for the outbox to store with the outcome in one commit.
-    public init(now: @escaping @Sendable () -> Date = { Date() }, recorder: Recorder?) {
+    public init(now: @escaping @Sendable () -> Date = { Date() }, recorder: Recorder?, webPushNavigateURL: String? = nil) {
         self.recorder = recorder
         self.now = now
+        self.webPushNavigateURL = webPushNavigateURL
     }
 
     /// Each push rides on its outcome, for the outbox to store with it, as `herald serve` has it.
@@ -47,21 +50,26 @@ public struct LocalDevelopmentProvider: PushProvider {
         _ = try check(message, for: target)
     }
 
-    /// ``validate(_:for:)``, returning the APNs body its size check rendered (nil on the other
-    /// platforms), so that a send does not render it again.
+    /// ``validate(_:for:)``, returning the APNs or Web Push body its size check rendered (nil on
+    /// the other platforms), so that a send does not render it again.
     private func check(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) -> Data? {
         try PushTokenForm.check(target.token, platform: target.platform)
         switch target.platform {
         case .ios: return try APNsPayload.validate(message)
         case .android: try FCMPayload.validate(message, now: now())
-        case .webpush: try WebPushPayload.validate(message)
+        case .webpush: return try WebPushPayload.validate(message, navigate: webPushNavigate(target))
         case .nostr: throw PushValidationError(.platformNotConfigured, message: "relays are published to, never recorded")
         case .webhook: throw PushValidationError(.platformNotConfigured, message: "webhooks are posted to, never recorded")
         }
         return nil
     }
 
-    /// The body the device would receive for `message`.
+    /// The navigate URL for a Web Push target that asked for the declarative form; nil otherwise.
+    private func webPushNavigate(_ target: PushTarget) -> String? {
+        WebPushSubscription(storageToken: target.token)?.declarative == true ? webPushNavigateURL : nil
+    }
+
+    /// The body the device would receive for `message` (a Web Push one in the plain form).
     public func render(_ message: PushMessage, for platform: Platform) throws -> Data {
         switch platform {
         case .ios: try APNsPayload.render(message)

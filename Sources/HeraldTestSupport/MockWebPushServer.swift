@@ -104,7 +104,7 @@ public struct MockWebPushServer: Sendable {
         let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
         let headers = request.headersByName
         var entry = MockWebPushMessage(
-            subscriptionID: id, headers: headers, bodyBytes: body.count,
+            subscriptionID: id, headers: headers, body: body, bodyBytes: body.count,
             ttl: headers["ttl"].flatMap(Int.init), urgency: headers["urgency"], topic: headers["topic"],
             vapidKey: nil, vapidSubject: nil, plaintext: nil, answer: .created
         )
@@ -250,6 +250,8 @@ public struct MockWebPushAnswer: Sendable, Hashable {
 public struct MockWebPushMessage: Sendable {
     public var subscriptionID: String
     public var headers: [String: String]
+    /// The body as it came: the `aes128gcm` ciphertext, for another receiver to open.
+    public var body: Data
     public var bodyBytes: Int
     public var ttl: Int?
     public var urgency: String?

@@ -8,6 +8,9 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     /// The Web Push subscription (`PushSubscription.toJSON()`, a UnifiedPush endpoint and keys):
     /// required for `webpush`, absent otherwise.
     public var subscription: WebPushSubscription?
+    /// `webpush` only: true asks for visible pushes in WebKit's declarative form
+    /// (``DeclarativeWebPushMessage``); absent or false keeps the plain data map.
+    public var declarative: Bool?
     /// Base64 (or base64url) of the device's 32-byte X25519 public key: with one, every push to
     /// the device is sealed to it (``SealedPush``). Text, so the server can name a bad value.
     public var sealKey: String?
@@ -25,13 +28,14 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     public var ts: Int64?
 
     public init(
-        platform: String, pushToken: String?, subscription: WebPushSubscription? = nil, sealKey: String? = nil,
-        app: String? = nil, lspNodeID: String? = nil, identities: [String]? = nil, proofs: [IdentityProofBody]? = nil,
-        ts: Int64? = nil
+        platform: String, pushToken: String?, subscription: WebPushSubscription? = nil, declarative: Bool? = nil,
+        sealKey: String? = nil, app: String? = nil, lspNodeID: String? = nil, identities: [String]? = nil,
+        proofs: [IdentityProofBody]? = nil, ts: Int64? = nil
     ) {
         self.platform = platform
         self.pushToken = pushToken
         self.subscription = subscription
+        self.declarative = declarative
         self.sealKey = sealKey
         self.app = app
         self.lspNodeID = lspNodeID
@@ -43,7 +47,7 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
-        case subscription
+        case subscription, declarative
         case sealKey = "seal_key"
         case app
         case lspNodeID = "lsp_node_id"
@@ -86,6 +90,9 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     public var pushToken: String?
     /// The new Web Push subscription; required for `webpush`, absent otherwise.
     public var subscription: WebPushSubscription?
+    /// `webpush` only: WebKit's declarative form for visible pushes, or not; absent keeps the
+    /// device's choice, for a rotated subscription too.
+    public var declarative: Bool?
     /// A new seal key; absent (or `null`) keeps the current one, `""` removes it and pushes go
     /// out in clear again.
     public var sealKey: String?
@@ -99,12 +106,14 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     public var ts: Int64?
 
     public init(
-        platform: String? = nil, pushToken: String?, subscription: WebPushSubscription? = nil, sealKey: String? = nil,
-        lspNodeID: String? = nil, identities: [String]? = nil, proofs: [IdentityProofBody]? = nil, ts: Int64? = nil
+        platform: String? = nil, pushToken: String?, subscription: WebPushSubscription? = nil, declarative: Bool? = nil,
+        sealKey: String? = nil, lspNodeID: String? = nil, identities: [String]? = nil, proofs: [IdentityProofBody]? = nil,
+        ts: Int64? = nil
     ) {
         self.platform = platform
         self.pushToken = pushToken
         self.subscription = subscription
+        self.declarative = declarative
         self.sealKey = sealKey
         self.lspNodeID = lspNodeID
         self.identities = identities
@@ -115,7 +124,7 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case platform
         case pushToken = "push_token"
-        case subscription
+        case subscription, declarative
         case sealKey = "seal_key"
         case lspNodeID = "lsp_node_id"
         case identities, proofs, ts

@@ -9,6 +9,10 @@ public struct WebPushSubscription: Codable, Sendable, Hashable {
     public var keys: Keys
     /// Browsers send it, as null mostly; kept for round trips, not used.
     public var expirationTime: Double?
+    /// Whether the device asked for WebKit's declarative form of visible pushes. Not part of the
+    /// browser's object (registration takes it beside `subscription`, so no key inside the
+    /// object is read as it): it rides in ``storageToken``.
+    public var declarative = false
 
     public struct Keys: Codable, Sendable, Hashable {
         /// The subscriber's P-256 public key, uncompressed (65 bytes), base64url.
@@ -22,10 +26,15 @@ public struct WebPushSubscription: Codable, Sendable, Hashable {
         }
     }
 
-    public init(endpoint: String, keys: Keys, expirationTime: Double? = nil) {
+    public init(endpoint: String, keys: Keys, expirationTime: Double? = nil, declarative: Bool = false) {
         self.endpoint = endpoint
         self.keys = keys
         self.expirationTime = expirationTime
+        self.declarative = declarative
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case endpoint, keys, expirationTime
     }
 
     /// The longest endpoint taken; push services' are far shorter.
@@ -43,6 +52,8 @@ public struct WebPushSubscription: Codable, Sendable, Hashable {
         public var endpoint: URL
         public var p256dh: Data
         public var auth: Data
+        /// Visible pushes go in WebKit's declarative form.
+        public var declarative = false
     }
 
     /// Checks the endpoint (https, or http when `allowInsecure`; a host; at most
@@ -68,14 +79,16 @@ public struct WebPushSubscription: Codable, Sendable, Hashable {
         guard let auth = Data(base64URL: keys.auth), auth.count == 16 else {
             throw Invalid(field: "keys.auth", message: "keys.auth must be base64url of 16 bytes")
         }
-        return Checked(endpoint: url, p256dh: key, auth: auth)
+        return Checked(endpoint: url, p256dh: key, auth: auth, declarative: declarative)
     }
 
     /// The subscription as Herald stores it in a device's token: its endpoint and keys as
     /// sorted JSON, so one subscription is always the same token (dead-token memory, the token
-    /// cache and duplicates all compare tokens).
+    /// cache and duplicates all compare tokens), and `"declarative": true` when it was asked
+    /// for. Without the flag the token is what it was before the flag existed, so tokens stored
+    /// then read as plain subscriptions and a plain subscription's token never changed.
     public var storageToken: String {
-        let stored = WebPushSubscription(endpoint: endpoint, keys: keys)
+        let stored = Stored(endpoint: endpoint, keys: keys, declarative: declarative ? true : nil)
         // Encoding a struct of strings cannot fail.
         return (try? WireJSON.encodeString(stored)) ?? ""
     }
@@ -83,8 +96,15 @@ public struct WebPushSubscription: Codable, Sendable, Hashable {
     /// The subscription a stored token holds; nil when the token is not one.
     public init?(storageToken: String) {
         guard storageToken.utf8.first == UInt8(ascii: "{"),
-            let decoded = try? WireJSON.decode(WebPushSubscription.self, from: Data(storageToken.utf8))
+            let decoded = try? WireJSON.decode(Stored.self, from: Data(storageToken.utf8))
         else { return nil }
-        self = decoded
+        self.init(endpoint: decoded.endpoint, keys: decoded.keys, declarative: decoded.declarative ?? false)
+    }
+
+    /// The stored form: the only place `declarative` is a key.
+    private struct Stored: Codable {
+        var endpoint: String
+        var keys: Keys
+        var declarative: Bool?
     }
 }

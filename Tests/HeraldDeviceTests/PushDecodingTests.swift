@@ -54,6 +54,24 @@ struct PushDecodingTests {
         }
     }
 
+    @Test("a declarative Web Push message decodes as its data map does, with the notification's text as the alert")
+    func declarativeWebPush() throws {
+        let data = [
+            "notification_type": "swap_updated", "notification_payload": #"{"id":"w1","status":"transaction.mempool"}"#, "app_data": "a9",
+        ]
+        let message = DeclarativeWebPushMessage(
+            notification: .init(title: "Wallet activity", body: "Open your wallet to continue.", navigate: "https://w.example", tag: "t", data: data))
+        let device = P256.KeyAgreement.PrivateKey()
+        let auth = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let body = try WebPushMessage.encrypt(try WireJSON.encode(message), to: device.publicKey.x963Representation, authSecret: auth)
+        let push = IncomingPush(webPush: body, privateKey: device, authSecret: auth)
+        let plain = IncomingPush(json: Fixtures.fcmPush(data))
+        #expect(push.notification == plain.notification)
+        #expect(push.notification == .swapUpdated(SwapUpdate(id: "w1", status: "transaction.mempool")))
+        #expect(push.appData == "a9")
+        #expect(push.alert == IncomingPush.Alert(title: "Wallet activity", body: "Open your wallet to continue."))
+    }
+
     @Test("a backend action push (seed 002) keeps its custom keys as strings")
     func backendAction() {
         let push = IncomingPush(

@@ -68,6 +68,26 @@ struct LocalDevelopmentProviderTests {
         )
     }
 
+    @Test("a Web Push push is recorded in the form the subscription asked for, as the real provider sends it")
+    func webPushForms() async throws {
+        let recorded = Recorded()
+        let navigate = "https://wallet.example/open"
+        let provider = LocalDevelopmentProvider(recorder: { await recorded.add($0) }, webPushNavigateURL: navigate)
+        var subscription = WebPushSubscription(
+            endpoint: "https://push.example/x",
+            keys: .init(p256dh: WebPushSubscriptionKeys.p256dh, auth: WebPushSubscriptionKeys.auth))
+        let plain = PushTarget(platform: .webpush, token: subscription.storageToken)
+        subscription.declarative = true
+        let declarative = PushTarget(platform: .webpush, token: subscription.storageToken)
+        let message = PushMessage.wake(swapUpdateData, collapseID: "swap-0a1b2c")
+        for target in [declarative, plain] {
+            #expect(await provider.send(message, to: target, logger: testLogger).kind == .delivered)
+        }
+        let pushes = await recorded.pushes
+        #expect(pushes.map(\.payload) == [try WebPushPayload.render(message, navigate: navigate), try WebPushPayload.render(message)])
+        #expect(try WireJSON.decode(DeclarativeWebPushMessage.self, from: pushes[0].payload).notification.data == swapUpdateData.dataMap)
+    }
+
     @Test("without a recorder, each push rides on its outcome, a prelude's first, for the outbox to store")
     func carriedPushes() async throws {
         let router = PushRouter(ios: LocalDevelopmentProvider(), android: nil)
@@ -97,4 +117,10 @@ struct LocalDevelopmentProviderTests {
         let error = #expect(throws: PushValidationError.self) { try failing.validate(tooLarge, for: target) }
         #expect(error?.code == "payload_too_large")
     }
+}
+
+/// A subscription's keys as a browser makes them: a point on P-256 and 16 bytes.
+enum WebPushSubscriptionKeys {
+    static let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
+    static let auth = "BTBZMqHH6r4Tts7J_aSIgg"
 }

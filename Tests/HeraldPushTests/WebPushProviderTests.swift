@@ -21,6 +21,7 @@ struct WebPushFixture {
     func run<T: Sendable>(
         policy: WebPushPolicy = WebPushPolicy(allowPrivateEndpoints: true),
         proxy: EgressProxy? = nil,
+        navigateURL: String? = nil,
         _ body: (WebPushProvider, MockWebPushSubscription) async throws -> T
     ) async throws -> T {
         try await server.withRunning { _ in
@@ -32,7 +33,7 @@ struct WebPushFixture {
             ) { client in
                 let provider = try WebPushProvider(
                     configuration: WebPushConfiguration(vapidKeyPEM: vapidPEM, contact: "mailto:ops@wallet.example"),
-                    policy: policy, httpClient: client, now: clock.function)
+                    policy: policy, navigateURL: navigateURL, httpClient: client, now: clock.function)
                 return try await body(provider, subscription)
             }
         }

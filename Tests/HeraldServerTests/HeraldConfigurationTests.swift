@@ -228,6 +228,47 @@ struct HeraldConfigurationTests {
         }
     }
 
+    @Test("webpush.navigate_url: an https URL, else public_url when that is https, else none and a warning; anything else stops the start")
+    func webPushNavigateURL() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("navigate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = folder.appendingPathComponent("vapid.pem")
+        try Data(VAPIDSigner.makeKeyPEM().utf8).write(to: key)
+        let webPush = ["HERALD_WEBPUSH_VAPID_KEY_FILE": key.path, "HERALD_WEBPUSH_CONTACT": "mailto:ops@example.com"]
+        let set = try await HeraldConfiguration.load(
+            flags: ["webpush.navigate_url": "https://wallet.example/open"], environment: webPush, file: nil)
+        #expect(set.providers.webPushNavigateURL == "https://wallet.example/open")
+        #expect(set.warnings.isEmpty, "\(set.warnings)")
+        #expect(set.given.contains(.init(key: "webpush.navigate_url", value: "https://wallet.example/open", source: "--webpush-navigate-url")))
+        let client = try set.providers.makeHTTPClient(logger: Logger(label: "test"))
+        let router = try set.providers.makeRouter(httpClient: client, logger: Logger(label: "test"))
+        #expect((router.provider(for: .webpush) as? WebPushProvider)?.navigateURL == "https://wallet.example/open")
+        await client.shutdown()
+
+        let file = try Self.yaml("public_url: https://push.example.com/\n")
+        let fromPublicURL = try await HeraldConfiguration.load(flags: [:], environment: webPush, file: file)
+        #expect(fromPublicURL.providers.webPushNavigateURL == "https://push.example.com")
+        #expect(fromPublicURL.warnings.isEmpty, "\(fromPublicURL.warnings)")
+
+        // The default public_url is http: declarative subscriptions get the plain form, and the operator hears why.
+        let none = try await HeraldConfiguration.load(flags: [:], environment: webPush, file: nil)
+        #expect(none.providers.webPushNavigateURL == nil)
+        #expect(none.warnings.contains { $0.contains("set webpush.navigate_url") }, "\(none.warnings)")
+        // Without Web Push there is nothing to warn about.
+        #expect(try await HeraldConfiguration.load(flags: [:], environment: [:], file: nil).warnings.isEmpty)
+
+        for bad in ["http://wallet.example", "wallet.example/open", "https://", "https://user:pw@wallet.example"] {
+            do {
+                _ = try await HeraldConfiguration.load(
+                    flags: [:], environment: webPush.merging(["HERALD_WEBPUSH_NAVIGATE_URL": bad]) { $1 }, file: nil)
+                Issue.record("accepted \(bad)")
+            } catch {
+                #expect("\(error)".contains("HERALD_WEBPUSH_NAVIGATE_URL must be an https URL"), "\(error)")
+            }
+        }
+    }
+
     @Test("zaps: the Nostr key file (hex or nsec) turns them on and is checked at start without being shown")
     func nostrKey() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nostr-\(UUID().uuidString)")

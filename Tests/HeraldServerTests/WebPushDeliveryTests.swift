@@ -29,7 +29,7 @@ struct WebPushDeliveryTests {
 
     /// The APNs, FCM and Web Push look-alikes, and providers for all three pointing at them.
     static func withMocks(
-        senderAllowsPrivate: Bool = true, apns: Bool = false,
+        senderAllowsPrivate: Bool = true, apns: Bool = false, navigateURL: String? = nil,
         _ body: (MockPushServers, MockWebPushServer, PushRouter) async throws -> Void
     ) async throws {
         let servers = try MockPushServers()
@@ -45,7 +45,7 @@ struct WebPushDeliveryTests {
                         httpClient: httpClient)
                     let provider = try WebPushProvider(
                         configuration: WebPushConfiguration(vapidKeyPEM: VAPIDSigner.makeKeyPEM(), contact: contact),
-                        policy: WebPushPolicy(allowPrivateEndpoints: senderAllowsPrivate), httpClient: httpClient)
+                        policy: WebPushPolicy(allowPrivateEndpoints: senderAllowsPrivate), navigateURL: navigateURL, httpClient: httpClient)
                     let ios =
                         try apns
                         ? APNsProvider(
@@ -99,10 +99,8 @@ struct WebPushDeliveryTests {
                 #expect(decrypted == fcmData)
                 #expect(decrypted["notification_type"] == "swap_updated")
 
-                // The device plugin opens it as it opens the FCM data map.
-                let incoming = IncomingPush(
-                    webPush: try await Self.rawBody(of: message, subscription: subscription),
-                    privateKey: subscription.privateKey, authSecret: subscription.authSecret)
+                // The device plugin opens the body Herald sent as it opens the FCM data map.
+                let incoming = IncomingPush(webPush: message.body, privateKey: subscription.privateKey, authSecret: subscription.authSecret)
                 #expect(incoming == IncomingPush(userInfo: fcmData.mapValues { JSONValue.string($0) }))
 
                 let id = try #require(pushed.json["id"] as? String)
@@ -111,14 +109,6 @@ struct WebPushDeliveryTests {
                 #expect(metrics.text.contains(#"provider="webpush""#), "\(metrics.text.prefix(2000))")
             }
         }
-    }
-
-    /// The look-alike keeps the plaintext, not the body: encrypt it again the way Herald does,
-    /// for the plugin to open (the body differs by salt and key, the plaintext not at all).
-    static func rawBody(of message: MockWebPushMessage, subscription: MockWebPushSubscription) async throws -> Data {
-        let plaintext = try #require(message.plaintext)
-        return try WebPushMessage.encrypt(
-            plaintext, to: subscription.privateKey.publicKey.x963Representation, authSecret: subscription.authSecret)
     }
 
     @Test("a wake to a webpush device is one Urgency: high message")

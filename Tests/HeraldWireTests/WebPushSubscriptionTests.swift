@@ -60,4 +60,25 @@ struct WebPushSubscriptionTests {
         #expect(throws: WebPushSubscription.Invalid.self) { try subscription.checked() }
         #expect(try subscription.checked(allowInsecure: true).endpoint.port == 8080)
     }
+
+    @Test("the declarative flag rides in the stored token; a plain subscription's token, and a token stored before the flag, are as they were")
+    func declarativeStorageToken() throws {
+        let keys = WebPushSubscription.Keys(p256dh: Self.p256dh, auth: Self.auth)
+        let plain = WebPushSubscription(endpoint: "https://push.example/x", keys: keys, expirationTime: 5)
+        #expect(plain.storageToken == #"{"endpoint":"https://push.example/x","keys":{"auth":"\#(Self.auth)","p256dh":"\#(Self.p256dh)"}}"#)
+        let declarative = WebPushSubscription(endpoint: "https://push.example/x", keys: keys, declarative: true)
+        #expect(
+            declarative.storageToken
+                == #"{"declarative":true,"endpoint":"https://push.example/x","keys":{"auth":"\#(Self.auth)","p256dh":"\#(Self.p256dh)"}}"#)
+        #expect(WebPushSubscription(storageToken: declarative.storageToken) == declarative)
+        #expect(try WebPushSubscription(storageToken: declarative.storageToken)?.checked().declarative == true)
+        let stored = try #require(WebPushSubscription(storageToken: plain.storageToken))
+        #expect(!stored.declarative)
+        #expect(try !stored.checked().declarative)
+        // The browser's object never carries the flag: a key of that name inside it is not read,
+        // and the object a registration shows back has none.
+        let object = #"{"endpoint":"https://push.example/x","declarative":true,"keys":{"auth":"\#(Self.auth)","p256dh":"\#(Self.p256dh)"}}"#
+        #expect(try !WireJSON.decode(WebPushSubscription.self, from: Data(object.utf8)).declarative)
+        #expect(!(try WireJSON.encodeString(declarative)).contains("declarative"))
+    }
 }

@@ -46,6 +46,10 @@ public struct WebPushProvider: PushProvider {
 
     public let signer: VAPIDSigner
     public let policy: WebPushPolicy
+    /// The https URL a declarative notification opens (`webpush.navigate_url`); nil sends
+    /// subscriptions that asked for the declarative form the plain one, as WebKit takes no
+    /// declarative message without an https `navigate`.
+    public let navigateURL: String?
     private let client: EgressHTTPClient
     private let gate: OriginGate
     private let warned = OncePerKey(limit: 1024)
@@ -55,11 +59,13 @@ public struct WebPushProvider: PushProvider {
     public init(
         configuration: WebPushConfiguration,
         policy: WebPushPolicy,
+        navigateURL: String? = nil,
         httpClient: PushHTTPClient,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(PushConfigurationError) {
         self.signer = try VAPIDSigner(privateKeyPEM: configuration.vapidKeyPEM, contact: configuration.contact)
         self.policy = policy
+        self.navigateURL = navigateURL
         self.client = httpClient.webPushClient
         self.gate = OriginGate(limit: policy.concurrencyPerOrigin)
         self.now = now
@@ -78,7 +84,8 @@ public struct WebPushProvider: PushProvider {
             throw PushValidationError(.invalidMessage, message: "Herald sends Web Push messages to webpush devices only")
         }
         let subscription = try PushTokenForm.webPushSubscription(target.token, allowInsecure: policy.allowInsecureEndpoints)
-        return (subscription, try WebPushPayload.plaintext(message))
+        let navigate = subscription.declarative ? navigateURL : nil
+        return (subscription, try WebPushPayload.plaintext(message, navigate: navigate))
     }
 
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {

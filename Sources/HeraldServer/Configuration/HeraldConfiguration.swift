@@ -153,6 +153,10 @@ public struct HeraldConfiguration: Sendable {
                 "webpush.concurrency_per_origin", default: String(WebPushPolicy().concurrencyPerOrigin),
                 "Web Push requests in flight to one push service at most"),
             .init(
+                "webpush.navigate_url", default: "public_url",
+                "The https URL a declarative Web Push notification opens when tapped; with neither it nor an https public_url, declarative subscriptions get the plain form"
+            ),
+            .init(
                 "nostr.secret_key_file", flag: false, default: "",
                 "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
             .init(
@@ -232,7 +236,7 @@ public struct HeraldConfiguration: Sendable {
         }
         configuration.server.settings.localProvider = configuration.providers.usesLocal
         configuration.server.settings.localWebPush = configuration.providers.isLocal
-        configuration.warnings = SettingNames.unknownVariables(in: environment)
+        configuration.warnings = SettingNames.unknownVariables(in: environment) + configuration.providers.warnings
         let from = source
         configuration.given = settings.compactMap { setting in
             guard let value = values[setting.environment]?.trimmingCharacters(in: .whitespaces), !value.isEmpty,

@@ -34,6 +34,9 @@ public struct ProviderSettings: Sendable {
     public var connectionsPerOrigin = 1
     /// Which Web Push endpoints may be reached, for every app.
     public var webPushPolicy = WebPushPolicy()
+    /// The https URL a declarative Web Push notification opens (`webpush.navigate_url`, else
+    /// `public_url` when that is https); nil sends declarative subscriptions the plain form.
+    public var webPushNavigateURL: String?
     /// The HTTPS proxy outgoing connections go through.
     public var proxy: EgressProxy?
     /// Publishing zap receipts, when zaps are on; its trust roots and proxy are the ones above.
@@ -122,6 +125,14 @@ public struct ProviderSettings: Sendable {
             }
             webPushPolicy.concurrencyPerOrigin = n
         }
+        if let url = value("webpush.navigate_url") {
+            guard Self.isHTTPSURL(url) else {
+                throw Missing(description: "\(source(variable("webpush.navigate_url"))) must be an https URL with a host, not '\(url)'")
+            }
+            webPushNavigateURL = url
+        } else if let url = value("public_url"), Self.isHTTPSURL(url) {
+            webPushNavigateURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
         if let url = value("https_proxy") {
             var proxyEnvironment = ["HERALD_HTTPS_PROXY": url]
             proxyEnvironment["NO_PROXY"] = value("no_proxy")
@@ -137,6 +148,22 @@ public struct ProviderSettings: Sendable {
             throw Missing(
                 description: "\(source(variable("local_provider"))) is false, but no push credentials are configured: nothing could be delivered")
         }
+    }
+}
+
+extension ProviderSettings {
+    /// WebKit opens a declarative notification's `navigate` only when it is https.
+    static func isHTTPSURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else { return false }
+        return url.user == nil && url.password == nil
+    }
+
+    /// What `config check` and the start-up log say about the settings without refusing them.
+    var warnings: [String] {
+        guard webPushNavigateURL == nil, apps.values.contains(where: { $0.webPush != nil }) else { return [] }
+        return [
+            "Web Push subscriptions that ask for the declarative form get the plain one: public_url is not https; set webpush.navigate_url to the https URL a notification opens"
+        ]
     }
 }
 
@@ -241,7 +268,8 @@ extension ProviderSettings {
         // Forwarded NWC requests go out under Web Push's rules: https, public addresses.
         let webhooks = WebhookForwardProvider(httpClient: httpClient, policy: webPushPolicy)
         if isLocal {
-            let router = PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal)).forwarding(to: webhooks)
+            let router = PushRouter(both: LocalDevelopmentProvider(recorder: recordLocal, webPushNavigateURL: webPushNavigateURL))
+                .forwarding(to: webhooks)
             return relays.map { router.publishing(to: $0) } ?? router
         }
         var router: [String: PushRouter.App] = [:]
@@ -251,7 +279,9 @@ extension ProviderSettings {
                 router[name] = PushRouter.App(
                     ios: try app.apns.map { try APNsProvider(configuration: $0, httpClient: httpClient, sharing: sharing) } ?? local,
                     android: try app.fcm.map { try FCMProvider(configuration: $0, httpClient: httpClient, sharing: sharing) } ?? local,
-                    webpush: try app.webPush.map { try WebPushProvider(configuration: $0, policy: webPushPolicy, httpClient: httpClient) }
+                    webpush: try app.webPush.map {
+                        try WebPushProvider(configuration: $0, policy: webPushPolicy, navigateURL: webPushNavigateURL, httpClient: httpClient)
+                    }
                 )
             } catch {
                 throw PushConfigurationError(message: "app '\(name)': \(error)")

@@ -47,10 +47,13 @@ struct DeviceRoutes: Sendable {
         if settings.registration == .key { try await APIKeyAuthenticator.check(request.headers, keys: keys, scope: .devices) }
         try limiter.admitRegistration(from: context.clientAddress)
         var request = request
-        let body = try await Edge.readJSONBody(DeviceRegistrationRequest.self, from: &request)
+        let body = try await Self.readBody(DeviceRegistrationRequest.self, from: &request)
         let platform = try Edge.parsePlatform(body.platform)
+        try Self.checkDeclarative(body.declarative, platform: platform)
+        var subscription = body.subscription
+        subscription?.declarative = body.declarative ?? false
         let token = try await Edge.pushAddress(
-            platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
+            platform: platform, pushToken: body.pushToken, subscription: subscription, policy: settings.registrationWebPushPolicy)
         let sealKey = try body.sealKey.map(PushSealing.parse)
         let app = try Edge.checkApp(body.app, providers: providers)
         try requireProvider(platform, app: app)
@@ -93,19 +96,28 @@ struct DeviceRoutes: Sendable {
     func update(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let device = try await authenticate(request, context: context)
         var request = request
-        let body = try await Edge.readJSONBody(DeviceTokenUpdate.self, from: &request)
+        let body = try await Self.readBody(DeviceTokenUpdate.self, from: &request)
         // Only what is given changes: an LSP node id alone, identities alone, a token alone.
         let namesToken = body.platform != nil || body.pushToken != nil || body.subscription != nil
-        guard namesToken || body.sealKey != nil || body.lspNodeID != nil || body.identities != nil else {
-            throw APIError.invalidBody("name at least one of push_token (or subscription), seal_key, lsp_node_id, identities")
+        guard namesToken || body.declarative != nil || body.sealKey != nil || body.lspNodeID != nil || body.identities != nil else {
+            throw APIError.invalidBody("name at least one of push_token (or subscription), declarative, seal_key, lsp_node_id, identities")
         }
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
+        try Self.checkDeclarative(body.declarative, platform: platform)
         if namesToken { try requireProvider(platform, app: device.app) }
-        let token =
-            namesToken
-            ? try await Edge.pushAddress(
-                platform: platform, pushToken: body.pushToken, subscription: body.subscription, policy: settings.registrationWebPushPolicy)
-            : device.token
+        // The device's choice of form carries over to a rotated subscription unless this says otherwise.
+        let current = device.platform == .webpush ? WebPushSubscription(storageToken: device.token) : nil
+        let declarative = body.declarative ?? current?.declarative ?? false
+        var subscription = body.subscription
+        subscription?.declarative = declarative
+        var token = device.token
+        if namesToken {
+            token = try await Edge.pushAddress(
+                platform: platform, pushToken: body.pushToken, subscription: subscription, policy: settings.registrationWebPushPolicy)
+        } else if body.declarative != nil, platform == .webpush, var reformatted = current {
+            reformatted.declarative = declarative
+            token = reformatted.storageToken
+        }
         // What identity proofs sign: the token as sent, or the device's own when none was.
         let signedToken =
             body.subscription?.endpoint ?? body.pushToken
@@ -125,13 +137,14 @@ struct DeviceRoutes: Sendable {
         }
         // `registration: challenge`: a new token is proven anew, by a one-time code pushed to it.
         // Until the code comes back the alias pushes nothing else.
-        let moved = token != device.token || platform != device.platform
+        // A subscription whose form alone changed still reaches the same place: not a move.
+        let moved = Self.address(token) != Self.address(device.token) || platform != device.platform
         let code = settings.registration == .challenge && moved ? Secrets.random(bytes: 16) : nil
         // One write: the token, its challenge, the seal key, the LSP and the identities, or none of them.
         let stored = try await devices.updateDevice(
             id: device.id,
             changes: DeviceChanges(
-                pushToken: namesToken ? .set(DeviceChanges.PushToken(platform: platform, token: token)) : .keep,
+                pushToken: namesToken || token != device.token ? .set(DeviceChanges.PushToken(platform: platform, token: token)) : .keep,
                 sealKey: sealKey.map { .set($0) } ?? .keep,
                 lspNodeID: lspNodeID.map { .set($0?.hex) } ?? .keep,
                 // A new token holds no identity until the same request proves it over that token:
@@ -252,6 +265,32 @@ struct DeviceRoutes: Sendable {
     }
 
     // MARK: Helpers
+
+    /// A registration or update body. `declarative` is looked at before the body is decoded: a
+    /// value other than true or false is a fault in the subscription's options, `400
+    /// invalid_subscription` as the subscription's other faults are, not an undecodable body.
+    static func readBody<Body: Decodable>(_ type: Body.Type, from request: inout Request) async throws -> Body {
+        let data = Data(buffer: try await Edge.readRequiredBody(&request, limit: Edge.jsonBodyLimit))
+        let parsed = try Edge.parseJSONObject(data)
+        switch parsed["declarative"] {
+        case nil, .null?, .bool?: break
+        default: throw APIError(.invalidSubscription, "declarative must be true or false")
+        }
+        return try Edge.decode(Body.self, parsed: parsed, from: data)
+    }
+
+    /// Only a Web Push subscription has a declarative form.
+    static func checkDeclarative(_ declarative: Bool?, platform: Platform) throws {
+        guard declarative == true, platform != .webpush else { return }
+        throw APIError(.invalidSubscription, "declarative is for platform webpush; \(platform.rawValue) has no declarative form")
+    }
+
+    /// Where a token reaches: a Web Push subscription's stored form without its choice of form.
+    static func address(_ token: String) -> String {
+        guard var subscription = WebPushSubscription(storageToken: token), subscription.declarative else { return token }
+        subscription.declarative = false
+        return subscription.storageToken
+    }
 
     /// A device no provider can reach would get a webhook URL that never works: refused up
     /// front, as the webhook would refuse every call to it.

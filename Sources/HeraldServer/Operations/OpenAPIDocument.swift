@@ -4555,6 +4555,10 @@ enum OpenAPIDocument {
           "subscription": {
             "$ref": "#/components/schemas/WebPushSubscription"
           },
+          "declarative": {
+            "type": "boolean",
+            "description": "`webpush` only: true sends visible pushes in WebKit's declarative form (`web_push: 8030`); absent or false keeps the plain data map. Anything but true, false or null is `400 invalid_subscription`."
+          },
           "seal_key": {
             "type": "string",
             "description": "Base64 (or base64url) of the device's 32-byte X25519 public key: pushes are sealed to it."
@@ -4602,6 +4606,10 @@ enum OpenAPIDocument {
           },
           "subscription": {
             "$ref": "#/components/schemas/WebPushSubscription"
+          },
+          "declarative": {
+            "type": "boolean",
+            "description": "`webpush` only: absent keeps the device's choice, for a new subscription too; true or false sets it."
           },
           "platform": {
             "$ref": "#/components/schemas/Platform"
