@@ -197,6 +197,10 @@ SCHEMAS: dict[str, dict] = {
          "app": string("The configured app whose credentials push to the device; absent: `default`.",
                        minLength=1),
          "lsp_node_id": LSP_NODE_ID,
+         "live_activity": obj({"push_to_start_token": string(
+             "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; "
+             "swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is "
+             "`400 invalid_request`.", minLength=1, maxLength=4096)}),
          "identities": IDENTITIES, "proofs": PROOFS, "ts": PROOF_TS},
         closed=False,
     ),
@@ -213,6 +217,10 @@ SCHEMAS: dict[str, dict] = {
                                "(66 hex digits)."),
          "identities": {**IDENTITIES, "description": "Absent keeps the identities, `[]` removes them, anything "
                                                      "else replaces them (each proven in `proofs`)."},
+         "live_activity": obj({"push_to_start_token": string(
+             "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; "
+             "swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is "
+             "`400 invalid_request`.", minLength=1, maxLength=4096)}),
          "proofs": PROOFS, "ts": PROOF_TS},
         closed=False,
     ),
@@ -353,6 +361,8 @@ SCHEMAS: dict[str, dict] = {
                       {"unknown_topics": {"type": "array", "items": string()}}, closed=False),
     "WakePresence": obj({"ttl_secs": integer("Clamped to 15 to 300.")}, closed=False),
     "WakePresenceAnswer": obj({"expires_at": integer("Unix seconds.")}),
+    "LiveActivityToken": obj({"push_token": string("The token iOS gave the swap's started activity "
+                                                   "(`pushTokenUpdates`), hex.", minLength=1, maxLength=4096)}),
     "WakeAck": obj({"id": string(format="uuid"),
                     "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}}, closed=False),
     "WakeLegacyRegistration": obj(
@@ -769,7 +779,7 @@ def paths() -> dict:
             "201": json_body(ref("DeviceRegistration"), "Registered."),
             **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                            "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "unknown_app", "invalid_lsp_node_id",
-                           "platform_not_configured", *IDENTITY_400],
+                           "platform_not_configured", "invalid_request", *IDENTITY_400],
                       401: ["invalid_proof", "stale_timestamp", "unauthorized"], 403: ["forbidden"],
                       409: ["too_many_devices", "proof_replayed"],
                       413: ["body_too_large"], 422: ["invalid_body"], 429: ["rate_limited"], 503: STORE},
@@ -805,7 +815,7 @@ def paths() -> dict:
                 "200": json_body(ref("Device"), "Updated."),
                 **errors({400: ["invalid_json", "unknown_platform", "invalid_token", "invalid_subscription",
                                "private_endpoint", "unresolvable_endpoint", "invalid_seal_key", "invalid_lsp_node_id", "platform_not_configured",
-                               *IDENTITY_400],
+                               "invalid_request", *IDENTITY_400],
                           401: ["unauthorized", "invalid_proof", "stale_timestamp"], 409: ["too_many_devices", "proof_replayed"],
                           413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
@@ -883,6 +893,26 @@ def paths() -> dict:
         responses={"204": NO_CONTENT,
                    **errors({400: ["invalid_json"], 401: ["unauthorized"], 404: ["unknown_wake"], 413: ["body_too_large"],
                              422: ["invalid_body"], 503: STORE}, body=True)})}
+
+    swap_id = path_param("swap_id", "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII "
+                                    "characters.", maxLength=128)
+    p["/api/v1/devices/{id}/live-activities/{swap_id}"] = {
+        "put": op(
+            "putLiveActivityToken", "The token of a swap's started Live Activity", tags=["Devices"],
+            security=DEVICE_SECRET,
+            description="Later `swap.update` statuses of the swap update (priority 5) and end (priority 10) the "
+                        "activity through it. iOS devices only.",
+            parameters=[DEVICE_ID, swap_id], body=request_body(ref("LiveActivityToken")),
+            responses={"204": NO_CONTENT,
+                       **errors({400: ["invalid_json", "invalid_request", "invalid_token"], 401: ["unauthorized"],
+                                 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE}, body=True)}),
+        "delete": op(
+            "deleteLiveActivity", "Forget a swap's Live Activity", tags=["Devices"], security=DEVICE_SECRET,
+            parameters=[DEVICE_ID, swap_id],
+            responses={"204": NO_CONTENT,
+                       **errors({400: ["invalid_request"], 401: ["unauthorized"], 404: ["unknown_live_activity"],
+                                 503: STORE}, body=False)}),
+    }
 
     p["/api/v1/wake/{wake_id}"] = {"get": op(
         "wakeStatus", "What became of a wake by identity", tags=["Wake"], security=api_key("wake"),

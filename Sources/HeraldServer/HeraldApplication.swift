@@ -143,7 +143,8 @@ public func buildApplication(
         limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
         now: now,
         clock: clock,
-        ledger: store
+        ledger: store,
+        liveActivities: store
     ).register(on: api)
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock, wakes: wakeService)
         .register(on: api)

@@ -26,6 +26,8 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
     public var proofs: [IdentityProofBody]?
     /// Unix seconds the proofs were signed at; within 600 s of the server's clock.
     public var ts: Int64?
+    /// iOS: what Herald needs to start a swap's Live Activity by push.
+    public var liveActivity: LiveActivityRegistration?
 
     public init(
         platform: String, pushToken: String?, subscription: WebPushSubscription? = nil, declarative: Bool? = nil,
@@ -52,6 +54,7 @@ public struct DeviceRegistrationRequest: Codable, Sendable, Hashable {
         case app
         case lspNodeID = "lsp_node_id"
         case identities, proofs, ts
+        case liveActivity = "live_activity"
     }
 }
 
@@ -104,6 +107,8 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
     public var identities: [String]?
     public var proofs: [IdentityProofBody]?
     public var ts: Int64?
+    /// iOS: what Herald needs to start a swap's Live Activity by push.
+    public var liveActivity: LiveActivityRegistration?
 
     public init(
         platform: String? = nil, pushToken: String?, subscription: WebPushSubscription? = nil, declarative: Bool? = nil,
@@ -128,6 +133,7 @@ public struct DeviceTokenUpdate: Codable, Sendable, Hashable {
         case sealKey = "seal_key"
         case lspNodeID = "lsp_node_id"
         case identities, proofs, ts
+        case liveActivity = "live_activity"
     }
 }
 

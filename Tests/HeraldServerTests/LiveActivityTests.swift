@@ -37,11 +37,21 @@ struct LiveActivityTests {
     func lifecycle() async throws {
         let nds = try TestNDS()
         let deviceToken = String(repeating: "d1", count: 32)
-        let device = try await nds.store.registerDevice(platform: .ios, token: deviceToken, now: Date())
-        try await nds.store.setLiveActivityStartToken(deviceID: device.device.id, token: Self.startToken, now: Date())
         try await nds.withMockPush { servers, providers in
             try await nds.app(providers: providers).test(.live) { client in
-                let notify = "/api/v1/notify?token=\(device.device.alias)"
+                // Live Activities are iOS's; the token is an APNs token.
+                let android = try await client.post(
+                    "/api/v1/devices", json: #"{"platform":"android","push_token":"fcm-1","live_activity":{"push_to_start_token":"5a5a"}}"#)
+                #expect(android.status == .badRequest && android.json["error"] as? String == "invalid_request")
+                let badToken = try await client.post(
+                    "/api/v1/devices", json: #"{"platform":"ios","push_token":"d1d1","live_activity":{"push_to_start_token":"not hex"}}"#)
+                #expect(badToken.status == .badRequest && badToken.json["error"] as? String == "invalid_token")
+                let created = try await client.post(
+                    "/api/v1/devices",
+                    json: #"{"platform":"ios","push_token":"\#(deviceToken)","live_activity":{"push_to_start_token":"\#(Self.startToken)"}}"#)
+                #expect(created.status == .created)
+                let device = try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                let notify = "/api/v1/notify?token=\(device.alias)"
                 #expect(try await client.post(notify, json: Self.swap("s-1", "transaction.mempool")).status == .ok)
                 // The phone's swap_updated push, and the activity's start.
                 let requests = try await servers.apns.requests.waitFor(count: 2)
@@ -63,7 +73,7 @@ struct LiveActivityTests {
 
                 // The app hands Herald the started activity's token.
                 let put = try await client.call(
-                    .put, "/api/v1/devices/\(device.device.id)/live-activities/s-1", key: device.secret,
+                    .put, "/api/v1/devices/\(device.deviceID)/live-activities/s-1", key: device.deviceSecret,
                     json: #"{"push_token":"\#(Self.activityToken)"}"#)
                 #expect(put.status == .noContent)
 

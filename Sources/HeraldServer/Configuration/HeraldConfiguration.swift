@@ -111,6 +111,9 @@ public struct HeraldConfiguration: Sendable {
                 "wake_fallback_after", default: String(server.wakeFallbackAfter),
                 "Seconds a fallback wake waits for the device's handled ack before its alert"),
             .init(
+                "live_activity_attributes_type", default: server.liveActivityAttributesType,
+                "The name of the app's ActivityAttributes type that a swap's Live Activity is started with"),
+            .init(
                 "trusted_proxies", default: "",
                 "Reverse proxies (addresses and CIDR ranges, comma-separated) whose X-Forwarded-For, Forwarded and X-Forwarded-Proto name the client"
             ),
@@ -376,6 +379,15 @@ public struct HeraldConfiguration: Sendable {
         if let value = try int("HERALD_NOSTR_MAX_RELAYS") { settings.nwcMaxRelays = value }
         if let value = try int("HERALD_NOSTR_MAX_RELAYS_PER_HOST") { settings.nwcMaxRelaysPerHost = value }
         if let value = try int("HERALD_IDENTITY_DEVICES_MAX") { settings.identityDevicesMax = value }
+        if let value = text("HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE") {
+            // A Swift type's name: ActivityKit matches it against the app's type.
+            guard !value.isEmpty, value.utf8.count <= 128,
+                value.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") })
+            else {
+                throw Invalid("\(source("HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE")) must be a Swift type name, not '\(value)'")
+            }
+            settings.liveActivityAttributesType = value
+        }
         if let value = text("HERALD_WAKE_ALERT") {
             guard let alert = WakeAlert(rawValue: value.lowercased()) else {
                 throw Invalid("\(source("HERALD_WAKE_ALERT")) must be always or fallback, not '\(value)'")

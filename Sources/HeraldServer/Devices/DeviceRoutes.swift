@@ -30,6 +30,8 @@ struct DeviceRoutes: Sendable {
     let clock: any Clock<Duration>
     /// The wake gateway's devices: their feed takes the `wkd_` secret they registered with.
     var ledger: (any WakeLedgerStore)? = nil
+    /// Push-to-start tokens of swaps' Live Activities (`live_activity`).
+    var liveActivities: (any LiveActivityStore)? = nil
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("devices") { request, context in try await create(request, context: context) }
@@ -58,6 +60,7 @@ struct DeviceRoutes: Sendable {
         let app = try Edge.checkApp(body.app, providers: providers)
         try requireProvider(platform, app: app)
         let lspNodeID = try body.lspNodeID.map(Self.parseNodeID)
+        let startToken = try body.liveActivity.map { try Self.pushToStartToken($0, platform: platform) }
         let proven = try IdentityClaims.proven(
             audience: settings.wakeGatewayAudience, platform: platform, pushToken: body.subscription?.endpoint ?? body.pushToken ?? "",
             identities: body.identities, proofs: body.proofs, ts: body.ts, now: now())
@@ -75,6 +78,9 @@ struct DeviceRoutes: Sendable {
             extras: DeviceExtras(lspNodeID: lspNodeID?.hex, identities: proven ?? [], challengeHash: code.map(Secrets.hash)),
             now: now()
         )
+        if let startToken, let liveActivities {
+            try await liveActivities.setLiveActivityStartToken(deviceID: registration.device.id, token: startToken, now: now())
+        }
         if let code { try await pushChallenge(code, to: registration.device) }
         return try JSONResponse.make(
             DeviceRegistrationAnswer(
@@ -99,10 +105,15 @@ struct DeviceRoutes: Sendable {
         let body = try await Self.readBody(DeviceTokenUpdate.self, from: &request)
         // Only what is given changes: an LSP node id alone, identities alone, a token alone.
         let namesToken = body.platform != nil || body.pushToken != nil || body.subscription != nil
-        guard namesToken || body.declarative != nil || body.sealKey != nil || body.lspNodeID != nil || body.identities != nil else {
-            throw APIError.invalidBody("name at least one of push_token (or subscription), declarative, seal_key, lsp_node_id, identities")
+        guard
+            namesToken || body.declarative != nil || body.sealKey != nil || body.lspNodeID != nil || body.identities != nil
+                || body.liveActivity != nil
+        else {
+            throw APIError.invalidBody(
+                "name at least one of push_token (or subscription), declarative, seal_key, lsp_node_id, identities, live_activity")
         }
         let platform = try body.platform.map(Edge.parsePlatform) ?? device.platform
+        let startToken = try body.liveActivity.map { try Self.pushToStartToken($0, platform: platform) }
         try Self.checkDeclarative(body.declarative, platform: platform)
         if namesToken { try requireProvider(platform, app: device.app) }
         // The device's choice of form carries over to a rotated subscription unless this says otherwise.
@@ -152,6 +163,9 @@ struct DeviceRoutes: Sendable {
                 identities: proven.map { .set($0) } ?? (moved ? .set([]) : .keep),
                 challengeHash: code.map { .set(Secrets.hash($0)) } ?? .keep),
             now: now())
+        if let startToken, let liveActivities {
+            try await liveActivities.setLiveActivityStartToken(deviceID: device.id, token: startToken, now: now())
+        }
         var updated = device
         updated.platform = platform
         if let code {
@@ -169,6 +183,14 @@ struct DeviceRoutes: Sendable {
                 confirmed: settings.registration == .challenge ? !(try await challenges.isUnconfirmed(deviceID: device.id)) : nil
             )
         )
+    }
+
+    /// A push-to-start token, checked as an APNs token: Live Activities are iOS's.
+    static func pushToStartToken(_ registration: LiveActivityRegistration, platform: Platform) throws -> String {
+        guard platform == .ios else {
+            throw APIError(.invalidRequest, "live_activity is for iOS devices; this one is \(platform.rawValue)")
+        }
+        return try Edge.checkPushToken(registration.pushToStartToken, platform: .ios, field: "live_activity.push_to_start_token")
     }
 
     /// The challenge push: the code, and where to post it back.

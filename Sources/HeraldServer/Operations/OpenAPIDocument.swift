@@ -662,7 +662,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `malformed_request`, `bad_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `unknown_app`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_request`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -684,6 +684,7 @@ enum OpenAPIDocument {
                         "unknown_app",
                         "invalid_lsp_node_id",
                         "platform_not_configured",
+                        "invalid_request",
                         "invalid_identities",
                         "invalid_identity",
                         "missing_timestamp",
@@ -941,7 +942,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `malformed_request`, `bad_request`",
+            "description": "Bad Request: `invalid_json`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `invalid_seal_key`, `invalid_lsp_node_id`, `platform_not_configured`, `invalid_request`, `invalid_identities`, `invalid_identity`, `missing_timestamp`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -962,6 +963,7 @@ enum OpenAPIDocument {
                         "invalid_seal_key",
                         "invalid_lsp_node_id",
                         "platform_not_configured",
+                        "invalid_request",
                         "invalid_identities",
                         "invalid_identity",
                         "missing_timestamp",
@@ -1598,6 +1600,179 @@ enum OpenAPIDocument {
           },
           "422": {
             "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
+          "503": {
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
+          }
+        }
+      }
+    },
+    "/api/v1/devices/{id}/live-activities/{swap_id}": {
+      "put": {
+        "operationId": "putLiveActivityToken",
+        "summary": "The token of a swap's started Live Activity",
+        "tags": [
+          "Devices"
+        ],
+        "description": "Later `swap.update` statuses of the swap update (priority 5) and end (priority 10) the activity through it. iOS devices only.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/DeviceId"
+          },
+          {
+            "name": "swap_id",
+            "in": "path",
+            "required": true,
+            "description": "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII characters.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/LiveActivityToken"
+              }
+            }
+          }
+        },
+        "security": [
+          {
+            "deviceSecret": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; no body."
+          },
+          "400": {
+            "description": "Bad Request: `invalid_json`, `invalid_request`, `invalid_token`, `malformed_request`, `bad_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_json",
+                        "invalid_request",
+                        "invalid_token",
+                        "malformed_request",
+                        "bad_request"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "408": {
+            "$ref": "#/components/responses/Error408.request_timeout"
+          },
+          "413": {
+            "$ref": "#/components/responses/Error413.body_too_large"
+          },
+          "422": {
+            "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
+          "503": {
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteLiveActivity",
+        "summary": "Forget a swap's Live Activity",
+        "tags": [
+          "Devices"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/DeviceId"
+          },
+          {
+            "name": "swap_id",
+            "in": "path",
+            "required": true,
+            "description": "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII characters.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            }
+          }
+        ],
+        "security": [
+          {
+            "deviceSecret": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; no body."
+          },
+          "400": {
+            "description": "Bad Request: `invalid_request`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "invalid_request"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "404": {
+            "description": "Not Found: `unknown_live_activity`",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  ],
+                  "properties": {
+                    "error": {
+                      "enum": [
+                        "unknown_live_activity"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
           },
           "500": {
             "$ref": "#/components/responses/Error500.internal"
@@ -4348,6 +4523,7 @@ enum OpenAPIDocument {
           "not_found",
           "session_not_found",
           "unknown_device",
+          "unknown_live_activity",
           "unknown_reply",
           "unknown_token",
           "unknown_wake",
@@ -4573,6 +4749,21 @@ enum OpenAPIDocument {
             "pattern": "^0[23][0-9A-Fa-f]{64}$",
             "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 notification must then be signed by it."
           },
+          "live_activity": {
+            "type": "object",
+            "properties": {
+              "push_to_start_token": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4096,
+                "description": "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is `400 invalid_request`."
+              }
+            },
+            "required": [
+              "push_to_start_token"
+            ],
+            "additionalProperties": false
+          },
           "identities": {
             "type": "array",
             "maxItems": 8,
@@ -4631,6 +4822,21 @@ enum OpenAPIDocument {
               "description": "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an Ed25519 key."
             },
             "description": "Absent keeps the identities, `[]` removes them, anything else replaces them (each proven in `proofs`)."
+          },
+          "live_activity": {
+            "type": "object",
+            "properties": {
+              "push_to_start_token": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4096,
+                "description": "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is `400 invalid_request`."
+              }
+            },
+            "required": [
+              "push_to_start_token"
+            ],
+            "additionalProperties": false
           },
           "proofs": {
             "$ref": "#/components/schemas/IdentityProofs"
@@ -5410,6 +5616,21 @@ enum OpenAPIDocument {
         },
         "required": [
           "expires_at"
+        ],
+        "additionalProperties": false
+      },
+      "LiveActivityToken": {
+        "type": "object",
+        "properties": {
+          "push_token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "description": "The token iOS gave the swap's started activity (`pushTokenUpdates`), hex."
+          }
+        },
+        "required": [
+          "push_token"
         ],
         "additionalProperties": false
       },
