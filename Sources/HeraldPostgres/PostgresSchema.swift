@@ -114,6 +114,7 @@ enum PostgresSchema {
         nwc,
         nwcOwnedRegistrations,
         liveActivities,
+        bip353,
     ]
 
     /// Applies the migrations not yet applied, holding the advisory lock on this connection.

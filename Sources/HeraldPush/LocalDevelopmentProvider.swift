@@ -60,6 +60,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         case .webpush: return try WebPushPayload.validate(message, navigate: webPushNavigate(target))
         case .nostr: throw PushValidationError(.platformNotConfigured, message: "relays are published to, never recorded")
         case .webhook: throw PushValidationError(.platformNotConfigured, message: "webhooks are posted to, never recorded")
+        case .dns: throw PushValidationError(.platformNotConfigured, message: "DNS records are written to a server, never recorded")
         }
         return nil
     }
@@ -77,6 +78,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         case .webpush: try WebPushPayload.render(message)
         case .nostr: Data(message.data[NostrRelayProvider.eventKey]?.utf8 ?? "".utf8)
         case .webhook: Data(message.data[WebhookForwardProvider.bodyKey]?.utf8 ?? "".utf8)
+        case .dns: Data()
         }
     }
 

@@ -25,21 +25,31 @@ public struct PushRouter: PushProvider {
     public let relays: (any PushProvider)?
     /// Where forwarded NWC requests go, for every app: other services' webhooks.
     public let webhooks: (any PushProvider)?
+    /// Where BIP-353 records go, for every app: a DNS server.
+    public let dns: (any PushProvider)?
 
-    public init(apps: [String: App], relays: (any PushProvider)? = nil, webhooks: (any PushProvider)? = nil) {
+    public init(
+        apps: [String: App], relays: (any PushProvider)? = nil, webhooks: (any PushProvider)? = nil, dns: (any PushProvider)? = nil
+    ) {
         self.apps = apps
         self.relays = relays
         self.webhooks = webhooks
+        self.dns = dns
     }
 
     /// The same apps, publishing to Nostr relays through `relays`.
     public func publishing(to relays: any PushProvider) -> PushRouter {
-        PushRouter(apps: apps, relays: relays, webhooks: webhooks)
+        PushRouter(apps: apps, relays: relays, webhooks: webhooks, dns: dns)
     }
 
     /// The same apps, forwarding to webhooks through `webhooks`.
     public func forwarding(to webhooks: any PushProvider) -> PushRouter {
-        PushRouter(apps: apps, relays: relays, webhooks: webhooks)
+        PushRouter(apps: apps, relays: relays, webhooks: webhooks, dns: dns)
+    }
+
+    /// The same apps, writing BIP-353 records through `dns`.
+    public func updatingDNS(through dns: any PushProvider) -> PushRouter {
+        PushRouter(apps: apps, relays: relays, webhooks: webhooks, dns: dns)
     }
 
     /// A single app, named ``PushTarget/defaultApp``.
@@ -62,6 +72,7 @@ public struct PushRouter: PushProvider {
         case .webpush: apps[app]?.webpush
         case .nostr: apps[app] == nil ? nil : relays
         case .webhook: apps[app] == nil ? nil : webhooks
+        case .dns: apps[app] == nil ? nil : dns
         }
     }
 

@@ -67,6 +67,19 @@ public enum PushTokenForm {
             else {
                 throw PushValidationError(.invalidMessage, message: "a webhook is an http(s) URL with a host")
             }
+        case .dns:
+            // Usernames (LUD-16's characters), space separated.
+            let names = token.split(separator: " ", omittingEmptySubsequences: false)
+            guard !names.isEmpty,
+                names.allSatisfy({ name in
+                    !name.isEmpty
+                        && name.utf8.allSatisfy {
+                            $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+                        }
+                })
+            else {
+                throw PushValidationError(.invalidMessage, message: "a DNS job names usernames, space separated")
+            }
         }
     }
 }

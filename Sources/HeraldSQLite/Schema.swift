@@ -87,6 +87,7 @@ enum Schema {
         migrator.registerMigration("v14-nwc") { db in try addNwc(db) }
         migrator.registerMigration("v15-nwc-owned-registrations") { db in try keyNwcRegistrationsByOwner(db) }
         migrator.registerMigration("v16-live-activities") { db in try addLiveActivities(db) }
+        migrator.registerMigration("v17-bip353") { db in try addBip353(db) }
         return migrator
     }
 }

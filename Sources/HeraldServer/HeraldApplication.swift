@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDNS
 import HeraldPush
 import HeraldStore
 import Hummingbird
@@ -58,6 +59,10 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     // What several processes on one database must agree on goes through it; nil for SQLite.
     let shared = store.sharing.capabilities
+    // BIP-353 records go through the outbox to the DNS server, like pushes to their services.
+    let providers =
+        configuration.settings.bip353.map { providers.updatingDNS(through: Bip353Publisher(settings: $0, store: store, client: DNSClient())) }
+        ?? providers
     var dispatcherConfiguration = configuration.dispatcher
     // Leases found at start are this process's own only when no other process writes the database.
     if shared != nil { dispatcherConfiguration.releaseLeasesAtStart = false }
@@ -125,8 +130,10 @@ public func buildApplication(
     BreezPaymentRoutes(delivery: delivery, settings: configuration.settings, metrics: metrics)
         .register(on: api)
     ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
-    LightningAddressRoutes(devices: store, addresses: store, cache: store, settings: configuration.settings, challenges: store, now: now)
-        .register(on: api)
+    let bip353 = configuration.settings.bip353.map { Bip353Names(settings: $0, store: store, delivery: delivery, now: now) }
+    LightningAddressRoutes(
+        devices: store, addresses: store, cache: store, settings: configuration.settings, challenges: store, now: now, bip353: bip353
+    ).register(on: api)
     LnurlPayRoutes(
         addresses: store, devices: store, cache: store, delivery: delivery, settings: configuration.settings,
         zaps: ZapReceipts(zaps: store, delivery: delivery, settings: configuration.settings, now: now), now: now
@@ -144,7 +151,8 @@ public func buildApplication(
         now: now,
         clock: clock,
         ledger: store,
-        liveActivities: store
+        liveActivities: store,
+        bip353: bip353
     ).register(on: api)
     PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock, wakes: wakeService)
         .register(on: api)

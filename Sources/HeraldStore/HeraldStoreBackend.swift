@@ -8,7 +8,7 @@ import ServiceLifecycle
 public protocol HeraldStoreBackend:
     OutboxStore, DeadLetterStore, TokenStore, DeviceStore, DeviceLookupStore, LocalPushStore, APIKeyStore, SessionStore,
     ReplyStore, LightningAddressStore, ProviderTokenStore, LSPS5Store, ZapStore, IdentityStore, DeviceChallengeStore, WakeLedgerStore,
-    NwcStore, LiveActivityStore
+    NwcStore, LiveActivityStore, Bip353Store
 {
     /// Runs a trivial query: the health check.
     func ping() async throws

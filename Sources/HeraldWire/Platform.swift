@@ -15,6 +15,10 @@ public enum Platform: String, Codable, Sendable, CaseIterable {
     /// to another notification service), with the same retries and dead letters. A job's
     /// "token" is the URL.
     case webhook
+    /// Not a device's: BIP-353 records, written to a DNS server by RFC 2136 UPDATE with the same
+    /// retries and dead letters. A job's "token" is the usernames whose records it writes, space
+    /// separated; the records' contents are read when it is sent.
+    case dns
 
     /// The platforms a device registers with; `nostr` and `webhook` are the outbox's own.
     public static let devicePlatforms: [Platform] = [.ios, .android, .webpush]

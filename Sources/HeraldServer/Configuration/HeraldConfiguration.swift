@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HeraldDNS
 import HeraldNostr
 import HeraldPush
 import HeraldWire
@@ -159,6 +160,16 @@ public struct HeraldConfiguration: Sendable {
                 "webpush.navigate_url", default: "public_url",
                 "The https URL a declarative Web Push notification opens when tapped; with neither it nor an https public_url, declarative subscriptions get the plain form"
             ),
+            .init(
+                "bip353.server", default: "",
+                "host:port of the DNS primary that takes RFC 2136 updates for the BIP-353 zone; turns BIP-353 names on"),
+            .init(
+                "bip353.tsig_key_file", flag: false, default: "",
+                "The TSIG key the updates are signed with: a BIND key file as tsig-keygen writes it (hmac-sha256 or hmac-sha512)"),
+            .init("bip353.zone", default: "_bitcoin-payment.<public_url host>", "The zone records are written in: <username>.user.<zone>"),
+            .init(
+                "bip353.ttl", default: String(Bip353Settings.defaultTTL),
+                "Seconds a BIP-353 record lives in caches; less when its offer expires sooner"),
             .init(
                 "nostr.secret_key_file", flag: false, default: "",
                 "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
@@ -379,6 +390,9 @@ public struct HeraldConfiguration: Sendable {
         if let value = try int("HERALD_NOSTR_MAX_RELAYS") { settings.nwcMaxRelays = value }
         if let value = try int("HERALD_NOSTR_MAX_RELAYS_PER_HOST") { settings.nwcMaxRelaysPerHost = value }
         if let value = try int("HERALD_IDENTITY_DEVICES_MAX") { settings.identityDevicesMax = value }
+        if let server = text("HERALD_BIP353_SERVER") {
+            settings.bip353 = try Self.bip353(server: server, publicURL: settings.publicURL, text: text, int: int, source: source)
+        }
         if let value = text("HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE") {
             // A Swift type's name: ActivityKit matches it against the app's type.
             guard !value.isEmpty, value.utf8.count <= 128,
@@ -478,5 +492,37 @@ public struct HeraldConfiguration: Sendable {
         }
         if let file { lines.append(("file", file)) }
         return lines
+    }
+}
+
+extension HeraldConfiguration {
+    /// `bip353.*`: the server, its TSIG key (required with it) and the zone.
+    static func bip353(
+        server: String, publicURL: String, text: (String) -> String?, int: (String) throws -> Int?, source: (String) -> String
+    ) throws -> Bip353Settings {
+        guard let address = DNSServerAddress(server) else {
+            throw Invalid("\(source("HERALD_BIP353_SERVER")) must be host:port (or host, port 53), not '\(server)'")
+        }
+        guard let file = text("HERALD_BIP353_TSIG_KEY_FILE") else {
+            throw Invalid("\(source("HERALD_BIP353_SERVER")) needs \(source("HERALD_BIP353_TSIG_KEY_FILE")): updates are signed with TSIG")
+        }
+        let key: TSIGKey
+        do {
+            key = try BINDKeyFile.parse(String(contentsOfFile: file, encoding: .utf8))
+        } catch let error as BINDKeyFileError {
+            throw Invalid("\(source("HERALD_BIP353_TSIG_KEY_FILE")) '\(file)': \(error.description)")
+        } catch {
+            throw Invalid("\(source("HERALD_BIP353_TSIG_KEY_FILE")): cannot read '\(file)'")
+        }
+        let zoneText = text("HERALD_BIP353_ZONE") ?? "_bitcoin-payment." + (URLComponents(string: publicURL)?.host ?? "")
+        let zone: DNSName
+        do {
+            zone = try DNSName(zoneText.lowercased())
+        } catch {
+            throw Invalid("\(source("HERALD_BIP353_ZONE")) is not a DNS name: \(error.description)")
+        }
+        var settings = Bip353Settings(server: address, key: key, zone: zone)
+        if let ttl = try int("HERALD_BIP353_TTL") { settings.ttl = ttl }
+        return settings
     }
 }

@@ -78,6 +78,8 @@ public struct ServerSettings: Sendable {
     /// The name of the app's `ActivityAttributes` type, which a push that starts a swap's Live
     /// Activity names (`live_activity_attributes_type`).
     public var liveActivityAttributesType = LiveActivityAPS.swapAttributesType
+    /// BIP-353 names, published by DNS UPDATE (`bip353.*`); nil: off.
+    public var bip353: Bip353Settings?
 
     /// The audience registrations through the wake gateway are signed for.
     var wakeGatewayAudience: String {

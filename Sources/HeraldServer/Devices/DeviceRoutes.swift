@@ -32,6 +32,8 @@ struct DeviceRoutes: Sendable {
     var ledger: (any WakeLedgerStore)? = nil
     /// Push-to-start tokens of swaps' Live Activities (`live_activity`).
     var liveActivities: (any LiveActivityStore)? = nil
+    /// A deleted device's BIP-353 record leaves the zone.
+    var bip353: Bip353Names? = nil
 
     func register(on router: some RouterMethods<HeraldRequestContext>) {
         router.post("devices") { request, context in try await create(request, context: context) }
@@ -234,6 +236,8 @@ struct DeviceRoutes: Sendable {
 
     func delete(_ request: Request, context: HeraldRequestContext) async throws -> Response {
         let device = try await authenticate(request, context: context)
+        // Before the device goes: its name's record is found by the device.
+        try await bip353?.released(deviceID: device.id)
         try await devices.deleteDevice(id: device.id, now: now())
         return Response(status: .noContent)
     }

@@ -13,12 +13,15 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidCollapseKey = "invalid_collapse_key"
     case invalidCursor = "invalid_cursor"
     case invalidDevice = "invalid_device"
+    case bip353NotConfigured = "bip353_not_configured"
     case invalidFallbackAfter = "invalid_fallback_after"
     case invalidIdempotencyKey = "invalid_idempotency_key"
     case invalidIdentities = "invalid_identities"
     case invalidIdentity = "invalid_identity"
     case invalidJSON = "invalid_json"
     case invalidKind = "invalid_kind"
+    case invalidOffer = "invalid_offer"
+    case offerTooLong = "offer_too_long"
     case invalidLimit = "invalid_limit"
     case invalidLSPNodeID = "invalid_lsp_node_id"
     case invalidNotification = "invalid_notification"
@@ -116,12 +119,15 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .invalidCollapseKey: .badRequest
         case .invalidCursor: .badRequest
         case .invalidDevice: .badRequest
+        case .bip353NotConfigured: .badRequest
         case .invalidFallbackAfter: .badRequest
         case .invalidIdempotencyKey: .badRequest
         case .invalidIdentities: .badRequest
         case .invalidIdentity: .badRequest
         case .invalidJSON: .badRequest
         case .invalidKind: .badRequest
+        case .invalidOffer: .badRequest
+        case .offerTooLong: .badRequest
         case .invalidLimit: .badRequest
         case .invalidLSPNodeID: .badRequest
         case .invalidNotification: .badRequest
