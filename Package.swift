@@ -95,6 +95,9 @@ let package = Package(
             dependencies: ["HeraldBech32", "HeraldSecp256k1", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
+        // BOLT 12 offers, read and checked before Herald publishes one (BIP-353): bech32 groups
+        // without a checksum, and HeraldSecp256k1 to check that each key is a point on the curve.
+        .target(name: "HeraldBolt12", dependencies: ["HeraldBech32", "HeraldSecp256k1"], swiftSettings: swiftSettings),
         // The development wallet and the issuer that gives it real regtest BOLT11 invoices: what
         // `herald-device` and the tests use in a real wallet's place, kept out of HeraldDevice so
         // the plugin an app links carries neither.
@@ -329,6 +332,12 @@ let package = Package(
                 "HeraldBolt11", "HeraldBech32", "HeraldDevelopmentInvoices", "HeraldSecp256k1", "HeraldDevice",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "HeraldBolt12Tests",
+            dependencies: ["HeraldBolt12", "HeraldSecp256k1", "HeraldWire"],
+            resources: [.copy("offers-test.json"), .copy("format-string-test.json")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
