@@ -40,7 +40,7 @@ STATUS_NUMBERS = {"badRequest": 400, "unauthorized": 401, "forbidden": 403, "not
 def read_error_codes() -> dict[str, int]:
     """Every code and its status, from the one list: the server's `ErrorCode` enum, in its order."""
     text = ERROR_CODES_PATH.read_text()
-    cases = re.findall(r"^    case (\w+)(?: = \"([a-z_]+)\")?$", text, re.M)
+    cases = re.findall(r"^    case (\w+)(?: = \"([a-z0-9_]+)\")?$", text, re.M)
     statuses = dict(re.findall(r"^        case \.(\w+): \.(\w+)$", text, re.M))
     assert cases and len(cases) == len(statuses), f"{ERROR_CODES_PATH.name}: one case and one status line per code"
     return {raw or name: STATUS_NUMBERS[statuses[name]] for name, raw in cases}
@@ -403,12 +403,19 @@ SCHEMAS: dict[str, dict] = {
     "LightningAddressClaim": obj(
         {"device_id": string(minLength=1),
          "username": string("LUD-16: 1 to 64 of a-z 0-9 - _ .", pattern="^[a-z0-9._-]{1,64}$")},
+        {"offer": string("A BOLT 12 offer (`lno1…`) to publish by BIP-353 as `<username>.user.<zone>` TXT "
+                         "`bitcoin:?lno=<offer>`; another offer replaces it. Needs `bip353.server` "
+                         "(`400 bip353_not_configured`); checked per BOLT 12 (`400 invalid_offer`); a URI over "
+                         "4,000 bytes is `400 offer_too_long`.", minLength=1)},
         closed=False,
     ),
     "LightningAddressRelease": obj({"device_id": string(minLength=1)}, closed=False),
     "LightningAddress": obj(
         {"username": string(), "lightning_address": string(), "lnurlp_url": string()},
-        {"previous": string("The username this device had before a rename.")},
+        {"previous": string("The username this device had before a rename."),
+         "bip353": string("`₿<username>@<domain>`, when the name carries an offer."),
+         "bip353_state": string("The record in DNS: `published`, `pending` (committed, not yet written: the "
+                                "server is retried while it is away) or `failed: <RCODE>`.")},
     ),
     "LnurlPayInfo": obj(
         {"callback": string(), "minSendable": integer(minimum=1), "maxSendable": integer(minimum=1),
@@ -1018,10 +1025,19 @@ def paths() -> dict:
             responses={
                 "200": json_body(ref("LightningAddress"), "Renamed (with `previous`), or already this name."),
                 "201": json_body(ref("LightningAddress"), "Claimed."),
-                **errors({400: ["invalid_json", "invalid_username"], 401: ["unauthorized"],
+                **errors({400: ["invalid_json", "invalid_username", "bip353_not_configured", "invalid_offer",
+                               "offer_too_long"], 401: ["unauthorized"],
                           403: ["device_unconfirmed"],
                           409: ["username_taken"], 413: ["body_too_large"], 422: ["invalid_body"], 503: STORE},
                          body=True),
+            }),
+        "get": op(
+            "showLightningAddress", "The device's Lightning address and its BIP-353 record's state",
+            tags=["Lightning addresses"], security=DEVICE_SECRET,
+            parameters=[query_param("device_id", "The device id.", {"type": "string", "minLength": 1})],
+            responses={
+                "200": json_body(ref("LightningAddress"), "The address."),
+                **errors({401: ["unauthorized"], 404: ["no_username"], 503: STORE}, body=False),
             }),
         "delete": op(
             "releaseLightningAddress", "Release the device's Lightning address", tags=["Lightning addresses"],

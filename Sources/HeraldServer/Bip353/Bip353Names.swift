@@ -24,7 +24,7 @@ struct Bip353Names: Sendable {
     static func uri(offer text: String) throws -> (uri: String, offer: Bolt12Offer) {
         let offer: Bolt12Offer
         do {
-            offer = try Bolt12Offer(text)
+            offer = try Bolt12Offer(text.trimmingCharacters(in: .whitespacesAndNewlines))
         } catch {
             throw APIError(.invalidOffer, "offer is not a valid BOLT 12 offer: \(error)")
         }

@@ -2636,7 +2636,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Bad Request: `invalid_json`, `invalid_username`, `malformed_request`, `bad_request`",
+            "description": "Bad Request: `invalid_json`, `invalid_username`, `bip353_not_configured`, `invalid_offer`, `offer_too_long`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
@@ -2650,6 +2650,9 @@ enum OpenAPIDocument {
                       "enum": [
                         "invalid_json",
                         "invalid_username",
+                        "bip353_not_configured",
+                        "invalid_offer",
+                        "offer_too_long",
                         "malformed_request",
                         "bad_request"
                       ]
@@ -2694,6 +2697,54 @@ enum OpenAPIDocument {
           },
           "422": {
             "$ref": "#/components/responses/Error422.invalid_body"
+          },
+          "500": {
+            "$ref": "#/components/responses/Error500.internal"
+          },
+          "503": {
+            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
+          }
+        }
+      },
+      "get": {
+        "operationId": "showLightningAddress",
+        "summary": "The device's Lightning address and its BIP-353 record's state",
+        "tags": [
+          "Lightning addresses"
+        ],
+        "parameters": [
+          {
+            "name": "device_id",
+            "in": "query",
+            "required": false,
+            "description": "The device id.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "security": [
+          {
+            "deviceSecret": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The address.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/LightningAddress"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Error401.unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/Error404.no_username"
           },
           "500": {
             "$ref": "#/components/responses/Error500.internal"
@@ -2748,25 +2799,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Error401.unauthorized"
           },
           "404": {
-            "description": "Not Found: `no_username`",
-            "content": {
-              "application/json": {
-                "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "no_username"
-                      ]
-                    }
-                  }
-                }
-              }
-            }
+            "$ref": "#/components/responses/Error404.no_username"
           },
           "408": {
             "$ref": "#/components/responses/Error408.request_timeout"
@@ -4469,12 +4502,15 @@ enum OpenAPIDocument {
           "invalid_collapse_key",
           "invalid_cursor",
           "invalid_device",
+          "bip353_not_configured",
           "invalid_fallback_after",
           "invalid_idempotency_key",
           "invalid_identities",
           "invalid_identity",
           "invalid_json",
           "invalid_kind",
+          "invalid_offer",
+          "offer_too_long",
           "invalid_limit",
           "invalid_lsp_node_id",
           "invalid_notification",
@@ -5852,6 +5888,11 @@ enum OpenAPIDocument {
             "type": "string",
             "pattern": "^[a-z0-9._-]{1,64}$",
             "description": "LUD-16: 1 to 64 of a-z 0-9 - _ ."
+          },
+          "offer": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A BOLT 12 offer (`lno1…`) to publish by BIP-353 as `<username>.user.<zone>` TXT `bitcoin:?lno=<offer>`; another offer replaces it. Needs `bip353.server` (`400 bip353_not_configured`); checked per BOLT 12 (`400 invalid_offer`); a URI over 4,000 bytes is `400 offer_too_long`."
           }
         },
         "required": [
@@ -5886,6 +5927,14 @@ enum OpenAPIDocument {
           "previous": {
             "type": "string",
             "description": "The username this device had before a rename."
+          },
+          "bip353": {
+            "type": "string",
+            "description": "`₿<username>@<domain>`, when the name carries an offer."
+          },
+          "bip353_state": {
+            "type": "string",
+            "description": "The record in DNS: `published`, `pending` (committed, not yet written: the server is retried while it is away) or `failed: <RCODE>`."
           }
         },
         "required": [
@@ -6884,6 +6933,27 @@ enum OpenAPIDocument {
                 "error": {
                   "enum": [
                     "dead_letter_not_found"
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "Error404.no_username": {
+        "description": "Not Found: `no_username`",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/Error"
+                }
+              ],
+              "properties": {
+                "error": {
+                  "enum": [
+                    "no_username"
                   ]
                 }
               }
