@@ -166,4 +166,39 @@ struct LiveActivityTests {
             }
         }
     }
+
+    @Test(
+        "strangers: another device's secret or none cannot set or delete an activity's token; under registration: challenge an unconfirmed phone's swap starts nothing"
+    )
+    func strangers() async throws {
+        var configured = try TestNDS()
+        configured.settings.registration = .challenge
+        let nds = configured
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let created = try await client.post(
+                    "/api/v1/devices",
+                    json:
+                        #"{"platform":"ios","push_token":"\#(String(repeating: "e1", count: 32))","live_activity":{"push_to_start_token":"\#(Self.startToken)"}}"#
+                )
+                #expect(created.status == .created)
+                let device = try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                let other = try WireJSON.decode(
+                    DeviceRegistrationAnswer.self,
+                    from: Data(buffer: try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"e2e2"}"#).body))
+                let path = "/api/v1/devices/\(device.deviceID)/live-activities/s-9"
+                let body = #"{"push_token":"\#(Self.activityToken)"}"#
+                for key in [other.deviceSecret, nil, "not-a-secret"] {
+                    #expect(try await client.call(.put, path, key: key, json: body).status == .unauthorized)
+                    #expect(try await client.call(.delete, path, key: key).status == .unauthorized)
+                }
+                // Unconfirmed: the alias pushes nothing, the activity included.
+                let notify = try await client.post("/api/v1/notify?token=\(device.alias)", json: Self.swap("s-9", "transaction.mempool"))
+                #expect(notify.status == .forbidden && notify.json["error"] as? String == "device_unconfirmed")
+                // Only the two challenge pushes went out.
+                #expect(try await eventually { await servers.apns.requests.all.count == 2 })
+                #expect(await servers.apns.requests.all.allSatisfy { $0.deviceToken != Self.startToken })
+            }
+        }
+    }
 }
