@@ -10,6 +10,10 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// BIP-353 names published by Herald on Debian's knot (started on loopback, zone signed inline),
 /// read back from knot's DNSSEC-signed answers.
 @Suite("BIP-353 names on knot", .enabled(if: KnotServer.isAvailable, "apt-get install knot"))
@@ -164,6 +168,62 @@ struct Bip353Tests {
             await knot.stop()
             throw error
         }
+        await knot.stop()
+    }
+
+    /// A request to a `herald serve` child, its status and JSON answer.
+    static func http(_ method: String, _ url: String, bearer: String? = nil, json: String? = nil) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(json.utf8)
+        }
+        let (body, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:])
+    }
+
+    @Test("a claim committed while knot is down survives a kill -9 of herald serve and is published once both are back")
+    func killedBeforePublication() async throws {
+        let knot = try await KnotServer.start()
+        let server: HeraldServeProcess
+        do {
+            await knot.pause()
+            var environment = ProcessInfo.processInfo.environment
+            environment["HERALD_BIP353_TSIG_KEY_FILE"] = knot.keyFile.path
+            server = try await HeraldServeProcess.running(
+                arguments: ["--bip353-server", knot.address.description, "--bip353-zone", knot.zone], environment: environment)
+        } catch {
+            await knot.stop()
+            throw error
+        }
+        do {
+            let (status, device) = try await Self.http(
+                "POST", server.baseURL + "/api/v1/devices", json: #"{"platform":"ios","push_token":"b356"}"#)
+            #expect(status == 201)
+            let id = try #require(device["device_id"] as? String)
+            let secret = try #require(device["device_secret"] as? String)
+            let (claimed, answer) = try await Self.http(
+                "POST", server.baseURL + "/api/v1/lnurlpay", bearer: secret,
+                json: #"{"device_id":"\#(id)","username":"frank","offer":"\#(Self.offers.short)"}"#)
+            #expect(claimed == 201 && answer["bip353_state"] as? String == "pending", "\(answer)")
+            await server.crash()
+            try await knot.resume()
+            #expect(try await server.restart())
+            try await Self.waitFor(knot, "frank", texts: ["bitcoin:?lno=" + Self.offers.short])
+            if try await Self.txt(knot, "frank").texts.isEmpty { Issue.record("herald's log: \(server.logTail())") }
+            #expect(
+                try await eventually {
+                    try await Self.http("GET", server.baseURL + "/api/v1/lnurlpay?device_id=\(id)", bearer: secret).1["bip353_state"] as? String
+                        == "published"
+                })
+        } catch {
+            _ = await server.stop()
+            await knot.stop()
+            throw error
+        }
+        _ = await server.stop()
         await knot.stop()
     }
 }
