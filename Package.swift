@@ -247,10 +247,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // RFC 2136 UPDATE with RFC 8945 TSIG over TCP, for BIP-353's TXT records: the messages,
+        // BIND key files, and a client that reads back what it published.
+        .target(
+            name: "HeraldDNS",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Local look-alikes of APNs, Google's OAuth token endpoint and FCM, for tests and the bench.
         .target(
             name: "HeraldTestSupport",
             dependencies: [
+                // KnotServer waits for its zone to be signed by asking it, with HeraldDNS's queries.
+                "HeraldDNS",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -320,6 +334,12 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(name: "HeraldBech32Tests", dependencies: ["HeraldBech32"], swiftSettings: testSwiftSettings),
+        // Byte-for-byte encoding, and UPDATEs against a real Knot DNS server (KnotServer).
+        .testTarget(
+            name: "HeraldDNSTests",
+            dependencies: ["HeraldDNS", "HeraldTestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "HeraldNostrTests",
             dependencies: ["HeraldNostr", "HeraldBech32", "HeraldWire"],
