@@ -112,7 +112,7 @@ struct PostgresStoreTests {
             for store in stores { group.addTask { try await store.migrate() } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(applied.filter { !$0.isEmpty } == [Array(1...14)])
+        #expect(applied.filter { !$0.isEmpty } == [Array(1...16)])
         #expect(try await stores[0].migrate() == [])
     }
 
