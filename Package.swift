@@ -200,6 +200,8 @@ let package = Package(
             dependencies: [
                 // Zaps on the Lightning address: Nostr events, and BOLT11 to check the invoice.
                 "HeraldNostr", "HeraldBolt11",
+                // BIP-353: offers checked before they are published, records written by DNS UPDATE.
+                "HeraldBolt12", "HeraldDNS",
                 "HeraldWire", "HeraldPush", "HeraldStore", "HeraldLSPS5", "HeraldSecp256k1", "HeraldWake", "HeraldExecutors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
