@@ -8,16 +8,8 @@ import HeraldWire
 public struct APNsPayload: Codable, Sendable, Hashable {
     /// Apple's `aps` dictionary.
     public struct APS: Codable, Sendable, Hashable {
-        public struct Alert: Codable, Sendable, Hashable {
-            public var title: String
-            public var body: String
-            public init(title: String, body: String) {
-                self.title = title
-                self.body = body
-            }
-        }
-
-        public var alert: Alert?
+        /// `{title, body}`: APNs has no `image`, so none is ever set.
+        public var alert: NotificationText?
         public var sound: String?
         public var badge: Int?
         public var category: String?
@@ -28,7 +20,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
         public var contentAvailable: Int?
 
         public init(
-            alert: Alert? = nil,
+            alert: NotificationText? = nil,
             sound: String? = nil,
             badge: Int? = nil,
             category: String? = nil,
@@ -81,7 +73,7 @@ public struct APNsPayload: Codable, Sendable, Hashable {
         case .wake, .alert:
             let alert = message.alert ?? PushMessage.genericWakeAlert
             aps = APS(
-                alert: APS.Alert(title: alert.title, body: alert.body),
+                alert: NotificationText(title: alert.title, body: alert.body),
                 sound: message.sound,
                 badge: message.badge,
                 category: message.category,

@@ -100,8 +100,6 @@ public struct APNsProvider: PushProvider {
         }
     }
 
-    /// What ActivityKit's topic adds to the app's bundle id.
-    public static let liveActivityTopicSuffix = ".push-type.liveactivity"
     private static let signingFailed = PushOutcome(kind: .permanent, reason: "provider_token_signing_failed")
 
     /// All of `messages` on one connection, each request's stream opened after the one before
@@ -169,41 +167,41 @@ public struct APNsProvider: PushProvider {
         providerToken: String,
         body: Data
     ) -> PushHTTPRequest {
-        // Values that repeat (the bearer token for 40 minutes, the topic, the push type) go
-        // into the connection's HPACK table and cost a byte or two after the first send;
-        // values that change per push are sent literally so they do not evict them.
         var headers = HPACKHeaders()
         headers.reserveCapacity(8)
         headers.add(name: "authorization", value: "bearer " + providerToken)
-        if let verbatim = message.verbatim?.apnsHeaders {
-            // ActivityKit's pushes go to the app's Live Activity topic, not its own.
-            let liveActivity = verbatim.contains { $0 == ["apns-push-type", "liveactivity"] }
-            headers.add(name: "apns-topic", value: liveActivity ? configuration.topic + Self.liveActivityTopicSuffix : configuration.topic)
-            for header in verbatim where header.count == 2 && header[0] != "apns-topic" {
-                headers.add(
-                    name: header[0], value: header[1],
-                    indexing: header[0] == "apns-push-type" || header[0] == "apns-priority" ? .indexable : .nonIndexable)
+        if let stored = message.verbatim?.apnsHeaders {
+            // Written by `APNsHeaders` when the push was rendered, with no topic: sent as stored,
+            // after the provider's own topic. ActivityKit's pushes go to the app's Live Activity
+            // topic, not its own.
+            let liveActivity = stored.contains { $0 == ["apns-push-type", LiveActivityPayload.pushType] }
+            Self.add("apns-topic", liveActivity ? LiveActivityPayload.topic(bundleID: configuration.topic) : configuration.topic, to: &headers)
+            for header in stored where header.count == 2 && header[0] != "apns-topic" {
+                Self.add(header[0], header[1], to: &headers)
             }
-            headers.add(name: "content-type", value: "application/json")
-            return PushHTTPRequest(path: devicePath + deviceToken, headers: headers, body: ByteBuffer(bytes: body))
-        }
-        headers.add(name: "apns-topic", value: configuration.topic)
-        switch message.kind {
-        case .wake, .alert:
-            headers.add(name: "apns-push-type", value: "alert")
-            headers.add(name: "apns-priority", value: "10")
-        case .background:
-            // Apple rejects priority 10 for background pushes and throttles them anyway.
-            headers.add(name: "apns-push-type", value: "background")
-            headers.add(name: "apns-priority", value: "5")
-        }
-        // 0 means "deliver now or never": without an expiry APNs does not store the push.
-        let expiration = message.expiresAt.map { max(0, Int64($0.timeIntervalSince1970.rounded(.down))) } ?? 0
-        headers.add(name: "apns-expiration", value: String(expiration), indexing: expiration == 0 ? .indexable : .nonIndexable)
-        if let collapseID = message.collapseID {
-            headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
+        } else {
+            let apns = APNsHeaders(
+                topic: configuration.topic,
+                // 0 means "deliver now or never": without an expiry APNs does not store the push.
+                expiration: message.expiresAt.map { max(0, Int64($0.timeIntervalSince1970.rounded(.down))) } ?? 0,
+                pushType: message.kind == .background ? .background : .alert,
+                collapseID: message.collapseID)
+            apns.write { Self.add($0, $1, to: &headers) }
         }
         headers.add(name: "content-type", value: "application/json")
         return PushHTTPRequest(path: devicePath + deviceToken, headers: headers, body: ByteBuffer(bytes: body))
+    }
+
+    /// Values that repeat (the bearer token for 40 minutes, the topic, the push type) go into the
+    /// connection's HPACK table and cost a byte or two after the first send; values that change
+    /// per push are sent literally so they do not evict them.
+    private static func add(_ name: String, _ value: String, to headers: inout HPACKHeaders) {
+        let repeats: Bool
+        switch name {
+        case "apns-topic", "apns-push-type", "apns-priority": repeats = true
+        case "apns-expiration": repeats = value == "0"
+        default: repeats = false
+        }
+        headers.add(name: name, value: value, indexing: repeats ? .indexable : .nonIndexable)
     }
 }

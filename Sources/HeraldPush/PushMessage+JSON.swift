@@ -35,7 +35,7 @@ extension PushMessage {
             guard let title = try alert["title"].storedString(), let body = try alert["body"].storedString() else {
                 throw StoredShapeMismatch()
             }
-            self.alert = Alert(title: title, body: body, image: try alert["image"].storedString())
+            self.alert = NotificationText(title: title, body: body, image: try alert["image"].storedString())
         }
         sound = try members["sound"].storedString()
         switch members["badge"] {

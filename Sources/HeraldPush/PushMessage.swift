@@ -18,9 +18,6 @@ public struct PushMessage: Codable, Hashable, Sendable {
         case alert
     }
 
-    /// The visible text; one type with the backend API's `notification`.
-    public typealias Alert = NotificationText
-
     /// Android `notification` options (channel, sound, colour, icon), coded as FCM's
     /// `android.notification` wants them.
     public struct AndroidNotification: Codable, Hashable, Sendable {
@@ -45,7 +42,7 @@ public struct PushMessage: Codable, Hashable, Sendable {
     public var data: [String: String]
     /// The visible text. Wake pushes always carry one (the extension replaces it);
     /// background pushes never do.
-    public var alert: Alert?
+    public var alert: NotificationText?
     public var sound: String?
     public var badge: Int?
     /// APNs `category` (notification actions).
@@ -77,6 +74,11 @@ public struct PushMessage: Codable, Hashable, Sendable {
             self.body = body
         }
 
+        /// An APNs request; `apns-topic` left nil is the provider's own.
+        public init(apns: APNsHeaders, body: String) {
+            self.init(apnsHeaders: apns.fields, body: body)
+        }
+
         /// What the app is handed, for the local development provider: the body on APNs, the
         /// `message.data` map on FCM. Derived when asked, so no job stores it twice.
         public var received: Data {
@@ -91,7 +93,7 @@ public struct PushMessage: Codable, Hashable, Sendable {
     public init(
         kind: Kind,
         data: [String: String],
-        alert: Alert? = nil,
+        alert: NotificationText? = nil,
         sound: String? = nil,
         badge: Int? = nil,
         category: String? = nil,
@@ -118,7 +120,7 @@ public struct PushMessage: Codable, Hashable, Sendable {
 
     /// The generic text a wake push shows when no extension rewrites it (an old app version,
     /// an extension that crashed): the user still learns there is something to open.
-    public static let genericWakeAlert = Alert(title: "Wallet activity", body: "Open your wallet to continue.")
+    public static let genericWakeAlert = NotificationText(title: "Wallet activity", body: "Open your wallet to continue.")
 
     /// The push for a Breez-style webhook event.
     public static func wake(_ pushData: PushData, collapseID: String? = nil, expiresAt: Date? = nil) -> PushMessage {

@@ -5,24 +5,21 @@ import HeraldWire
 /// The push requests of Bitkit's wake gateway, byte for byte as `pushes.json` (bitkit-core
 /// `wake/test_vectors`) has them: APNs headers in order with the body, FCM v1 bodies.
 public enum WakePushes {
-    /// One APNs request: the `apns-*` headers in the gateway's order, and the body.
+    /// One APNs request: its headers and the body.
     public struct APNsRequest: Sendable, Hashable {
-        public var headers: [[String]]
+        public var apns: APNsHeaders
         public var body: String
+
+        /// The `apns-*` headers as `[name, value]` pairs, in order.
+        public var headers: [[String]] { apns.fields }
     }
 
-    /// The visible text of a topic's alerts and fallbacks.
-    public struct Text: Sendable, Hashable {
-        public var title: String
-        public var body: String
-        public init(title: String, body: String) {
-            self.title = title
-            self.body = body
-        }
-    }
+    /// The visible text of a topic's alerts and fallbacks. A name kept for the library's users;
+    /// the type is every push's text.
+    public typealias Text = NotificationText
 
     /// v0's fixed text: what deployed Bitkit apps show when they cannot decrypt.
-    public static let legacyText = Text(title: "Background Operation Request", body: "Please open your wallet.")
+    public static let legacyText = NotificationText(title: "Background Operation Request", body: "Please open your wallet.")
 
     /// `collapse(x)`: `x` when it is 1 to 64 visible ASCII characters (0x21 to 0x7e), else the 64
     /// hex digits of SHA-256(x). APNs takes at most 64 bytes of collapse id.
@@ -43,7 +40,9 @@ public enum WakePushes {
     // MARK: APNs
 
     /// A legacy wake: an alert whose `aps.alert.payload` is the v0 container.
-    public static func apnsV0(apnsTopic: String, apnsID: String, expiration: Int64, container: WakeContainer) -> APNsRequest {
+    ///
+    /// - Parameter apnsTopic: nil leaves `apns-topic` to the sender (``APNsHeaders/topic``).
+    public static func apnsV0(apnsTopic: String?, apnsID: String, expiration: Int64, container: WakeContainer) -> APNsRequest {
         var writer = JSONWriter(capacity: 512)
         writer.raw(#"{"aps":{"badge":0,"sound":"ping.aiff","alert":{"#)
         writer.key("title")
@@ -53,14 +52,14 @@ public enum WakePushes {
         writer.key("payload")
         container.write(to: &writer)
         writer.raw(#"},"content-available":1,"mutable-content":1}}"#)
-        return APNsRequest(headers: headers(apnsTopic, apnsID, expiration, type: "alert", collapseID: nil), body: writer.text)
+        return APNsRequest(apns: APNsHeaders(topic: apnsTopic, id: apnsID, expiration: expiration, pushType: .alert), body: writer.text)
     }
 
     /// A v1 wake. Background: silent, collapsed only by the producer's key. Alert and time
     /// sensitive: the topic's text, collapsed by the producer's key or else the wake id.
     public static func apnsV1(
-        apnsTopic: String, apnsID: String, expiration: Int64, urgency: WakeUrgency, wakeID: String, topic: String,
-        collapseKey: String?, text: Text?, container: WakeContainer
+        apnsTopic: String?, apnsID: String, expiration: Int64, urgency: WakeUrgency, wakeID: String, topic: String,
+        collapseKey: String?, text: NotificationText?, container: WakeContainer
     ) -> APNsRequest {
         var writer = JSONWriter(capacity: 768)
         let collapseID: String?
@@ -80,15 +79,18 @@ public enum WakePushes {
         }
         container.write(to: &writer)
         writer.endObject()
-        let type = urgency == .background ? "background" : "alert"
-        return APNsRequest(headers: headers(apnsTopic, apnsID, expiration, type: type, collapseID: collapseID), body: writer.text)
+        return APNsRequest(
+            apns: APNsHeaders(
+                topic: apnsTopic, id: apnsID, expiration: expiration, pushType: urgency == .background ? .background : .alert,
+                collapseID: collapseID),
+            body: writer.text)
     }
 
     /// The visible alert sent when a wake was not acknowledged `handled` in time. It carries
     /// nothing to decrypt: `wake_fallback {v, id, topic}` tells the app which wake it stands for.
     public static func apnsFallback(
-        apnsTopic: String, apnsID: String, expiration: Int64, urgency: WakeUrgency, wakeID: String, topic: String,
-        collapseKey: String?, text: Text
+        apnsTopic: String?, apnsID: String, expiration: Int64, urgency: WakeUrgency, wakeID: String, topic: String,
+        collapseKey: String?, text: NotificationText
     ) -> APNsRequest {
         var writer = JSONWriter(capacity: 384)
         writer.raw(#"{"aps":{"alert":{"#)
@@ -101,17 +103,9 @@ public enum WakePushes {
         writeFallbackMarker(wakeID: wakeID, topic: topic, to: &writer)
         writer.endObject()
         return APNsRequest(
-            headers: headers(apnsTopic, apnsID, expiration, type: "alert", collapseID: collapse(collapseKey ?? wakeID)),
+            apns: APNsHeaders(
+                topic: apnsTopic, id: apnsID, expiration: expiration, pushType: .alert, collapseID: collapse(collapseKey ?? wakeID)),
             body: writer.text)
-    }
-
-    private static func headers(_ topic: String, _ id: String, _ expiration: Int64, type: String, collapseID: String?) -> [[String]] {
-        var headers = [
-            ["apns-topic", topic], ["apns-id", id], ["apns-expiration", String(expiration)], ["apns-push-type", type],
-            ["apns-priority", type == "background" ? "5" : "10"],
-        ]
-        if let collapseID { headers.append(["apns-collapse-id", collapseID]) }
-        return headers
     }
 
     // MARK: FCM
@@ -157,7 +151,7 @@ public enum WakePushes {
     /// The fallback: an Android notification (on `channelID`, tagged so a repeat replaces it)
     /// and the marker as the JSON string `data.wake_fallback`.
     public static func fcmFallback(
-        token: String, ttlSeconds: Int64, wakeID: String, topic: String, collapseKey: String?, text: Text, channelID: String
+        token: String, ttlSeconds: Int64, wakeID: String, topic: String, collapseKey: String?, text: NotificationText, channelID: String
     ) -> String {
         var writer = JSONWriter(capacity: 512)
         writeMessageHead(token: token, to: &writer)
@@ -183,7 +177,7 @@ public enum WakePushes {
         writer.raw(",")
     }
 
-    private static func writeText(_ text: Text, to writer: inout JSONWriter) {
+    private static func writeText(_ text: NotificationText, to writer: inout JSONWriter) {
         writer.key("title")
         writer.string(text.title)
         writer.key("body")

@@ -59,16 +59,10 @@ public enum LiveActivityEvent: String, Codable, Sendable, Hashable, CaseIterable
 }
 
 /// The alert of a Live Activity push: required to start one (the system shows it as the
-/// activity appears), optional on an update, where it lights the screen.
-public struct LiveActivityAlert: Codable, Sendable, Hashable {
-    public var title: String
-    public var body: String
-
-    public init(title: String, body: String) {
-        self.title = title
-        self.body = body
-    }
-}
+/// activity appears), optional on an update, where it lights the screen. A name kept for the
+/// library's users; the type is every push's text, and an alert with no `image` codes as
+/// `{title, body}`.
+public typealias LiveActivityAlert = NotificationText
 
 /// The `aps` dictionary of an ActivityKit push (`apns-push-type: liveactivity`), with Apple's
 /// key names. Dates are whole Unix seconds, as APNs reads them.
@@ -95,7 +89,7 @@ public struct LiveActivityAPS: Codable, Sendable, Hashable {
     public var attributesType: String?
     /// `start` only.
     public var attributes: SwapActivityAttributes?
-    public var alert: LiveActivityAlert?
+    public var alert: NotificationText?
 
     /// The name of the app's `ActivityAttributes` type, which a start push must give as
     /// `attributes-type`: ActivityKit matches it against the Swift type's name.
@@ -104,7 +98,7 @@ public struct LiveActivityAPS: Codable, Sendable, Hashable {
     public init(
         timestamp: Int, event: LiveActivityEvent, contentState: SwapActivityContentState, staleDate: Int? = nil,
         dismissalDate: Int? = nil, attributesType: String? = nil, attributes: SwapActivityAttributes? = nil,
-        alert: LiveActivityAlert? = nil
+        alert: NotificationText? = nil
     ) {
         self.timestamp = timestamp
         self.event = event
@@ -118,7 +112,7 @@ public struct LiveActivityAPS: Codable, Sendable, Hashable {
 
     /// Starts a swap's Live Activity through the app's push-to-start token.
     public static func start(
-        timestamp: Int, attributes: SwapActivityAttributes, contentState: SwapActivityContentState, alert: LiveActivityAlert,
+        timestamp: Int, attributes: SwapActivityAttributes, contentState: SwapActivityContentState, alert: NotificationText,
         staleDate: Int? = nil
     ) -> LiveActivityAPS {
         LiveActivityAPS(
@@ -128,7 +122,7 @@ public struct LiveActivityAPS: Codable, Sendable, Hashable {
 
     /// Changes a running activity's content through its own push token.
     public static func update(
-        timestamp: Int, contentState: SwapActivityContentState, alert: LiveActivityAlert? = nil, staleDate: Int? = nil
+        timestamp: Int, contentState: SwapActivityContentState, alert: NotificationText? = nil, staleDate: Int? = nil
     ) -> LiveActivityAPS {
         LiveActivityAPS(timestamp: timestamp, event: .update, contentState: contentState, staleDate: staleDate, alert: alert)
     }

@@ -95,7 +95,7 @@ struct BreezPaymentRoutes: Sendable {
             paymentHash: hash, amountSat: payment.amountSat.map { UInt64($0) }, lightningAddress: payment.lightningAddress,
             senderComment: payment.senderComment)
         let data = PushData(notificationType: .paymentReceived, notificationPayload: try WireJSON.encodeString(received))
-        let alert = PushMessage.Alert(
+        let alert = NotificationText(
             title: "Payment Received",
             body: payment.amountSat.map { "Received \(grouped($0)) sats" } ?? "Open your wallet to see it")
         return PushMessage(kind: .wake, data: data.dataMap, alert: alert, collapseID: "paid:\(hash.prefix(48))")

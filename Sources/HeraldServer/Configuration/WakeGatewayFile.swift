@@ -14,12 +14,12 @@ public struct WakeGatewayTopic: Sendable, Hashable {
     /// Whether a visible fallback alert may be shown for the topic.
     public var alertable: Bool
     /// The alerts' and the fallback's text; nil for a topic that only ever wakes silently.
-    public var text: WakePushes.Text?
+    public var text: NotificationText?
     public var description: String
 
     public init(
         name: String, urgency: WakeUrgency = .background, deadlineSeconds: Int = 60, fallbackAfterSeconds: Int = 15, alertable: Bool = false,
-        text: WakePushes.Text? = nil, description: String = ""
+        text: NotificationText? = nil, description: String = ""
     ) {
         self.name = name
         self.urgency = urgency
@@ -111,7 +111,7 @@ enum WakeGatewayFile {
             topic.alertable = flag
         }
         switch (value("title"), value("body")) {
-        case (let title?, let body?): topic.text = WakePushes.Text(title: title, body: body)
+        case (let title?, let body?): topic.text = NotificationText(title: title, body: body)
         case (nil, nil): break
         default: throw fail("title and body go together")
         }

@@ -63,9 +63,8 @@ struct SwapActivities: Sendable {
     }
 
     /// The APNs request of one push: ActivityKit's payload, `liveactivity` to the app's Live
-    /// Activity topic (the provider adds the suffix), priority 10 for a start or an end, which
-    /// the user should see at once, and 5 for updates, which Apple does not count against the
-    /// app's budget.
+    /// Activity topic (the provider adds the suffix), at the event's priority
+    /// (``APNsHeaders/PushType/priority``).
     static func message(
         _ push: LiveActivityPush, swapID: String, step: SwapSteps.Step, attributesType: String, now: Date
     ) throws -> PushMessage {
@@ -78,20 +77,17 @@ struct SwapActivities: Sendable {
         case .start:
             aps = .start(
                 timestamp: timestamp, attributes: SwapActivityAttributes(swapID: swapID), contentState: state,
-                alert: LiveActivityAlert(title: "Swap in progress", body: step.title), staleDate: second + staleAfter)
+                alert: NotificationText(title: "Swap in progress", body: step.title), staleDate: second + staleAfter)
             aps.attributesType = attributesType
         case .update:
             aps = .update(timestamp: timestamp, contentState: state, staleDate: second + staleAfter)
         case .end:
             aps = .end(timestamp: timestamp, contentState: state, dismissalDate: second + dismissAfter)
-            aps.alert = LiveActivityAlert(title: step.succeeded ? "Swap complete" : "Swap failed", body: step.title)
+            aps.alert = NotificationText(title: step.succeeded ? "Swap complete" : "Swap failed", body: step.title)
         }
         let body = String(decoding: try WireJSON.encode(LiveActivityPayload(aps: aps)), as: UTF8.self)
-        let priority = push.event == .update ? "5" : "10"
         return PushMessage(
-            kind: .alert, data: [:],
-            verbatim: PushMessage.Verbatim(
-                apnsHeaders: [["apns-push-type", LiveActivityPayload.pushType], ["apns-priority", priority]], body: body))
+            kind: .alert, data: [:], verbatim: PushMessage.Verbatim(apns: APNsHeaders(pushType: .liveActivity(push.event)), body: body))
     }
 }
 

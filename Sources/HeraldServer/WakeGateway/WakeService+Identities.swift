@@ -202,7 +202,7 @@ extension WakeService {
             kind = .wake
             verbatim =
                 entry.device.platform == .ios
-                ? Self.verbatim(WakePushes.apnsV0(apnsTopic: "", apnsID: UUID().uuidString.lowercased(), expiration: deadline, container: container))
+                ? Self.verbatim(WakePushes.apnsV0(apnsTopic: nil, apnsID: UUID().uuidString.lowercased(), expiration: deadline, container: container))
                 : Self.verbatim(fcm: WakePushes.fcmV0(token: entry.device.token, ttlSeconds: ttl, container: container))
         } else {
             let plaintext = WakeEnvelope.v1Plaintext(id: wakeID, topic: topic.name, urgency: topic.urgency, deadline: deadline, payload: payload)
@@ -212,7 +212,7 @@ extension WakeService {
                 entry.device.platform == .ios
                 ? Self.verbatim(
                     WakePushes.apnsV1(
-                        apnsTopic: "", apnsID: UUID().uuidString.lowercased(), expiration: deadline, urgency: topic.urgency, wakeID: wakeID,
+                        apnsTopic: nil, apnsID: UUID().uuidString.lowercased(), expiration: deadline, urgency: topic.urgency, wakeID: wakeID,
                         topic: topic.name, collapseKey: collapseID, text: topic.text, container: container))
                 : Self.verbatim(
                     fcm: WakePushes.fcmV1(
@@ -224,7 +224,7 @@ extension WakeService {
 
     /// The visible alert of a wake not handled in time; it expires at the deadline.
     func fallbackPush(
-        for entry: WakeGatewayEntry, wakeID: String, topic: WakeGatewayTopic, text: WakePushes.Text, deadline: Int64, collapseID: String?,
+        for entry: WakeGatewayEntry, wakeID: String, topic: WakeGatewayTopic, text: NotificationText, deadline: Int64, collapseID: String?,
         now: Date
     ) -> PushMessage {
         let due = Int64(now.timeIntervalSince1970.rounded(.down)) + Int64(topic.fallbackAfterSeconds)
@@ -232,20 +232,20 @@ extension WakeService {
             entry.device.platform == .ios
             ? Self.verbatim(
                 WakePushes.apnsFallback(
-                    apnsTopic: "", apnsID: UUID().uuidString.lowercased(), expiration: deadline, urgency: topic.urgency, wakeID: wakeID,
+                    apnsTopic: nil, apnsID: UUID().uuidString.lowercased(), expiration: deadline, urgency: topic.urgency, wakeID: wakeID,
                     topic: topic.name, collapseKey: collapseID, text: text))
             : Self.verbatim(
                 fcm: WakePushes.fcmFallback(
                     token: entry.device.token, ttlSeconds: max(0, deadline - due), wakeID: wakeID, topic: topic.name, collapseKey: collapseID,
                     text: text, channelID: Self.fallbackChannel))
         return PushMessage(
-            kind: .alert, data: ["type": Self.fallbackType], alert: PushMessage.Alert(title: text.title, body: text.body),
+            kind: .alert, data: ["type": Self.fallbackType], alert: text,
             expiresAt: Date(timeIntervalSince1970: TimeInterval(deadline)), verbatim: verbatim)
     }
 
-    /// An APNs request kept as sent; the provider puts its own `apns-topic` first.
+    /// An APNs request kept as sent; with no `apns-topic` of its own, it goes to the provider's.
     static func verbatim(_ request: WakePushes.APNsRequest) -> PushMessage.Verbatim {
-        PushMessage.Verbatim(apnsHeaders: request.headers.filter { $0.first != "apns-topic" }, body: request.body)
+        PushMessage.Verbatim(apns: request.apns, body: request.body)
     }
 
     /// An FCM body kept as sent.
