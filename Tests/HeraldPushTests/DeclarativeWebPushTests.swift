@@ -57,17 +57,18 @@ struct DeclarativeWebPushTests {
 
     @Test(
         "both forms open with PyPI's http_ece: the declarative one to the shape above, the plain one to the data map",
-        .enabled(if: HTTPECEReceiver.isAvailable))
+        .enabled { await HTTPECEReceiver.isAvailable() })
     func httpECE() async throws {
         let (declarative, plain, subscriptions) = try await Self.sendToBoth(Self.webhookPush)
-        let opened = try HTTPECEReceiver.decrypt(
+        let opened = try await HTTPECEReceiver.decrypt(
             declarative.body, privateKey: subscriptions[0].privateKey, authSecret: subscriptions[0].authSecret)
         #expect(String(decoding: opened, as: UTF8.self) == Self.declarativeJSON)
         let message = try WireJSON.decode(DeclarativeWebPushMessage.self, from: opened)
         #expect(message.webPush == 8030 && message.mutable)
         #expect(message.notification.navigate == Self.navigate)
         #expect(message.notification.data == swapUpdateData.dataMap)
-        let openedPlain = try HTTPECEReceiver.decrypt(plain.body, privateKey: subscriptions[1].privateKey, authSecret: subscriptions[1].authSecret)
+        let openedPlain = try await HTTPECEReceiver.decrypt(
+            plain.body, privateKey: subscriptions[1].privateKey, authSecret: subscriptions[1].authSecret)
         #expect(String(decoding: openedPlain, as: UTF8.self) == Self.plainJSON)
     }
 

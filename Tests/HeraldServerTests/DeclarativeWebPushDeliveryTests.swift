@@ -35,7 +35,7 @@ struct DeclarativeWebPushDeliveryTests {
 
     @Test(
         "a webhook to a declarative device decrypts with http_ece to WebKit's form around the data map; to a plain device it is unchanged; a wake's data message stays plain",
-        .enabled(if: HTTPECEReceiver.isAvailable))
+        .enabled { await HTTPECEReceiver.isAvailable() })
     func webhookAndWake() async throws {
         let nds = try WebPushDeliveryTests.nds()
         let key = try await nds.apiKey([.wake])
@@ -61,9 +61,9 @@ struct DeclarativeWebPushDeliveryTests {
                 let toPlain = try #require(received.first { $0.subscriptionID == plainSubscription.id })
 
                 // Opened by a receiver that shares no code with Herald.
-                let opened = try HTTPECEReceiver.decrypt(
+                let opened = try await HTTPECEReceiver.decrypt(
                     toDeclarative.body, privateKey: declarativeSubscription.privateKey, authSecret: declarativeSubscription.authSecret)
-                let openedPlain = try HTTPECEReceiver.decrypt(
+                let openedPlain = try await HTTPECEReceiver.decrypt(
                     toPlain.body, privateKey: plainSubscription.privateKey, authSecret: plainSubscription.authSecret)
                 #expect(opened == toDeclarative.plaintext)
                 #expect(openedPlain == toPlain.plaintext)
@@ -94,7 +94,7 @@ struct DeclarativeWebPushDeliveryTests {
                 let wake = try await client.call(.post, "/api/v1/wake", key: key, json: WakeTests.wake(declarative.deviceID))
                 #expect(wake.status == .accepted, "\(wake.text)")
                 let woken = try #require(try await webPush.messages.waitFor(count: 3).last)
-                let wakeData = try HTTPECEReceiver.decrypt(
+                let wakeData = try await HTTPECEReceiver.decrypt(
                     woken.body, privateKey: declarativeSubscription.privateKey, authSecret: declarativeSubscription.authSecret)
                 let wakeMap = try #require(try JSONSerialization.jsonObject(with: wakeData) as? [String: String])
                 #expect(wakeMap["type"] == "incomingHtlc")
