@@ -68,8 +68,9 @@ struct WakeService: Sendable {
                 claim == .replay ? nil : try await record(body, wakeID: wakeID, device: device, withFallback: usesFallback, now: moment)
             var extraData = extraData
             if let recorded { extraData[WakePushKey.wakeID] = recorded.wakeID }
-            let (push, message) = try self.message(
-                for: body, platform: device.platform, alert: usesFallback ? .fallback : .always, extraData: extraData, now: moment)
+            let (built, wakePush) = try self.message(for: body, platform: device.platform, extraData: extraData, now: moment)
+            // With a fallback the job is the silent push alone; the alert waits in a job of its own.
+            let (push, message) = usesFallback ? ("silent", wakePush.prelude?.first ?? wakePush) : (built, wakePush)
             var recipient = reachable
             recipient.idempotencyKey = idempotencyKey.map { "\($0):\(push)" }
             recipient.idempotencyFingerprint = idempotencyFingerprint
@@ -89,9 +90,7 @@ struct WakeService: Sendable {
                 // The alert `always` would have sent, due later; a `handled` ack deletes it first.
                 var fallbackRecipient = reachable
                 fallbackRecipient.jobID = fallbackJobID
-                let (_, alertMessage) = try self.message(
-                    for: body, platform: device.platform, alert: .always, extraData: extraData, now: moment)
-                var fallback = alertMessage
+                var fallback = wakePush
                 fallback.prelude = nil
                 _ = try await delivery.submit(
                     fallback, type: Self.fallbackType, sealedType: body.kind.rawValue, to: [fallbackRecipient], metric: nil,
@@ -166,10 +165,8 @@ struct WakeService: Sendable {
     /// high-priority data message, which always reaches the app's service; on Web Push one
     /// `Urgency: high` message with the same data, which a UnifiedPush distributor hands to the
     /// app at once.
-    ///
-    /// With `alert: .fallback` the iOS job is the silent push alone; the caller schedules the alert.
     func message(
-        for wake: WakeRequest, platform: Platform, alert: WakeAlert = .always, extraData: [String: String] = [:], now: Date
+        for wake: WakeRequest, platform: Platform, extraData: [String: String] = [:], now: Date
     ) throws -> (push: String, message: PushMessage) {
         var data = extraData
         data[WakePushKey.type] = wake.kind.rawValue
@@ -184,7 +181,6 @@ struct WakeService: Sendable {
             silentData[WakePushKey.type] = wake.kind.silentPushType
             // No expiry: "deliver now or never". No collapse id: it must never replace the alert.
             let silent = PushMessage(kind: .background, data: silentData)
-            if alert == .fallback { return ("silent", silent) }
             let alert = PushMessage(
                 kind: .wake, data: data, alert: wake.kind.defaultAlert, sound: "default",
                 interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
