@@ -78,4 +78,33 @@ struct LiveActivityStoreTests {
             #expect(try await store.status(jobID: second.jobID) == nil)
         }
     }
+
+    @Test(
+        "forty statuses at once for one swap: one start, then each later status at most once, timestamps never repeated", arguments: Backend.allCases)
+    func concurrentStatuses(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            let device = try await store.registerDevice(platform: .ios, token: "c3c3", now: t0).device.id
+            try await store.setLiveActivityStartToken(deviceID: device, token: "5757", now: t0)
+            let first = try await withThrowingTaskGroup(of: Result<LiveActivityPush, LiveActivitySkipped>.self) { group in
+                for _ in 0..<40 { group.addTask { try await plan(store, device, "s", Self.mempool, at: 0) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(first.filter { (try? $0.get())?.event == .start }.count == 1)
+            #expect(first.filter { $0 == .failure(.init(.stale)) }.count == 39)
+
+            try await store.setLiveActivityToken(deviceID: device, swapID: "s", token: "ac73", now: t0)
+            let later = try await withThrowingTaskGroup(of: Result<LiveActivityPush, LiveActivitySkipped>.self) { group in
+                for rank in 3..<43 {
+                    let step = LiveActivityStep(status: "status-\(rank)", rank: rank, isFinal: false)
+                    group.addTask { try await plan(store, device, "s", step, at: 5) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let sent = later.compactMap { try? $0.get() }
+            #expect(!sent.isEmpty)
+            #expect(Set(sent.map(\.timestamp)).count == sent.count)
+            #expect(Set(sent.map(\.jobID)).count == sent.count)
+            #expect(later.allSatisfy { (try? $0.get()) != nil || $0 == .failure(.init(.stale)) })
+        }
+    }
 }
