@@ -100,20 +100,12 @@ struct Bip353Publisher: PushProvider {
         }
     }
 
-    /// The RCODE's mnemonic as DNS tools print it (`NOTAUTH`, `REFUSED`, `BADSIG` …).
+    /// The RCODE's mnemonic as DNS tools print it (`NOTAUTH`, `REFUSED` …); a TSIG failure is a
+    /// NOTAUTH whose TSIG record says which (RFC 8945 §5.2): `NOTAUTH/BADSIG`.
     static func rcode(_ result: DNSUpdateResult) -> String {
         switch result {
-        case .success: "NOERROR"
-        case .serverFailure: "SERVFAIL"
-        case .refused: "REFUSED"
-        case .notAuth: "NOTAUTH"
-        case .notZone: "NOTZONE"
-        case .formatError: "FORMERR"
-        // The RCODE of a TSIG failure is NOTAUTH; the TSIG record says which (RFC 8945 §5.2).
-        case .badSignature: "NOTAUTH/BADSIG"
-        case .badKey: "NOTAUTH/BADKEY"
-        case .badTime: "NOTAUTH/BADTIME"
-        case .other(let code): code.description
+        case .badSignature, .badKey, .badTime: "NOTAUTH/" + result.reason.uppercased()
+        default: result.reason.uppercased()
         }
     }
 }
