@@ -116,6 +116,11 @@ struct LiveActivityTests {
                 // Every job finished (the replaced update deleted unsent): no other activity push can come.
                 #expect(try await eventually { try await nds.store.counts().pending == 0 })
                 #expect(await servers.apns.requests.all.filter { $0.deviceToken == Self.activityToken }.count == 2)
+                // The app forgets the ended activity: once, then there is none.
+                let forget = "/api/v1/devices/\(device.deviceID)/live-activities/s-1"
+                #expect(try await client.call(.delete, forget, key: device.deviceSecret).status == .noContent)
+                let again = try await client.call(.delete, forget, key: device.deviceSecret)
+                #expect(again.status == .notFound && again.json["error"] as? String == "unknown_live_activity")
             }
         }
     }
