@@ -8,7 +8,7 @@ extension PostgresStore: DeadLetterStore {
         matching filter: DeadLetterFilter, limit: Int, after cursor: DeadLetterCursor?
     ) async throws -> DeadLetterPage {
         let reason = filter.reason
-        let platform = filter.platform?.rawValue
+        let platform = filter.destination?.rawValue
         let after = cursor?.finishedAt
         let afterID = cursor?.id ?? ""
         let rows = try await rows(
@@ -35,9 +35,9 @@ extension PostgresStore: DeadLetterStore {
             try row.decode(
                 (String, String, String, String, String?, String?, Int, Double, Double?, Double?, Double?, Bool).self
             )
-        guard let platform = Platform(rawValue: platform) else { return nil }
+        guard let destination = JobDestination(rawValue: platform) else { return nil }
         return DeadLetter(
-            id: id, platform: platform, token: token, notificationType: type, lastError: lastError,
+            id: id, destination: destination, token: token, notificationType: type, lastError: lastError,
             providerAnswer: answer, attempts: attempts, createdAt: PostgresRow.date(createdAt),
             firstAttemptAt: first.map(PostgresRow.date), lastAttemptAt: last.map(PostgresRow.date),
             finishedAt: finished ?? 0, tokenDead: tokenDead
@@ -76,9 +76,9 @@ extension PostgresStore: DeadLetterStore {
     private static func replay(
         _ letter: LetterColumns, plan: ReplayPlan, on connection: PostgresConnection, logger: Logger
     ) async throws -> String? {
-        guard let platform = Platform(rawValue: letter.1) else { return nil }
+        guard let destination = JobDestination(rawValue: letter.1) else { return nil }
         let new = plan.newJob(
-            platform: platform, token: letter.2, notificationType: letter.3, payload: letter.4,
+            destination: destination, token: letter.2, notificationType: letter.3, payload: letter.4,
             createdAt: PostgresRow.date(letter.5), expiresAt: PostgresRow.date(letter.6), app: letter.7
         )
         let now = plan.now.timeIntervalSince1970
@@ -86,7 +86,7 @@ extension PostgresStore: DeadLetterStore {
             """
             INSERT INTO job (id, platform, token, notification_type, payload, idempotency_key, state,
                              attempts, next_attempt_at, lease_until, created_at, expires_at, app)
-            VALUES (\(new.id), \(platform.rawValue), \(new.token), \(new.notificationType), \(new.payload), NULL,
+            VALUES (\(new.id), \(destination.rawValue), \(new.token), \(new.notificationType), \(new.payload), NULL,
                     'pending', 0, \(now), NULL, \(now), \(new.expiresAt.timeIntervalSince1970), \(new.app))
             """,
             logger: logger
@@ -99,7 +99,7 @@ extension PostgresStore: DeadLetterStore {
 
     public func replayDeadLetters(matching filter: DeadLetterFilter, limit: Int, plan: ReplayPlan) async throws -> BulkReplay {
         let reason = filter.reason
-        let platform = filter.platform?.rawValue
+        let platform = filter.destination?.rawValue
         return try await transaction { connection, logger in
             // SKIP LOCKED: a concurrent replay holds its letters; this one takes others. A letter
             // it committed as replayed no longer matches `replayed_as IS NULL` when re-read here.
@@ -134,7 +134,7 @@ extension PostgresStore: DeadLetterStore {
 
     public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> DeadLetterPurge {
         let reason = filter.reason
-        let platform = filter.platform?.rawValue
+        let platform = filter.destination?.rawValue
         return try await rows(
             """
             WITH gone AS (
@@ -150,7 +150,7 @@ extension PostgresStore: DeadLetterStore {
     }
 
     public func outboxSummary(now: Date) async throws -> OutboxSummary {
-        var summary = OutboxSummary(total: OutboxCounts(), byPlatform: [:], oldestDueAt: nil, deadLetters: 0, deadTokens: 0)
+        var summary = OutboxSummary(total: OutboxCounts(), byDestination: [:], oldestDueAt: nil, deadLetters: 0, deadTokens: 0)
         for row in try await rows(
             """
             SELECT platform, app, coalesce(lease_until >= \(now.timeIntervalSince1970), false), attempts > 0, count(*)
@@ -158,8 +158,8 @@ extension PostgresStore: DeadLetterStore {
             """
         ) {
             let (platform, app, leased, tried, count) = try row.decode((String, String, Bool, Bool, Int).self)
-            guard let platform = Platform(rawValue: platform) else { continue }
-            summary.add(platform: platform, app: app, leased: leased, tried: tried, count: count)
+            guard let destination = JobDestination(rawValue: platform) else { continue }
+            summary.add(destination: destination, app: app, leased: leased, tried: tried, count: count)
         }
         let totals = try await rows(
             """

@@ -92,7 +92,7 @@ extension PostgresStore: OutboxStore {
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 16)
             bindings.append(jobs.map(\.id))
-            bindings.append(jobs.map(\.platform.rawValue))
+            bindings.append(jobs.map(\.destination.rawValue))
             bindings.append(jobs.map(\.token))
             bindings.append(jobs.map(\.notificationType))
             bindings.append(jobs.map { ByteBuffer(bytes: $0.payload) })
@@ -172,9 +172,9 @@ extension PostgresStore: OutboxStore {
         let (id, platform, token, type, payload, attempts, createdAt, expiresAt, app) = try row.decode(
             (String, String, String, String, Data, Int, Double, Double, String).self
         )
-        guard let platform = Platform(rawValue: platform) else { return nil }
+        guard let destination = JobDestination(rawValue: platform) else { return nil }
         return OutboxJob(
-            id: id, platform: platform, token: token, notificationType: type, payload: payload,
+            id: id, destination: destination, token: token, notificationType: type, payload: payload,
             attempts: attempts,
             createdAt: PostgresRow.date(createdAt), expiresAt: PostgresRow.date(expiresAt), app: app
         )
@@ -251,7 +251,10 @@ extension PostgresStore: OutboxStore {
                 deadLeases.append(completion.leaseUntil?.timeIntervalSince1970 ?? .nan)
                 deadReasons.append(reason)
                 deadAnswers.append(reason)
-                deadTokens.append((completion.job.platform, completion.job.token, reason))
+                // Only a device's push service says a token is gone.
+                if let platform = completion.job.destination.device {
+                    deadTokens.append((platform, completion.job.token, reason))
+                }
             }
         }
         // One statement per kind of outcome, whatever the batch's size.
@@ -296,7 +299,7 @@ extension PostgresStore: OutboxStore {
                 try statements.append(
                     """
                     INSERT INTO local_push (platform, token, payload, created_at)
-                    VALUES (\(completion.job.platform.rawValue), \(completion.job.token), \(payload), \(nowValue))
+                    VALUES (\(completion.job.destination.rawValue), \(completion.job.token), \(payload), \(nowValue))
                     """)
             }
         }

@@ -63,7 +63,7 @@ public struct APNsProvider: PushProvider {
 
     /// Validates and renders in one pass: the size check already has the bytes to send.
     private func checkedBody(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) -> Data {
-        guard target.platform == .ios else {
+        guard target.destination == .device(.ios) else {
             throw PushValidationError(.invalidMessage, message: "APNs delivers to iOS devices only")
         }
         try PushTokenForm.check(target.token, platform: .ios)

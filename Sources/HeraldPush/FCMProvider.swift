@@ -53,7 +53,7 @@ public struct FCMProvider: PushProvider {
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard target.platform == .android else {
+        guard target.destination == .device(.android) else {
             throw PushValidationError(.invalidMessage, message: "Herald sends FCM pushes to Android devices only")
         }
         try PushTokenForm.check(target.token, platform: .android)

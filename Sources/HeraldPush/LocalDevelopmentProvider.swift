@@ -53,11 +53,11 @@ public struct LocalDevelopmentProvider: PushProvider {
     /// ``validate(_:for:)``, returning the APNs or Web Push body its size check rendered (nil on
     /// the other platforms), so that a send does not render it again.
     private func check(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) -> Data? {
-        try PushTokenForm.check(target.token, platform: target.platform)
-        switch target.platform {
-        case .ios: return try APNsPayload.validate(message)
-        case .android: try FCMPayload.validate(message, now: now())
-        case .webpush: return try WebPushPayload.validate(message, navigate: webPushNavigate(target))
+        try PushTokenForm.check(target.token, destination: target.destination)
+        switch target.destination {
+        case .device(.ios): return try APNsPayload.validate(message)
+        case .device(.android): try FCMPayload.validate(message, now: now())
+        case .device(.webpush): return try WebPushPayload.validate(message, navigate: webPushNavigate(target))
         case .nostr: throw PushValidationError(.platformNotConfigured, message: "relays are published to, never recorded")
         case .webhook: throw PushValidationError(.platformNotConfigured, message: "webhooks are posted to, never recorded")
         case .dns: throw PushValidationError(.platformNotConfigured, message: "DNS records are written to a server, never recorded")
@@ -71,11 +71,11 @@ public struct LocalDevelopmentProvider: PushProvider {
     }
 
     /// The body the device would receive for `message` (a Web Push one in the plain form).
-    public func render(_ message: PushMessage, for platform: Platform) throws -> Data {
-        switch platform {
-        case .ios: try APNsPayload.render(message)
-        case .android: try FCMPayload.renderData(message)
-        case .webpush: try WebPushPayload.render(message)
+    public func render(_ message: PushMessage, for destination: JobDestination) throws -> Data {
+        switch destination {
+        case .device(.ios): try APNsPayload.render(message)
+        case .device(.android): try FCMPayload.renderData(message)
+        case .device(.webpush): try WebPushPayload.render(message)
         case .nostr: Data(message.data[NostrRelayProvider.eventKey]?.utf8 ?? "".utf8)
         case .webhook: Data(message.data[WebhookForwardProvider.bodyKey]?.utf8 ?? "".utf8)
         case .dns: Data()
@@ -85,7 +85,7 @@ public struct LocalDevelopmentProvider: PushProvider {
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
         let payload: Data
         do {
-            payload = try check(message, for: target) ?? render(message, for: target.platform)
+            payload = try check(message, for: target) ?? render(message, for: target.destination)
         } catch {
             return .refused(error, service: "local", logger: logger)
         }
@@ -104,7 +104,7 @@ public struct LocalDevelopmentProvider: PushProvider {
         logger.info(
             "local push",
             metadata: [
-                "platform": "\(target.platform.rawValue)",
+                "platform": "\(target.destination.rawValue)",
                 "push.token": "\(target.redactedToken)",
                 // A webhook's notification_type, a wake's type, a backend event's action; a
                 // sealed push names only its clear sealed_type.

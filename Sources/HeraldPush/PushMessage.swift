@@ -134,18 +134,23 @@ public struct PushMessage: Codable, Hashable, Sendable {
     }
 }
 
-/// The address of one device at one push service.
+/// The address of one device at one push service, or of one of the outbox's other destinations.
 public struct PushTarget: Codable, Hashable, Sendable {
-    public var platform: Platform
+    public var destination: JobDestination
     public var token: String
     /// The app the token belongs to: which credentials (APNs key and topic, FCM service
     /// account) send to it. ``defaultApp`` when a deployment serves one app.
     public var app: String
 
-    public init(platform: Platform, token: String, app: String = PushTarget.defaultApp) {
-        self.platform = platform
+    public init(destination: JobDestination, token: String, app: String = PushTarget.defaultApp) {
+        self.destination = destination
         self.token = token
         self.app = app
+    }
+
+    /// A device's address.
+    public init(platform: Platform, token: String, app: String = PushTarget.defaultApp) {
+        self.init(destination: .device(platform), token: token, app: app)
     }
 
     /// The app of a single-app deployment, and of devices that name none.
@@ -160,8 +165,8 @@ public struct PushTarget: Codable, Hashable, Sendable {
 
     /// How a person recognises the target: a Web Push subscription by its push service's host
     /// (its stored form starts `{"endp…`, which says nothing), any other token shortened.
-    public static func shown(platform: Platform, token: String) -> String {
-        guard platform == .webpush else { return redact(token) }
+    public static func shown(destination: JobDestination, token: String) -> String {
+        guard destination == .device(.webpush) else { return redact(token) }
         guard let endpoint = WebPushSubscription(storageToken: token)?.endpoint, let host = URLComponents(string: endpoint)?.host else {
             return "web push"
         }

@@ -66,10 +66,14 @@ public struct PushRouter: PushProvider {
     public func knows(app: String) -> Bool { apps[app] != nil }
 
     public func provider(for platform: Platform, app: String = PushTarget.defaultApp) -> (any PushProvider)? {
-        switch platform {
-        case .ios: apps[app]?.ios
-        case .android: apps[app]?.android
-        case .webpush: apps[app]?.webpush
+        provider(for: .device(platform), app: app)
+    }
+
+    public func provider(for destination: JobDestination, app: String = PushTarget.defaultApp) -> (any PushProvider)? {
+        switch destination {
+        case .device(.ios): apps[app]?.ios
+        case .device(.android): apps[app]?.android
+        case .device(.webpush): apps[app]?.webpush
         case .nostr: apps[app] == nil ? nil : relays
         case .webhook: apps[app] == nil ? nil : webhooks
         case .dns: apps[app] == nil ? nil : dns
@@ -80,10 +84,10 @@ public struct PushRouter: PushProvider {
         guard knows(app: target.app) else {
             throw PushValidationError(.unknownApp, message: "no app named '\(target.app)' is configured")
         }
-        guard let provider = provider(for: target.platform, app: target.app) else {
+        guard let provider = provider(for: target.destination, app: target.app) else {
             throw PushValidationError(
                 .platformNotConfigured,
-                message: "no push provider is configured for \(target.platform.rawValue)"
+                message: "no push provider is configured for \(target.destination.rawValue)"
                     + (target.app == PushTarget.defaultApp ? "" : " in app '\(target.app)'")
             )
         }
@@ -94,7 +98,7 @@ public struct PushRouter: PushProvider {
         guard knows(app: target.app) else {
             return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.unknownApp.rawValue)
         }
-        guard let provider = provider(for: target.platform, app: target.app) else {
+        guard let provider = provider(for: target.destination, app: target.app) else {
             return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.platformNotConfigured.rawValue)
         }
         guard let prelude = message.prelude, !prelude.isEmpty else {

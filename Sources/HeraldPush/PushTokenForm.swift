@@ -40,6 +40,10 @@ public enum PushTokenForm {
 
     public static func check(_ token: String, platform: Platform) throws(PushValidationError) {
         try checkLength(token)
+        try checkForm(token, platform: platform)
+    }
+
+    private static func checkForm(_ token: String, platform: Platform) throws(PushValidationError) {
         switch platform {
         case .ios:
             // APNs device tokens are bytes in hex: an even number of hex digits.
@@ -57,6 +61,15 @@ public enum PushTokenForm {
         case .webpush:
             // Whether its endpoint may be used (https, a public address) is the provider's policy.
             _ = try webPushSubscription(token, allowInsecure: true)
+        }
+    }
+
+    /// A job's token: a device's push token, a relay's URL, a webhook's URL, or a DNS job's usernames.
+    public static func check(_ token: String, destination: JobDestination) throws(PushValidationError) {
+        try checkLength(token)
+        switch destination {
+        case .device(let platform):
+            try checkForm(token, platform: platform)
         case .nostr:
             guard NostrRelayURL.isValid(token) else {
                 throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")

@@ -22,8 +22,8 @@ public struct WebhookForwardProvider: PushProvider {
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard target.platform == .webhook else { throw PushValidationError(.invalidMessage, message: "a webhook job goes to a webhook URL") }
-        try PushTokenForm.check(target.token, platform: .webhook)
+        guard target.destination == .webhook else { throw PushValidationError(.invalidMessage, message: "a webhook job goes to a webhook URL") }
+        try PushTokenForm.check(target.token, destination: .webhook)
         if !policy.allowInsecureEndpoints, URL(string: target.token)?.scheme?.lowercased() != "https" {
             throw PushValidationError(.invalidMessage, message: "a webhook URL is https (webpush.allow_insecure_endpoints allows http)")
         }

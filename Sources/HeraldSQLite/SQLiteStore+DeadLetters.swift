@@ -19,9 +19,9 @@ extension SQLiteStore: DeadLetterStore {
             sql += " AND (last_error = ? OR substr(last_error, 1, ?) = ?)"
             arguments += [reason, reason.utf8.count + 1, reason + ":"]
         }
-        if let platform = filter.platform {
+        if let destination = filter.destination {
             sql += " AND platform = ?"
-            arguments += [platform.rawValue]
+            arguments += [destination.rawValue]
         }
         return (sql, arguments)
     }
@@ -45,9 +45,9 @@ extension SQLiteStore: DeadLetterStore {
     }
 
     static func deadLetter(from row: Row) -> DeadLetter? {
-        guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+        guard let destination = JobDestination(rawValue: row["platform"]) else { return nil }
         return DeadLetter(
-            id: row["id"], platform: platform, token: row["token"], notificationType: row["notification_type"],
+            id: row["id"], destination: destination, token: row["token"], notificationType: row["notification_type"],
             lastError: row["last_error"], providerAnswer: row["last_answer"], attempts: row["attempts"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             firstAttemptAt: (row["first_attempt_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
@@ -82,9 +82,9 @@ extension SQLiteStore: DeadLetterStore {
 
     /// Inserts the new job and marks the letter; the caller's write transaction makes the two one.
     private static func replay(id: String, row: Row, plan: ReplayPlan, in db: Database) throws -> String? {
-        guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+        guard let destination = JobDestination(rawValue: row["platform"]) else { return nil }
         let new = plan.newJob(
-            platform: platform, token: row["token"], notificationType: row["notification_type"],
+            destination: destination, token: row["token"], notificationType: row["notification_type"],
             payload: row["payload"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
             expiresAt: Date(timeIntervalSince1970: row["expires_at"]), app: row["app"]
         )
@@ -96,7 +96,7 @@ extension SQLiteStore: DeadLetterStore {
                 VALUES (?, ?, ?, ?, ?, NULL, 'pending', 0, ?, NULL, ?, ?, ?)
                 """,
             arguments: [
-                new.id, platform.rawValue, new.token, new.notificationType, new.payload, now, now,
+                new.id, destination.rawValue, new.token, new.notificationType, new.payload, now, now,
                 new.expiresAt.timeIntervalSince1970, new.app,
             ]
         )
@@ -149,7 +149,7 @@ extension SQLiteStore: DeadLetterStore {
 
     public func outboxSummary(now: Date) async throws -> OutboxSummary {
         try await database.read { db in
-            var summary = OutboxSummary(total: OutboxCounts(), byPlatform: [:], oldestDueAt: nil, deadLetters: 0, deadTokens: 0)
+            var summary = OutboxSummary(total: OutboxCounts(), byDestination: [:], oldestDueAt: nil, deadLetters: 0, deadTokens: 0)
             let groups = try Row.fetchAll(
                 db,
                 sql: """
@@ -160,8 +160,8 @@ extension SQLiteStore: DeadLetterStore {
                 arguments: [now.timeIntervalSince1970]
             )
             for row in groups {
-                guard let platform = Platform(rawValue: row["platform"]) else { continue }
-                summary.add(platform: platform, app: row["app"], leased: row["leased"], tried: row["tried"], count: row["n"])
+                guard let destination = JobDestination(rawValue: row["platform"]) else { continue }
+                summary.add(destination: destination, app: row["app"], leased: row["leased"], tried: row["tried"], count: row["n"])
             }
             summary.oldestDueAt = try Double.fetchOne(
                 db, sql: "SELECT min(next_attempt_at) FROM job WHERE state = 'pending'"

@@ -27,7 +27,7 @@ extension SQLiteStore: OutboxStore {
             results.reserveCapacity(jobs.count)
             for (index, job) in jobs.enumerated() {
                 try insert.execute(arguments: [
-                    job.id, job.platform.rawValue, job.token, job.notificationType, job.payload,
+                    job.id, job.destination.rawValue, job.token, job.notificationType, job.payload,
                     job.idempotencyKey, job.dueAt?.timeIntervalSince1970 ?? nowValue,
                     index < leasing && job.dueAt == nil ? lease : nil, nowValue,
                     job.expiresAt.timeIntervalSince1970, job.app, job.idempotencyFingerprint,
@@ -123,10 +123,10 @@ extension SQLiteStore: OutboxStore {
     }
 
     static func job(from row: Row) -> OutboxJob? {
-        guard let platform = Platform(rawValue: row["platform"]) else { return nil }
+        guard let destination = JobDestination(rawValue: row["platform"]) else { return nil }
         return OutboxJob(
             id: row["id"],
-            platform: platform,
+            destination: destination,
             token: row["token"],
             notificationType: row["notification_type"],
             payload: row["payload"],
@@ -272,7 +272,7 @@ extension SQLiteStore: OutboxStore {
             let lease = completion.leaseUntil?.timeIntervalSince1970
             for payload in completion.localPushes {
                 try statement(&prepared.localPush, localPush).execute(
-                    arguments: [completion.job.platform.rawValue, completion.job.token, payload, nowValue])
+                    arguments: [completion.job.destination.rawValue, completion.job.token, payload, nowValue])
             }
             switch completion.resolution {
             case .delivered:
@@ -283,14 +283,11 @@ extension SQLiteStore: OutboxStore {
                 try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, answer, id, lease])
             case .tokenDead(let reason):
                 try statement(&prepared.dead, dead).execute(arguments: [nowValue, reason, reason, id, lease])
-                try Self.markDead(
-                    db,
-                    platform: completion.job.platform,
-                    token: completion.job.token,
-                    reason: reason,
-                    now: nowValue,
-                    filter: deadTokens
-                )
+                // Only a device's push service says a token is gone.
+                if let platform = completion.job.destination.device {
+                    try Self.markDead(
+                        db, platform: platform, token: completion.job.token, reason: reason, now: nowValue, filter: deadTokens)
+                }
             }
         }
     }

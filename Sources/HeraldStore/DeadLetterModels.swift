@@ -28,11 +28,11 @@ public protocol DeadLetterStore: Sendable {
 public struct DeadLetterFilter: Sendable, Hashable {
     /// The reason's code: `ttl_expired` matches `ttl_expired` and `ttl_expired: <answer>`.
     public var reason: String?
-    public var platform: Platform?
+    public var destination: JobDestination?
 
-    public init(reason: String? = nil, platform: Platform? = nil) {
+    public init(reason: String? = nil, destination: JobDestination? = nil) {
         self.reason = reason
-        self.platform = platform
+        self.destination = destination
     }
 }
 
@@ -63,7 +63,7 @@ public struct DeadLetterCursor: Sendable, Hashable {
 /// One dead letter.
 public struct DeadLetter: Sendable, Hashable {
     public var id: String
-    public var platform: Platform
+    public var destination: JobDestination
     /// The full push token: callers redact it before showing it.
     public var token: String
     public var notificationType: String
@@ -85,12 +85,12 @@ public struct DeadLetter: Sendable, Hashable {
     public var tokenDead: Bool
 
     public init(
-        id: String, platform: Platform, token: String, notificationType: String, lastError: String?,
+        id: String, destination: JobDestination, token: String, notificationType: String, lastError: String?,
         providerAnswer: String?, attempts: Int, createdAt: Date, firstAttemptAt: Date?, lastAttemptAt: Date?,
         finishedAt: Double, tokenDead: Bool
     ) {
         self.id = id
-        self.platform = platform
+        self.destination = destination
         self.token = token
         self.notificationType = notificationType
         self.reason = DeadLetter.reasonCode(lastError)
@@ -150,13 +150,13 @@ public struct ReplayPlan: Sendable {
     /// The new job for a letter first made at `createdAt` to expire at `expiresAt`, sent with
     /// the letter's own app's credentials.
     public func newJob(
-        platform: Platform, token: String, notificationType: String, payload: Data, createdAt: Date, expiresAt: Date,
+        destination: JobDestination, token: String, notificationType: String, payload: Data, createdAt: Date, expiresAt: Date,
         app: String
     ) -> NewJob {
         let ttl = max(60, expiresAt.timeIntervalSince(createdAt))
         let newExpiry = now.addingTimeInterval(ttl)
         return NewJob(
-            platform: platform, token: token, notificationType: notificationType,
+            destination: destination, token: token, notificationType: notificationType,
             payload: rewrite(payload, newExpiry), idempotencyKey: nil, expiresAt: newExpiry, app: app
         )
     }
@@ -208,7 +208,7 @@ public struct OutboxCounts: Sendable, Hashable {
 /// The queue at one moment.
 public struct OutboxSummary: Sendable, Hashable {
     public var total: OutboxCounts
-    public var byPlatform: [Platform: OutboxCounts]
+    public var byDestination: [JobDestination: OutboxCounts]
     /// The same counts by the app whose credentials send the jobs.
     public var byApp: [String: OutboxCounts] = [:]
     /// The earliest next attempt of any pending job.
@@ -218,17 +218,17 @@ public struct OutboxSummary: Sendable, Hashable {
     public var deadTokens: Int
 
     public init(
-        total: OutboxCounts, byPlatform: [Platform: OutboxCounts], oldestDueAt: Date?, deadLetters: Int, deadTokens: Int
+        total: OutboxCounts, byDestination: [JobDestination: OutboxCounts], oldestDueAt: Date?, deadLetters: Int, deadTokens: Int
     ) {
         self.total = total
-        self.byPlatform = byPlatform
+        self.byDestination = byDestination
         self.oldestDueAt = oldestDueAt
         self.deadLetters = deadLetters
         self.deadTokens = deadTokens
     }
 
-    /// Adds one group's count (the stores read them grouped by platform, app, lease and attempts).
-    public mutating func add(platform: Platform, app: String, leased: Bool, tried: Bool, count: Int) {
+    /// Adds one group's count (the stores read them grouped by destination, app, lease and attempts).
+    public mutating func add(destination: JobDestination, app: String, leased: Bool, tried: Bool, count: Int) {
         func add(_ counts: inout OutboxCounts) {
             if leased {
                 counts.leased += count
@@ -239,7 +239,7 @@ public struct OutboxSummary: Sendable, Hashable {
             }
         }
         add(&total)
-        add(&byPlatform[platform, default: OutboxCounts()])
+        add(&byDestination[destination, default: OutboxCounts()])
         add(&byApp[app, default: OutboxCounts()])
     }
 }

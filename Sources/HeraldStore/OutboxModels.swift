@@ -5,7 +5,7 @@ import HeraldWire
 /// A push to enqueue. `payload` is the provider-independent message, opaque to the store.
 public struct NewJob: Sendable, Hashable {
     public var id: String
-    public var platform: Platform
+    public var destination: JobDestination
     public var token: String
     public var notificationType: String
     public var payload: Data
@@ -23,7 +23,7 @@ public struct NewJob: Sendable, Hashable {
 
     public init(
         id: String = JobID.make(),
-        platform: Platform,
+        destination: JobDestination,
         token: String,
         notificationType: String,
         payload: Data,
@@ -34,13 +34,30 @@ public struct NewJob: Sendable, Hashable {
     ) {
         self.idempotencyFingerprint = idempotencyFingerprint
         self.id = id
-        self.platform = platform
+        self.destination = destination
         self.token = token
         self.notificationType = notificationType
         self.payload = payload
         self.idempotencyKey = idempotencyKey
         self.expiresAt = expiresAt
         self.app = app
+    }
+
+    /// A push to a device.
+    public init(
+        id: String = JobID.make(),
+        platform: Platform,
+        token: String,
+        notificationType: String,
+        payload: Data,
+        idempotencyKey: String?,
+        idempotencyFingerprint: String? = nil,
+        expiresAt: Date,
+        app: String
+    ) {
+        self.init(
+            id: id, destination: .device(platform), token: token, notificationType: notificationType, payload: payload,
+            idempotencyKey: idempotencyKey, idempotencyFingerprint: idempotencyFingerprint, expiresAt: expiresAt, app: app)
     }
 }
 
@@ -75,7 +92,7 @@ public struct EnqueueResult: Sendable, Hashable {
 /// A job claimed for sending.
 public struct OutboxJob: Sendable, Hashable {
     public var id: String
-    public var platform: Platform
+    public var destination: JobDestination
     public var token: String
     public var notificationType: String
     public var payload: Data
@@ -87,7 +104,7 @@ public struct OutboxJob: Sendable, Hashable {
 
     public init(
         id: String,
-        platform: Platform,
+        destination: JobDestination,
         token: String,
         notificationType: String,
         payload: Data,
@@ -97,7 +114,7 @@ public struct OutboxJob: Sendable, Hashable {
         app: String
     ) {
         self.id = id
-        self.platform = platform
+        self.destination = destination
         self.token = token
         self.notificationType = notificationType
         self.payload = payload
@@ -110,7 +127,7 @@ public struct OutboxJob: Sendable, Hashable {
     public init(_ new: NewJob, createdAt: Date) {
         self.init(
             id: new.id,
-            platform: new.platform,
+            destination: new.destination,
             token: new.token,
             notificationType: new.notificationType,
             payload: new.payload,

@@ -115,7 +115,7 @@ struct NwcResponder: DevelopmentNwcService {
         var failures: [String] = []
         for relay in relays {
             let outcome = await publisher.send(
-                PushMessage(kind: .background, data: [NostrRelayProvider.eventKey: event.json]), to: PushTarget(platform: .nostr, token: relay),
+                PushMessage(kind: .background, data: [NostrRelayProvider.eventKey: event.json]), to: PushTarget(destination: .nostr, token: relay),
                 logger: logger)
             if outcome.kind != .delivered { failures.append("\(relay): \(outcome.reason ?? outcome.kind.rawValue)") }
         }

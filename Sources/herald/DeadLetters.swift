@@ -33,10 +33,10 @@ struct DeadLetters: AsyncParsableCommand {
         func parsed() throws -> DeadLetterFilter {
             var filter = DeadLetterFilter(reason: reason)
             if let platform {
-                guard let parsed = Platform(rawValue: platform) else {
+                guard let parsed = JobDestination(rawValue: platform) else {
                     throw ValidationError("--platform must be ios or android, not '\(platform)'")
                 }
-                filter.platform = parsed
+                filter.destination = parsed
             }
             return filter
         }
@@ -67,7 +67,7 @@ struct DeadLetters: AsyncParsableCommand {
             let page = try await options.withStore { [limit] in try await $0.deadLetters(matching: chosen, limit: limit, after: after) }
             for letter in page.letters {
                 let fields = [
-                    letter.id, letter.reason, letter.platform.rawValue, redact(letter.token), letter.notificationType,
+                    letter.id, letter.reason, letter.destination.rawValue, redact(letter.token), letter.notificationType,
                     "attempts=\(letter.attempts)", "dead \(letter.finishedAt.formatted(.iso8601))",
                     letter.tokenDead ? "token dead" : "", letter.providerAnswer.map { "answer: \($0)" } ?? "",
                 ]

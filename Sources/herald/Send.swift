@@ -36,7 +36,7 @@ struct Send: AsyncParsableCommand {
     @OptionGroup var configurationFile: ConfigurationOptions
 
     func run() async throws {
-        guard let platform = Platform(rawValue: platform), Platform.devicePlatforms.contains(platform) else {
+        guard let platform = Platform(rawValue: platform) else {
             throw ValidationError("--platform must be ios, android or webpush")
         }
         var token = token

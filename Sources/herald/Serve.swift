@@ -74,9 +74,9 @@ struct Serve: AsyncParsableCommand {
                 metadata: [
                     "database": "\(store.location)",
                     "apps": "\(providers.apps.keys.sorted().joined(separator: ","))",
-                    "ios": "\(providers.providerName(for: .ios))",
-                    "android": "\(providers.providerName(for: .android))",
-                    "webpush": "\(providers.providerName(for: .webpush))",
+                    "ios": "\(providers.providerName(for: .device(.ios)))",
+                    "android": "\(providers.providerName(for: .device(.android)))",
+                    "webpush": "\(providers.providerName(for: .device(.webpush)))",
                     "accept-raw-tokens": "\(settings.server.settings.acceptRawTokens)",
                     "registration": "\(settings.server.settings.registration.rawValue)",
                 ]

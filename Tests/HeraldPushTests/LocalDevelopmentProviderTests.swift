@@ -23,8 +23,9 @@ struct LocalDevelopmentProviderTests {
     func shownTargets() {
         let subscription = WebPushSubscription(
             endpoint: "https://updates.push.services.mozilla.com/wpush/v2/gAAAA", keys: .init(p256dh: "BCVx", auth: "BTBZ"))
-        #expect(PushTarget.shown(platform: .webpush, token: subscription.storageToken) == "web push via updates.push.services.mozilla.com")
-        #expect(PushTarget.shown(platform: .ios, token: String(repeating: "ab", count: 32)) == "ababab…")
+        #expect(
+            PushTarget.shown(destination: .device(.webpush), token: subscription.storageToken) == "web push via updates.push.services.mozilla.com")
+        #expect(PushTarget.shown(destination: .device(.ios), token: String(repeating: "ab", count: 32)) == "ababab…")
     }
 
     @Test("an iOS push is recorded as the exact APNs body an extension would receive")

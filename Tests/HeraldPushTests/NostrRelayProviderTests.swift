@@ -31,7 +31,7 @@ struct NostrRelayProviderTests {
     func accepted() async throws {
         let event = Self.event()
         let outcome = try await run { provider, relay, url in
-            let outcome = await provider.send(Self.message(event), to: PushTarget(platform: .nostr, token: url), logger: testLogger)
+            let outcome = await provider.send(Self.message(event), to: PushTarget(destination: .nostr, token: url), logger: testLogger)
             let received = try #require(await relay.events.all.first)
             #expect(received.id == event.id)
             let decoded = try WireJSON.decode(NostrEvent.self, from: received.event)
@@ -48,7 +48,7 @@ struct NostrRelayProviderTests {
         let outcome = try await run { provider, relay, url in
             let byAddress = url.replacingOccurrences(of: "wss://localhost:", with: "wss://127.0.0.1:")
             #expect(byAddress != url)
-            let outcome = await provider.send(Self.message(event), to: PushTarget(platform: .nostr, token: byAddress), logger: testLogger)
+            let outcome = await provider.send(Self.message(event), to: PushTarget(destination: .nostr, token: byAddress), logger: testLogger)
             #expect(await relay.events.all.first?.id == event.id)
             return outcome
         }
@@ -66,7 +66,7 @@ struct NostrRelayProviderTests {
             await relay.script.enqueue(cases.map(\.0), for: MockNostrRelay.scriptKey)
             var outcomes: [PushOutcome] = []
             for _ in cases {
-                outcomes.append(await provider.send(Self.message(Self.event()), to: PushTarget(platform: .nostr, token: url), logger: testLogger))
+                outcomes.append(await provider.send(Self.message(Self.event()), to: PushTarget(destination: .nostr, token: url), logger: testLogger))
             }
             return outcomes
         }
@@ -77,7 +77,7 @@ struct NostrRelayProviderTests {
     @Test("a relay on a private address is refused without connecting unless allowed")
     func privateRelay() async throws {
         let outcome = try await run(allowPrivate: false) { provider, relay, url in
-            let outcome = await provider.send(Self.message(Self.event()), to: PushTarget(platform: .nostr, token: url), logger: testLogger)
+            let outcome = await provider.send(Self.message(Self.event()), to: PushTarget(destination: .nostr, token: url), logger: testLogger)
             #expect(await relay.events.count == 0)
             return outcome
         }
@@ -90,7 +90,7 @@ struct NostrRelayProviderTests {
         let provider = try NostrRelayProvider(configuration: .init(allowPrivateRelays: true))
         let port = try LoopbackPort.free()
         let outcome = await provider.send(
-            Self.message(Self.event()), to: PushTarget(platform: .nostr, token: "wss://127.0.0.1:\(port)"), logger: testLogger)
+            Self.message(Self.event()), to: PushTarget(destination: .nostr, token: "wss://127.0.0.1:\(port)"), logger: testLogger)
         #expect(outcome.kind == .retry)
     }
 
@@ -105,7 +105,7 @@ struct NostrRelayProviderTests {
             defer { try? FileManager.default.removeItem(atPath: caFile) }
             let provider = try NostrRelayProvider(
                 configuration: .init(extraTrustRootsPEMFile: caFile, proxy: EgressProxy(host: "127.0.0.1", port: proxy.port)))
-            return await provider.send(Self.message(Self.event()), to: PushTarget(platform: .nostr, token: running.relayURL), logger: testLogger)
+            return await provider.send(Self.message(Self.event()), to: PushTarget(destination: .nostr, token: running.relayURL), logger: testLogger)
         }
         #expect(outcome.kind == .delivered)
         #expect(proxy.connects.count == 1)

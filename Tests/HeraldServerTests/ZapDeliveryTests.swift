@@ -276,10 +276,10 @@ struct ZapDeliveryTests {
             #expect(dropped.map(\.answer) == [.drop, .drop, .accepted])
             #expect(
                 try await eventually {
-                    try await nds.store.deadLetters(matching: DeadLetterFilter(platform: .nostr), limit: 10, after: nil).letters.count == 1
+                    try await nds.store.deadLetters(matching: DeadLetterFilter(destination: .nostr), limit: 10, after: nil).letters.count == 1
                 })
             let letter = try #require(
-                try await nds.store.deadLetters(matching: DeadLetterFilter(platform: .nostr), limit: 10, after: nil).letters.first)
+                try await nds.store.deadLetters(matching: DeadLetterFilter(destination: .nostr), limit: 10, after: nil).letters.first)
             #expect(letter.lastError?.contains("blocked: zaps not welcome") == true)
             #expect(await relays[0].0.events.count == 1)
         }

@@ -62,7 +62,7 @@ struct DeadLetterStoreTests {
             let expiredOnly = try await store.deadLetters(matching: DeadLetterFilter(reason: "ttl_expired"), limit: 10, after: nil)
             #expect(Set(expiredOnly.letters.map(\.id)) == [expired, waited])
             #expect(try await store.deadLetters(matching: DeadLetterFilter(reason: "ttl"), limit: 10, after: nil).letters.isEmpty)
-            let android = try await store.deadLetters(matching: DeadLetterFilter(platform: .android), limit: 10, after: nil)
+            let android = try await store.deadLetters(matching: DeadLetterFilter(destination: .device(.android)), limit: 10, after: nil)
             #expect(android.letters.map(\.id) == [permanent])
 
             let page1 = try await store.deadLetters(matching: DeadLetterFilter(), limit: 2, after: nil)
@@ -157,7 +157,7 @@ struct DeadLetterStoreTests {
             #expect(try await store.purgeDeadLetter(id: a))
             #expect(try await store.purgeDeadLetter(id: a) == false)
             #expect(
-                try await store.purgeDeadLetters(matching: DeadLetterFilter(reason: "ttl_expired", platform: .ios))
+                try await store.purgeDeadLetters(matching: DeadLetterFilter(reason: "ttl_expired", destination: .device(.ios)))
                     == DeadLetterPurge(purged: 1, replayed: 0))
             let left = try await store.deadLetters(matching: DeadLetterFilter(), limit: 10, after: nil).letters.map(\.id)
             #expect(Set(left) == [c, kept])
@@ -189,7 +189,7 @@ struct DeadLetterStoreTests {
             #expect(
                 replayed
                     == OutboxJob(
-                        id: id, platform: .android, token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
+                        id: id, destination: .device(.android), token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
                         payload: Data(#"{"kind":"wake"} until \#(Int(expiry.timeIntervalSince1970))"#.utf8), attempts: 0,
                         createdAt: plan.now, expiresAt: expiry, app: "com.example.beta"
                     ))
@@ -219,8 +219,8 @@ struct DeadLetterStoreTests {
 
             let summary = try await store.outboxSummary(now: t0.addingTimeInterval(2))
             #expect(summary.total == OutboxCounts(pending: 1, leased: 1, retrying: 1))
-            #expect(summary.byPlatform[.ios] == OutboxCounts(pending: 0, leased: 1, retrying: 1))
-            #expect(summary.byPlatform[.android] == OutboxCounts(pending: 1, leased: 0, retrying: 0))
+            #expect(summary.byDestination[.device(.ios)] == OutboxCounts(pending: 0, leased: 1, retrying: 1))
+            #expect(summary.byDestination[.device(.android)] == OutboxCounts(pending: 1, leased: 0, retrying: 0))
             #expect(
                 summary.byApp == [
                     "default": OutboxCounts(pending: 0, leased: 1, retrying: 1),

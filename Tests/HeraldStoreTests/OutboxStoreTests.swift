@@ -352,7 +352,7 @@ struct OutboxStoreTests {
     func localPushes(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             var android = job("74")
-            android.platform = .android
+            android.destination = .device(.android)
             let jobs = [job("74"), android]
             _ = try await store.enqueue(jobs, now: t0, leaseUntil: t0.addingTimeInterval(60))
             try await store.complete(

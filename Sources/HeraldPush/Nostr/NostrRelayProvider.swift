@@ -41,7 +41,7 @@ public struct NostrRelayProvider: PushProvider {
     }
 
     public func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard target.platform == .nostr, NostrRelayURL.isValid(target.token) else {
+        guard target.destination == .nostr, NostrRelayURL.isValid(target.token) else {
             throw PushValidationError(.invalidMessage, message: "a Nostr relay is a wss:// URL")
         }
         guard let event = message.data[Self.eventKey], event.utf8.first == UInt8(ascii: "{") else {

@@ -80,7 +80,7 @@ public struct WebPushProvider: PushProvider {
     private func checked(
         _ message: PushMessage, for target: PushTarget
     ) throws(PushValidationError) -> (subscription: WebPushSubscription.Checked, plaintext: Data) {
-        guard target.platform == .webpush else {
+        guard target.destination == .device(.webpush) else {
             throw PushValidationError(.invalidMessage, message: "Herald sends Web Push messages to webpush devices only")
         }
         let subscription = try PushTokenForm.webPushSubscription(target.token, allowInsecure: policy.allowInsecureEndpoints)

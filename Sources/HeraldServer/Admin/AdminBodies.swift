@@ -22,8 +22,8 @@ struct DeadLetterView: Codable, Sendable {
         id = letter.id
         reason = letter.reason
         lastError = letter.lastError
-        platform = letter.platform.rawValue
-        token = PushTarget.shown(platform: letter.platform, token: letter.token)
+        platform = letter.destination.rawValue
+        token = PushTarget.shown(destination: letter.destination, token: letter.token)
         notificationType = letter.notificationType
         attempts = letter.attempts
         createdAt = letter.createdAt.formatted(.iso8601)
@@ -121,7 +121,7 @@ struct OutboxView: Codable, Sendable {
         leased = summary.total.leased
         retrying = summary.total.retrying
         total = summary.total.total
-        byPlatform = Dictionary(uniqueKeysWithValues: summary.byPlatform.map { ($0.key.rawValue, OutboxCountsView($0.value)) })
+        byPlatform = Dictionary(uniqueKeysWithValues: summary.byDestination.map { ($0.key.rawValue, OutboxCountsView($0.value)) })
         byApp = summary.byApp.mapValues(OutboxCountsView.init)
         oldestDueAt = summary.oldestDueAt?.formatted(.iso8601)
         deadLetters = summary.deadLetters

@@ -147,8 +147,8 @@ enum DashboardPage {
         let row = { (name: String, counts: OutboxCounts) in
             "<tr><td>\(HTML.escape(name))</td><td>\(counts.pending)</td><td>\(counts.leased)</td><td>\(counts.retrying)</td></tr>"
         }
-        for (platform, counts) in data.outbox.byPlatform.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            rows += row(platform.rawValue, counts)
+        for (destination, counts) in data.outbox.byDestination.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            rows += row(destination.rawValue, counts)
         }
         rows += row("all", data.outbox.total).replacingOccurrences(of: "<tr>", with: "<tr class=\"total\">")
         return """
@@ -216,7 +216,7 @@ enum DashboardPage {
             rows += """
                 <tr class="dead-letter" data-id="\(id)"><td><code>\(id)</code><div class="muted small">\(HTML.escape(letter.notificationType))</div></td>\
                 <td><span class="reason">\(HTML.escape(letter.reason))</span><div class="muted small">\(HTML.escape(letter.providerAnswer ?? "no answer"))</div></td>\
-                <td>\(letter.platform.rawValue)<div class="muted small"><code>\(HTML.escape(PushTarget.shown(platform: letter.platform, token: letter.token)))</code></div></td>\
+                <td>\(letter.destination.rawValue)<div class="muted small"><code>\(HTML.escape(PushTarget.shown(destination: letter.destination, token: letter.token)))</code></div></td>\
                 <td>\(letter.attempts)</td><td>\(HTML.age(data.now.timeIntervalSince(letter.finishedAt))) ago</td><td>\(button)</td></tr>
                 """
         }

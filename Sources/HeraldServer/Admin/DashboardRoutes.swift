@@ -55,7 +55,7 @@ struct DashboardRoutes: Sendable {
             wakes: metrics.wakes.snapshot,
             // Every app's providers; the default app's under the bare platform name.
             providers: providers.apps.keys.sorted().flatMap { app in
-                Platform.devicePlatforms.map { platform in
+                Platform.allCases.map { platform in
                     (
                         app == PushTarget.defaultApp ? platform.rawValue : "\(platform.rawValue) · \(app)",
                         providers.provider(for: platform, app: app)?.status

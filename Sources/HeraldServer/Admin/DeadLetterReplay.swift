@@ -26,7 +26,7 @@ public enum DeadLetterReplay {
             filter.reason = reason
         }
         if let platform, !platform.isEmpty {
-            filter.platform = try Edge.parseJobPlatform(platform)
+            filter.destination = try Edge.parseJobDestination(platform)
         }
         return filter
     }

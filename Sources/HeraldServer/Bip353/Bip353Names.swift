@@ -78,7 +78,7 @@ struct Bip353Names: Sendable {
     private func write(_ changes: [Bip353Record], jobID: String) async throws {
         try await store.putBip353Records(changes)
         var recipient = PushDelivery.Recipient(
-            target: PushTarget(platform: .dns, token: changes.map(\.name).joined(separator: " "), app: PushTarget.defaultApp))
+            target: PushTarget(destination: .dns, token: changes.map(\.name).joined(separator: " "), app: PushTarget.defaultApp))
         recipient.jobID = jobID
         let message = PushMessage(kind: .background, data: [:], expiresAt: now().addingTimeInterval(Self.jobTTL))
         _ = try await delivery.submit(message, type: "bip353", to: [recipient], metric: nil, chargesAllowance: false)

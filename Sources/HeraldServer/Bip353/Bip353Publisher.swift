@@ -49,8 +49,8 @@ struct Bip353Publisher: PushProvider {
     let client: DNSClient
 
     func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
-        guard target.platform == .dns else { throw PushValidationError(.invalidMessage, message: "a DNS job writes BIP-353 records") }
-        try PushTokenForm.check(target.token, platform: .dns)
+        guard target.destination == .dns else { throw PushValidationError(.invalidMessage, message: "a DNS job writes BIP-353 records") }
+        try PushTokenForm.check(target.token, destination: .dns)
     }
 
     func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {

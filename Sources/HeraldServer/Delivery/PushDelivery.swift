@@ -77,7 +77,7 @@ struct PushDelivery: Sendable {
                 payload = prepared.storedJSON()
             }
             var job = NewJob(
-                platform: recipient.target.platform, token: recipient.target.token, notificationType: type,
+                destination: recipient.target.destination, token: recipient.target.token, notificationType: type,
                 payload: payload, idempotencyKey: recipient.idempotencyKey,
                 idempotencyFingerprint: recipient.idempotencyKey == nil ? nil : recipient.idempotencyFingerprint,
                 expiresAt: expiresAt, app: recipient.target.app

@@ -48,8 +48,9 @@ extension PushDelivery {
     ///   anyone could name: such requests hold only their share of the slots (``RawTokenHolds``).
     func ask(_ webhook: WebhookRequest, to recipient: Recipient, appData: String?, rawTokenClient: String? = nil) async throws -> Asked {
         // A target no provider can reach would only hold a slot until the timeout.
-        guard providers.provider(for: recipient.target.platform, app: recipient.target.app) != nil else {
-            throw APIError.platformNotConfigured(recipient.target.platform, app: recipient.target.app)
+        // Requests are relayed to devices only.
+        if let platform = recipient.target.destination.device, providers.provider(for: platform, app: recipient.target.app) == nil {
+            throw APIError.platformNotConfigured(platform, app: recipient.target.app)
         }
         if let client = rawTokenClient {
             do {
@@ -93,7 +94,7 @@ extension PushDelivery {
         case .timedOut: break
         }
         let target = recipient.target
-        let dead = (try? await devices.resolveWebhookToken(target.token, rawPlatform: target.platform).isDead) ?? false
+        let dead = (try? await devices.resolveWebhookToken(target.token, rawPlatform: target.destination.device).isDead) ?? false
         return dead ? .tokenDead : .timedOut
     }
 }

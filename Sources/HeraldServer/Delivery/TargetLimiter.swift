@@ -23,7 +23,7 @@ struct TargetLimiter: Sendable {
             throw APIError.targetRateLimited(retryAfter: wait)
         }
         guard let shared else { return }
-        let keys = targets.map { "\($0.platform.rawValue):\($0.token)" }
+        let keys = targets.map { "\($0.destination.rawValue):\($0.token)" }
         let wait: TimeInterval?
         do {
             wait = try await shared.takeTargetPushes(
@@ -41,7 +41,7 @@ struct TargetLimiter: Sendable {
     /// The local bucket's key of a target, under the process's random seed as every `hashValue`.
     private static func localKey(_ target: PushTarget) -> Int {
         var hasher = Hasher()
-        hasher.combine(target.platform)
+        hasher.combine(target.destination)
         hasher.combine(target.token)
         return hasher.finalize()
     }

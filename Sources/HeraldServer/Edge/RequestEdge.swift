@@ -100,16 +100,15 @@ enum Edge {
 
     /// A device's platform (`ios`, `android`, `webpush`).
     static func parsePlatform(_ text: String) throws -> Platform {
-        guard let platform = Platform(rawValue: text.lowercased()), Platform.devicePlatforms.contains(platform) else {
-            throw APIError.unknownPlatform(text)
-        }
+        guard let platform = Platform(rawValue: text.lowercased()) else { throw APIError.unknownPlatform(text) }
         return platform
     }
 
-    /// Any platform a job may have, `nostr` (zap receipts) included: for filters over the outbox.
-    static func parseJobPlatform(_ text: String) throws -> Platform {
-        guard let platform = Platform(rawValue: text.lowercased()) else { throw APIError.unknownPlatform(text) }
-        return platform
+    /// Any destination a job may have, `nostr` (zap receipts) included: for filters over the
+    /// outbox, which name it `platform` as the job's column does.
+    static func parseJobDestination(_ text: String) throws -> JobDestination {
+        guard let destination = JobDestination(rawValue: text.lowercased()) else { throw APIError.unknownPlatform(text) }
+        return destination
     }
 
     /// The app a request names (absent: the default one), if it is configured; `400 unknown_app`

@@ -89,7 +89,7 @@ struct ZapReceipts: Sendable {
         // another, finds the jobs already made.
         let recipients = request.relays.map { relay in
             PushDelivery.Recipient(
-                target: PushTarget(platform: .nostr, token: relay, app: app), idempotencyKey: "zap:\(stored.paymentHash):\(relay)")
+                target: PushTarget(destination: .nostr, token: relay, app: app), idempotencyKey: "zap:\(stored.paymentHash):\(relay)")
         }
         let results = try await delivery.submit(
             message, type: Self.jobType, to: recipients, metric: Self.jobType, chargesAllowance: false)

@@ -115,7 +115,7 @@ struct NwcRoutes: Sendable {
     /// Another service's webhook (breez-lnurl's clients register Breez's): Web Push's rules,
     /// https and public addresses unless the operator allows otherwise.
     static func checkForeignWebhook(_ url: String, policy: WebPushPolicy) async throws {
-        guard url.utf8.count <= 2048, (try? PushTokenForm.check(url, platform: .webhook)) != nil, let parsed = URL(string: url),
+        guard url.utf8.count <= 2048, (try? PushTokenForm.check(url, destination: .webhook)) != nil, let parsed = URL(string: url),
             let host = parsed.host
         else { throw APIError(.invalidWebhookURL, "webhookUrl must be an http(s) URL with a host") }
         guard policy.allowInsecureEndpoints || parsed.scheme?.lowercased() == "https" else {

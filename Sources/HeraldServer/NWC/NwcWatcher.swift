@@ -432,7 +432,7 @@ final class NwcWatcher: Service, Sendable {
         writer.string(raw)
         writer.raw("}}")
         let recipient = PushDelivery.Recipient(
-            target: PushTarget(platform: .webhook, token: url),
+            target: PushTarget(destination: .webhook, token: url),
             idempotencyKey: "nwc:\(event.id.lowercased()):\(EnqueueResult.fingerprint(of: Array(url.utf8)).prefix(16))")
         let message = PushMessage(
             kind: .background, data: [WebhookForwardProvider.bodyKey: String(decoding: writer.bytes, as: UTF8.self)],

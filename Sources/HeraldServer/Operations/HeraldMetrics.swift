@@ -217,10 +217,10 @@ public final class HeraldMetrics: Sendable {
 }
 
 extension PushRouter {
-    /// The name of the provider serving a platform of an app, for metrics and health: `none`
+    /// The name of the provider serving a destination of an app, for metrics and health: `none`
     /// if unset.
-    public func providerName(for platform: Platform, app: String = PushTarget.defaultApp) -> String {
-        provider(for: platform, app: app)?.name ?? "none"
+    public func providerName(for destination: JobDestination, app: String = PushTarget.defaultApp) -> String {
+        provider(for: destination, app: app)?.name ?? "none"
     }
 }
 

@@ -23,7 +23,7 @@ struct OperationsRoutes: Sendable {
             let health = Health(
                 status: database == "ok" ? "ok" : "degraded",
                 database: database,
-                providers: Dictionary(uniqueKeysWithValues: Platform.devicePlatforms.map { ($0.rawValue, providers.providerName(for: $0)) })
+                providers: Dictionary(uniqueKeysWithValues: Platform.allCases.map { ($0.rawValue, providers.providerName(for: .device($0))) })
             )
             return try JSONResponse.make(health, status: database == "ok" ? .ok : .serviceUnavailable)
         }

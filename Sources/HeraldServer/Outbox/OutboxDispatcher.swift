@@ -259,7 +259,7 @@ public final class OutboxDispatcher: Service, Sendable {
     private func resolve(
         _ job: OutboxJob, message decoded: PushMessage?, localPushes: inout [Data]
     ) async -> JobResolution {
-        let target = PushTarget(platform: job.platform, token: job.token, app: job.app)
+        let target = PushTarget(destination: job.destination, token: job.token, app: job.app)
         // Built only where something is logged: each metadata change makes the standard handler
         // re-render all of its metadata, a measurable cost when done for every send.
         let baseLogger = self.logger
@@ -280,7 +280,7 @@ public final class OutboxDispatcher: Service, Sendable {
         guard var message = decoded ?? (try? PushMessage(storedJSON: job.payload)) else {
             return deadLetter("undecodable_payload", logger: logger)
         }
-        if message.collapseID == nil && job.platform == .ios {
+        if message.collapseID == nil && job.destination == .device(.ios) {
             // A push sent again after a crash (at-least-once) replaces the first on the phone
             // instead of showing twice. Not on FCM: it keeps at most four collapse keys per
             // device, so per-job keys would make it drop distinct pushes for an offline phone.
@@ -294,7 +294,7 @@ public final class OutboxDispatcher: Service, Sendable {
         if !outcome.recorded.isEmpty { localPushes = outcome.recorded.map(\.payload) }
         // Every push written counts: a wake's silent push ahead of its alert is one more.
         metrics.sent(
-            provider: providers.providerName(for: job.platform, app: job.app), outcome: outcome.kind.rawValue, app: job.app,
+            provider: providers.providerName(for: job.destination, app: job.app), outcome: outcome.kind.rawValue, app: job.app,
             pushes: 1 + (message.prelude?.count ?? 0))
 
         switch outcome.kind {
@@ -339,7 +339,7 @@ public final class OutboxDispatcher: Service, Sendable {
         return .deadLetter(reason: reason, answer: answer)
     }
 
-    static func key(_ target: PushTarget) -> String { "\(target.platform.rawValue):\(target.token)" }
+    static func key(_ target: PushTarget) -> String { "\(target.destination.rawValue):\(target.token)" }
 
     // MARK: Recording
 

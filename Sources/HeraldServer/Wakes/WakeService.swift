@@ -186,7 +186,7 @@ struct WakeService: Sendable {
                 interruptionLevel: "time-sensitive", collapseID: collapseID, expiresAt: expiresAt, prelude: [silent]
             )
             return ("alert", alert)
-        case .android, .webpush, .nostr, .webhook, .dns:
+        case .android, .webpush:
             return ("data", PushMessage(kind: .wake, data: data, collapseID: collapseID, expiresAt: expiresAt))
         }
     }

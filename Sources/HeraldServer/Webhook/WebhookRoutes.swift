@@ -46,7 +46,7 @@ struct WebhookRoutes: Sendable {
         }
         try webhook.validate()
         let target = recipient.target
-        recipient.idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "\(target.platform.rawValue):\(target.token)")
+        recipient.idempotencyKey = try Edge.idempotencyKey(request.headers, scope: "\(target.destination.rawValue):\(target.token)")
         if recipient.idempotencyKey != nil { recipient.idempotencyFingerprint = Self.fingerprint(body, appData: appData) }
         let result = try await delivery.submit(webhook, to: recipient, appData: appData)
         // Whoever knows a token could otherwise plant a job under the key the real service will
