@@ -26,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SWIFT_PATH = ROOT / "Sources" / "HeraldServer" / "Operations" / "OpenAPIDocument.swift"
-ERROR_CODES_PATH = ROOT / "Sources" / "HeraldServer" / "Edge" / "ErrorCode.swift"
+ERROR_CODES_PATH = ROOT / "Sources" / "HeraldWire" / "ErrorCode.swift"
+ERROR_STATUSES_PATH = ROOT / "Sources" / "HeraldServer" / "Edge" / "ErrorCode+Status.swift"
 
 JSON = "application/json"
 
@@ -38,11 +39,10 @@ STATUS_NUMBERS = {"badRequest": 400, "unauthorized": 401, "forbidden": 403, "not
 
 
 def read_error_codes() -> dict[str, int]:
-    """Every code and its status, from the one list: the server's `ErrorCode` enum, in its order."""
-    text = ERROR_CODES_PATH.read_text()
-    cases = re.findall(r"^    case (\w+)(?: = \"([a-z0-9_]+)\")?$", text, re.M)
-    statuses = dict(re.findall(r"^        case \.(\w+): \.(\w+)$", text, re.M))
-    assert cases and len(cases) == len(statuses), f"{ERROR_CODES_PATH.name}: one case and one status line per code"
+    """Every code and its status, from the one list: the `ErrorCode` enum, in its order, and the server's statuses."""
+    cases = re.findall(r"^    case (\w+)(?: = \"([a-z0-9_]+)\")?$", ERROR_CODES_PATH.read_text(), re.M)
+    statuses = dict(re.findall(r"^        case \.(\w+): \.(\w+)$", ERROR_STATUSES_PATH.read_text(), re.M))
+    assert cases and len(cases) == len(statuses), f"{ERROR_STATUSES_PATH.name}: one status line per code of {ERROR_CODES_PATH.name}"
     return {raw or name: STATUS_NUMBERS[statuses[name]] for name, raw in cases}
 
 

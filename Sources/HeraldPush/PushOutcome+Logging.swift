@@ -25,9 +25,9 @@ extension PushOutcome {
         }
         logger.warning(
             "push refused before sending",
-            metadata: ["push.service": "\(service)", "error": "\(error.code): \(error.message)"]
+            metadata: ["push.service": "\(service)", "error": "\(error.code.rawValue): \(error.message)"]
         )
-        return PushOutcome(kind: .permanent, reason: error.code)
+        return PushOutcome(kind: .permanent, reason: error.code.rawValue)
     }
 }
 

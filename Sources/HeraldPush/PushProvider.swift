@@ -1,4 +1,5 @@
 import Foundation
+import HeraldWire
 import Logging
 
 /// A push service: APNs, FCM, or the local development provider.
@@ -56,23 +57,14 @@ public struct PushProviderStatus: Sendable, Hashable {
     }
 }
 
-/// Why a message cannot be sent through a provider.
-public struct PushValidationError: Error, Sendable, Hashable {
-    /// Typed so callers branch on the reason, never on its code's spelling.
-    public enum Reason: String, Sendable, Hashable {
-        case payloadTooLarge = "payload_too_large"
-        case invalidMessage = "invalid_message"
-        case platformNotConfigured = "platform_not_configured"
-        case unknownApp = "unknown_app"
-    }
-
-    public var reason: Reason
+/// Why a message cannot be sent through a provider: its code is the one clients and dead
+/// letters see (`payload_too_large`, `invalid_message`, `platform_not_configured`, `unknown_app`).
+public struct PushValidationError: ErrorCodeProviding, Sendable, Hashable {
+    public var code: ErrorCode
     public var message: String
-    /// The stable code clients and dead letters see.
-    public var code: String { reason.rawValue }
 
-    public init(_ reason: Reason, message: String) {
-        self.reason = reason
+    public init(_ code: ErrorCode, message: String) {
+        self.code = code
         self.message = message
     }
 }

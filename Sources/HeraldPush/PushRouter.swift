@@ -96,10 +96,10 @@ public struct PushRouter: PushProvider {
 
     public func send(_ message: PushMessage, to target: PushTarget, logger: Logger) async -> PushOutcome {
         guard knows(app: target.app) else {
-            return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.unknownApp.rawValue)
+            return PushOutcome(kind: .permanent, reason: ErrorCode.unknownApp.rawValue)
         }
         guard let provider = provider(for: target.destination, app: target.app) else {
-            return PushOutcome(kind: .permanent, reason: PushValidationError.Reason.platformNotConfigured.rawValue)
+            return PushOutcome(kind: .permanent, reason: ErrorCode.platformNotConfigured.rawValue)
         }
         guard let prelude = message.prelude, !prelude.isEmpty else {
             return await provider.send(message, to: target, logger: logger)

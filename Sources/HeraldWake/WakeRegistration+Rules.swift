@@ -2,17 +2,12 @@ import Foundation
 import HeraldSecp256k1
 import HeraldWire
 
-/// A registration the gateway refuses, with the machine-readable reason it answers.
-public struct WakeRegistrationProblem: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The gateway's codes; a malformed request is the client's mistake, a proof an authentication.
-    public enum Code: String, Sendable, Hashable {
-        case invalidRequest = "invalid_request"
-        case missingProof = "missing_proof"
-        case invalidProof = "invalid_proof"
-    }
-    public var code: Code
+/// A registration the gateway refuses: `invalid_request` for a malformed one (the client's
+/// mistake), `missing_proof` or `invalid_proof` for an identity it does not prove (an authentication).
+public struct WakeRegistrationProblem: ErrorCodeProviding, Sendable, Hashable, CustomStringConvertible {
+    public var code: ErrorCode
     public var message: String
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: ErrorCode, _ message: String) {
         self.code = code
         self.message = message
     }

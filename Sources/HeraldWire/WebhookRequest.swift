@@ -81,7 +81,6 @@ public struct WebhookRequest: Sendable, Hashable {
 
     private func invalid(_ detail: String) -> WebhookRequestError {
         WebhookRequestError(
-            code: "invalid_data",
             message: "the data of \(form.rawValue) '\(name)' does not match its schema: \(detail)"
         )
     }
@@ -113,12 +112,11 @@ public struct WebhookRequest: Sendable, Hashable {
     }
 }
 
-/// Why a webhook body was refused, with a machine-readable code.
-public struct WebhookRequestError: Error, Sendable, Hashable {
-    public var code: String
+/// Why a webhook's data was refused: it does not match its event's or template's schema.
+public struct WebhookRequestError: ErrorCodeProviding, Sendable, Hashable {
+    public var code: ErrorCode { .invalidData }
     public var message: String
-    public init(code: String, message: String) {
-        self.code = code
+    public init(message: String) {
         self.message = message
     }
 }

@@ -68,7 +68,7 @@ struct Send: AsyncParsableCommand {
             do throws(PushValidationError) {
                 try router.validate(message, for: target)
             } catch {
-                throw ValidationError("\(error.code): \(error.message)")
+                throw ValidationError("\(error.code.rawValue): \(error.message)")
             }
             outcome = await router.send(message, to: target, logger: logger)
         } catch {

@@ -277,7 +277,7 @@ struct APNsProviderTests {
         try await fixture.run { provider in
             #expect(throws: Never.self) { try provider.validate(fits, for: target) }
             let error = #expect(throws: PushValidationError.self) { try provider.validate(tooLarge, for: target) }
-            #expect(error?.code == "payload_too_large")
+            #expect(error?.code.rawValue == "payload_too_large")
 
             let refused = await provider.send(tooLarge, to: target, logger: testLogger)
             #expect(refused.kind == .permanent)
@@ -301,7 +301,7 @@ struct APNsProviderTests {
                 let error = #expect(throws: PushValidationError.self) {
                     try provider.validate(.wake(swapUpdateData), for: target)
                 }
-                #expect(error?.code == "invalid_message")
+                #expect(error?.code.rawValue == "invalid_message")
             }
         }
     }

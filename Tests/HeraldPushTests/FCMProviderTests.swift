@@ -248,10 +248,10 @@ struct FCMProviderTests {
             let reserved = #expect(throws: PushValidationError.self) {
                 try provider.validate(PushMessage(kind: .wake, data: ["google.c.a": "1"]), for: target)
             }
-            #expect(reserved?.code == "invalid_message")
+            #expect(reserved?.code.rawValue == "invalid_message")
             let large = PushMessage(kind: .wake, data: ["notification_payload": String(repeating: "x", count: 4096)])
             let tooLarge = #expect(throws: PushValidationError.self) { try provider.validate(large, for: target) }
-            #expect(tooLarge?.code == "payload_too_large")
+            #expect(tooLarge?.code.rawValue == "payload_too_large")
             #expect(await provider.send(large, to: target, logger: testLogger).kind == .permanent)
         }
         #expect(await fixture.server.messages.count == 0)

@@ -116,7 +116,7 @@ struct LocalDevelopmentProviderTests {
 
         let (_, tooLarge) = try messages(renderedSizes: 4096, 4097)
         let error = #expect(throws: PushValidationError.self) { try failing.validate(tooLarge, for: target) }
-        #expect(error?.code == "payload_too_large")
+        #expect(error?.code.rawValue == "payload_too_large")
     }
 }
 

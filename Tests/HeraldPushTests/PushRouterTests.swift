@@ -11,7 +11,7 @@ struct PushRouterTests {
         let android = PushTarget(platform: .android, token: "pixel")
 
         let error = #expect(throws: PushValidationError.self) { try router.validate(.wake(swapUpdateData), for: android) }
-        #expect(error?.code == "platform_not_configured")
+        #expect(error?.code.rawValue == "platform_not_configured")
         let outcome = await router.send(.wake(swapUpdateData), to: android, logger: testLogger)
         #expect(outcome.kind == .permanent)
         #expect(outcome.reason == "platform_not_configured")

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldServer
+import HeraldWire
 import Hummingbird
 import HummingbirdTesting
 import Synchronization

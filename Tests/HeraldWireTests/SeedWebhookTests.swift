@@ -106,7 +106,7 @@ struct SeedWebhookTests {
         do {
             try webhook.validate()
         } catch {
-            #expect(error.code == "invalid_data")
+            #expect(error.code.rawValue == "invalid_data")
             #expect(error.message.contains("status"))
         }
     }

@@ -123,10 +123,11 @@ struct SessionRoutes: Sendable {
             do throws(PushValidationError) {
                 try providers.validate(probe, for: PushTarget(platform: platform, token: token, app: app))
             } catch {
-                switch error.reason {
+                // Any refusal but a missing provider or app is the token's.
+                switch error.code {
                 case .platformNotConfigured, .unknownApp:
                     throw APIError(error)
-                case .invalidMessage, .payloadTooLarge:
+                default:
                     throw APIError(
                         .invalidToken, "push_token is not a valid \(platform.rawValue) token: \(error.message)"
                     )

@@ -26,10 +26,8 @@ public enum PushSealing {
         do throws(PushValidationError) {
             try providers.validate(prepared, for: target)
         } catch {
-            guard key != nil, error.reason == .payloadTooLarge else { throw APIError(error) }
-            throw APIError(
-                PushValidationError(.payloadTooLarge, message: "sealed to the device's key, \(error.message)")
-            )
+            guard key != nil, error.code == .payloadTooLarge else { throw APIError(error) }
+            throw APIError(.payloadTooLarge, "sealed to the device's key, \(error.message)")
         }
         return prepared
     }

@@ -70,15 +70,10 @@ extension APIError {
         APIError(.storeUnavailable, message, headers: [.retryAfter: "1"])
     }
 
-    /// A push its provider refuses. A platform without a provider is the request's fault (400),
-    /// not the message's (422).
-    init(_ error: PushValidationError) {
-        switch error.reason {
-        case .platformNotConfigured: self.init(.platformNotConfigured, error.message)
-        case .unknownApp: self.init(.unknownApp, error.message)
-        case .payloadTooLarge: self.init(.payloadTooLarge, error.message)
-        case .invalidMessage: self.init(.invalidMessage, error.message)
-        }
+    /// A module's refusal (a push its provider refuses, a registration the gateway does not
+    /// take …), answered in its own code and words.
+    init(_ error: some ErrorCodeProviding) {
+        self.init(error.code, error.message)
     }
 
     /// The push target has had its share of pushes (``ServerSettings/targetPushesPerMinute``).
@@ -131,8 +126,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch let error as RefusedForm {
             throw error  // the dashboard's HTML refusal
-        } catch let error as WebhookRequestError {
-            throw APIError(.invalidData, error.message)
+        } catch let error as any ErrorCodeProviding {
+            throw APIError(error)
         } catch let error as NIOTooManyBytesError {
             _ = error
             throw APIError(.bodyTooLarge, "the request body is over the limit")

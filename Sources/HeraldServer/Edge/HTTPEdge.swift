@@ -1,4 +1,5 @@
 import HeraldExecutors
+import HeraldWire
 import Hummingbird
 import HummingbirdCore
 import Logging

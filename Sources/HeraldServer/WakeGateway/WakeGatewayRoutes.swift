@@ -70,18 +70,7 @@ struct WakeGatewayRoutes: Sendable {
                 "ts \(registration.ts) is not within \(Int(WakeRegistrationRequest.maximumSkew)) s of this server's clock (unix \(time)): check the phone's clock"
             )
         }
-        let proven: [ProvenIdentity]
-        do {
-            proven = try registration.validate(audience: settings.wakeGatewayAudience)
-        } catch {
-            let code: ErrorCode =
-                switch error.code {
-                case .invalidRequest: .invalidRequest
-                case .missingProof: .missingProof
-                case .invalidProof: .invalidProof
-                }
-            throw APIError(code, error.message)
-        }
+        let proven = try registration.validate(audience: settings.wakeGatewayAudience)
         try await IdentityClaims.takeOnce(
             registration.preimage(audience: settings.wakeGatewayAudience), signedAt: registration.ts, replays: replays, now: now())
         let platform: Platform = registration.platform == .apns ? .ios : .android

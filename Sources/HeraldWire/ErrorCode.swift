@@ -1,0 +1,120 @@
+/// Every `error` code Herald's API answers: the one vocabulary of refusals on the wire.
+///
+/// Here rather than in the server so a module's own error names its code from this list
+/// (``ErrorCodeProviding``) instead of from a second one the server translates. Each code comes
+/// with one status, kept with the server (`ErrorCode+Status.swift`), which alone speaks HTTP.
+/// `scripts/openapi.py` reads both files for the document's `ErrorCode` schema and checks every
+/// operation's codes against them. Keep one `case` per line here and one `case .name: .status`
+/// per line there: that is what it reads.
+public enum ErrorCode: String, CaseIterable, Sendable {
+    case aliasRequired = "alias_required"
+    case badRequest = "bad_request"
+    case expired
+    case invalidAmount = "invalid_amount"
+    case invalidCollapseKey = "invalid_collapse_key"
+    case invalidCursor = "invalid_cursor"
+    case invalidDevice = "invalid_device"
+    case bip353NotConfigured = "bip353_not_configured"
+    case invalidFallbackAfter = "invalid_fallback_after"
+    case invalidIdempotencyKey = "invalid_idempotency_key"
+    case invalidIdentities = "invalid_identities"
+    case invalidIdentity = "invalid_identity"
+    case invalidJSON = "invalid_json"
+    case invalidKind = "invalid_kind"
+    case invalidOffer = "invalid_offer"
+    case offerTooLong = "offer_too_long"
+    case invalidLimit = "invalid_limit"
+    case invalidLSPNodeID = "invalid_lsp_node_id"
+    case invalidNotification = "invalid_notification"
+    case invalidPaymentHash = "invalid_payment_hash"
+    case invalidPreimage = "invalid_preimage"
+    case invalidPubkey = "invalid_pubkey"
+    case invalidReason = "invalid_reason"
+    case invalidRelays = "invalid_relays"
+    case invalidRequest = "invalid_request"
+    case invalidSealKey = "invalid_seal_key"
+    case invalidSessionID = "invalid_session_id"
+    case invalidSubscription = "invalid_subscription"
+    case invalidToken = "invalid_token"
+    case invalidTTL = "invalid_ttl"
+    case invalidUsername = "invalid_username"
+    case invalidUserID = "invalid_user_id"
+    case invalidWebhookURL = "invalid_webhook_url"
+    case malformedRequest = "malformed_request"
+    case missingPlatform = "missing_platform"
+    case missingRecipient = "missing_recipient"
+    case missingTimestamp = "missing_timestamp"
+    case missingToken = "missing_token"
+    case platformNotConfigured = "platform_not_configured"
+    case privateEndpoint = "private_endpoint"
+    case privateRelay = "private_relay"
+    case unresolvableRelay = "unresolvable_relay"
+    case tooManyRelays = "too_many_relays"
+    case privateWebhookURL = "private_webhook_url"
+    case unknownApp = "unknown_app"
+    case unknownBodyShape = "unknown_body_shape"
+    case unknownPlatform = "unknown_platform"
+    case unresolvableEndpoint = "unresolvable_endpoint"
+    case invalidProof = "invalid_proof"
+    case invalidSignature = "invalid_signature"
+    case missingProof = "missing_proof"
+    case staleTime = "stale_time"
+    case staleTimestamp = "stale_timestamp"
+    case unauthorized
+    case deviceUnconfirmed = "device_unconfirmed"
+    case forbidden
+    case invalidCode = "invalid_code"
+    case tokenRegisteredElsewhere = "token_registered_elsewhere"
+    case deadLetterNotFound = "dead_letter_not_found"
+    case noUsername = "no_username"
+    case notConfigured = "not_configured"
+    case notFound = "not_found"
+    case sessionNotFound = "session_not_found"
+    case unknownDevice = "unknown_device"
+    case unknownLiveActivity = "unknown_live_activity"
+    case unknownReply = "unknown_reply"
+    case unknownToken = "unknown_token"
+    case unknownWake = "unknown_wake"
+    case unknownZap = "unknown_zap"
+    case requestTimeout = "request_timeout"
+    case alreadyAnswered = "already_answered"
+    case replayed
+    case installTaken = "install_taken"
+    case proofReplayed = "proof_replayed"
+    case tooManyDevices = "too_many_devices"
+    case tokenDead = "token_dead"
+    case usernameTaken = "username_taken"
+    case deviceDeleted = "device_deleted"
+    case replyExpired = "reply_expired"
+    case tokenUnregistered = "token_unregistered"
+    case bodyTooLarge = "body_too_large"
+    case replyTooLarge = "reply_too_large"
+    case wakePayloadTooLarge = "wake_payload_too_large"
+    case idempotencyKeyReused = "idempotency_key_reused"
+    case invalidBody = "invalid_body"
+    case invalidData = "invalid_data"
+    case invalidMessage = "invalid_message"
+    case payloadTooLarge = "payload_too_large"
+    case pushTokenRequired = "push_token_required"
+    case unknownTopic = "unknown_topic"
+    case unsupportedTemplate = "unsupported_template"
+    case rateLimited = "rate_limited"
+    case targetRateLimited = "target_rate_limited"
+    case tooManyHeldRequests = "too_many_held_requests"
+    case tooManyRegistrations = "too_many_registrations"
+    case internalError = "internal"
+    case replyTimeout = "reply_timeout"
+    case overloaded
+    case shuttingDown = "shutting_down"
+    case storeUnavailable = "store_unavailable"
+    case tooManyConnections = "too_many_connections"
+    case tooManyStreams = "too_many_streams"
+}
+
+/// An error a client may read as it is: the server answers it with its code's status and
+/// `{"error": code, "message": message}`, whichever module threw it.
+public protocol ErrorCodeProviding: Error {
+    var code: ErrorCode { get }
+    /// For humans; never branched on.
+    var message: String { get }
+}
