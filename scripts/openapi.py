@@ -9,9 +9,10 @@ copy, the JSON, committed and compiled in (the server serves it at `/openapi.jso
     python3 scripts/openapi.py --check    # fails if it is stale, or if the document is not
                                           # valid OpenAPI 3.1 (openapi-spec-validator)
 
-Schemas, parameters and headers several places use, and the error responses operations share (one
-per status and exact set of `error` codes), are written once under `components` and referred to
-with `$ref`. `scripts/conformance.py` holds a live server to it, and
+Schemas, parameters, headers, request bodies and responses several places use, and the error
+responses operations share (one per status and exact set of `error` codes), are written once under
+`components` and referred to with `$ref`. Short arrays and objects are written on one line
+(`to_json`). `scripts/conformance.py` holds a live server to it, and
 `OpenAPIContractTests` the router and `ErrorCode`. Change a route, change this file.
 Python 3.11, standard library only for writing; --check needs openapi-spec-validator and PyYAML.
 """
@@ -59,12 +60,13 @@ def narrowed(base: str, codes: list[str]) -> dict:
 
 
 # Pieces several places use: each is written once, in `components/<section>`, and referred to.
-SHARED: dict[str, dict[str, dict]] = {"schemas": {}, "parameters": {}, "headers": {}}
+SHARED: dict[str, dict[str, dict]] = {"schemas": {}, "parameters": {}, "headers": {}, "requestBodies": {},
+                                      "responses": {}}
 
 
 def shared(section: str, name: str, value: dict) -> dict:
     """`value` as `components/<section>/<name>`, and a reference to it."""
-    assert name not in SHARED[section], f"{section}/{name} is shared twice"
+    assert SHARED[section].get(name, value) == value, f"{section}/{name} is two things"
     SHARED[section][name] = value
     return {"$ref": f"#/components/{section}/{name}"}
 
@@ -97,6 +99,7 @@ def integer(description: str | None = None, **extra) -> dict:
 
 
 BOOL = {"type": "boolean"}
+STRINGS = shared("schemas", "Strings", {"type": "array", "items": {"type": "string"}})
 PLATFORM = shared("schemas", "Platform", {
     "type": "string", "enum": ["ios", "android", "webpush"],
     "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); "
@@ -106,9 +109,9 @@ JOB_IDS = shared("schemas", "JobIds", {**JOB_ID_LIST, "description": "The outbox
 JOB_PLATFORM = {"type": "string", "enum": ["ios", "android", "webpush", "nostr", "webhook"],
                 "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay, or "
                                "`webhook`: an NWC request forwarded to another service's webhook."}
-IDENTITIES = {"type": "array", "maxItems": 8, "items": string(
+IDENTITIES = {"type": "array", "maxItems": 8, "items": shared("schemas", "Identity", string(
     "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an "
-    "Ed25519 key.", pattern="^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$"),
+    "Ed25519 key.", pattern="^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$")),
               "description": "Identities the device proves it holds; each needs a proof in `proofs`. Pushes "
                              "addressed to an identity (a Breez payment webhook's `ln:<user_pubkey>`) reach it."}
 PROOFS = shared("schemas", "IdentityProofs", {"type": "array", "maxItems": 8, "items": obj(
@@ -120,6 +123,10 @@ PROOFS = shared("schemas", "IdentityProofs", {"type": "array", "maxItems": 8, "i
                          "comma-joined>\\nts:<ts>`."})
 PROOF_TS = integer("Unix seconds the proofs were signed at: within 600 s of the server's clock.")
 IDENTITY_400 = ["invalid_identities", "invalid_identity", "missing_timestamp"]
+LIVE_ACTIVITY_START = shared("schemas", "LiveActivityStart", obj({"push_to_start_token": string(
+    "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; "
+    "swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is "
+    "`400 invalid_request`.", minLength=1, maxLength=4096)}))
 LSP_NODE_ID = {"type": "string", "pattern": "^0[23][0-9A-Fa-f]{64}$",
                "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 "
                               "notification must then be signed by it."}
@@ -197,10 +204,7 @@ SCHEMAS: dict[str, dict] = {
          "app": string("The configured app whose credentials push to the device; absent: `default`.",
                        minLength=1),
          "lsp_node_id": LSP_NODE_ID,
-         "live_activity": obj({"push_to_start_token": string(
-             "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; "
-             "swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is "
-             "`400 invalid_request`.", minLength=1, maxLength=4096)}),
+         "live_activity": LIVE_ACTIVITY_START,
          "identities": IDENTITIES, "proofs": PROOFS, "ts": PROOF_TS},
         closed=False,
     ),
@@ -217,10 +221,7 @@ SCHEMAS: dict[str, dict] = {
                                "(66 hex digits)."),
          "identities": {**IDENTITIES, "description": "Absent keeps the identities, `[]` removes them, anything "
                                                      "else replaces them (each proven in `proofs`)."},
-         "live_activity": obj({"push_to_start_token": string(
-             "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; "
-             "swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is "
-             "`400 invalid_request`.", minLength=1, maxLength=4096)}),
+         "live_activity": LIVE_ACTIVITY_START,
          "proofs": PROOFS, "ts": PROOF_TS},
         closed=False,
     ),
@@ -246,7 +247,7 @@ SCHEMAS: dict[str, dict] = {
     "Device": obj(
         {"device_id": string(minLength=1), "alias": string(minLength=1), "webhook_url": string()},
         {"seal_kid": string(), "app": string(), "lsp_node_id": string(pattern="^0[23][0-9a-f]{64}$"),
-         "identities": {"type": "array", "items": string()},
+         "identities": STRINGS,
          "confirmed": BOOL | {"description": "`registration: challenge` only: whether the device's token is confirmed."}},
     ),
     "BreezPaymentWebhook": obj(
@@ -354,11 +355,11 @@ SCHEMAS: dict[str, dict] = {
         description="bitkit-core's registration: every identity signs the 12-line `wake-register-v1` preimage.",
     ),
     "WakeRegistrationAnswer": obj(
-        {"device_id": string(), "identities": {"type": "array", "items": string()},
-         "topics": {"type": "array", "items": string()}, "unknown_topics": {"type": "array", "items": string()},
+        {"device_id": string(), "identities": STRINGS,
+         "topics": STRINGS, "unknown_topics": STRINGS,
          "server_time": integer()}),
-    "WakeTopics": obj({"topics": {"type": "array", "items": string()}},
-                      {"unknown_topics": {"type": "array", "items": string()}}, closed=False),
+    "WakeTopics": obj({"topics": STRINGS},
+                      {"unknown_topics": STRINGS}, closed=False),
     "WakePresence": obj({"ttl_secs": integer("Clamped to 15 to 300.")}, closed=False),
     "WakePresenceAnswer": obj({"expires_at": integer("Unix seconds.")}),
     "LiveActivityToken": obj({"push_token": string("The token iOS gave the swap's started activity "
@@ -366,7 +367,7 @@ SCHEMAS: dict[str, dict] = {
     "WakeAck": obj({"id": string(format="uuid"),
                     "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}}, closed=False),
     "WakeLegacyRegistration": obj(
-        {"deviceToken": string(minLength=1), "features": {"type": "array", "items": string()},
+        {"deviceToken": string(minLength=1), "features": STRINGS,
          "isProduction": BOOL, "isoTimestamp": string("ISO 8601, within 600 s."),
          "nodeId": string(pattern="^0[23][0-9a-f]{64}$"), "publicKey": string(pattern="^0[23][0-9a-f]{64}$"),
          "signature": string("The node's LN signed message over `bitkit-notifications` + deviceToken + "
@@ -550,6 +551,9 @@ REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "
 RETRY_AFTER = {"Retry-After": shared("headers", "RetryAfter", {
     "description": "Seconds to wait before retrying.", "schema": {"type": "string"}})}
 WWW_AUTHENTICATE = {"WWW-Authenticate": shared("headers", "WWWAuthenticate", {"schema": {"type": "string"}})}
+LNURL_CACHE_CONTROL = {"Cache-Control": shared("headers", "LnurlCacheControl", {
+    "description": "`max-age` the wallet allowed (not on invoices).", "schema": {"type": "string"}})}
+LOCATION = {"Location": shared("headers", "Location", {"schema": {"type": "string"}})}
 REPLAYED = {"Idempotent-Replayed": shared("headers", "IdempotentReplayed", {
     "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was "
                    "pushed.",
@@ -695,8 +699,7 @@ def lnurl_errors(extra_400: bool = False) -> dict:
 def lnurl_ok(schema_name: str, what: str) -> dict:
     return json_body({"oneOf": [ref(schema_name), ref("LnurlError")]},
                      f"The wallet's {what}, or an LNURL `ERROR` it answered itself.",
-                     {"Cache-Control": {"description": "`max-age` the wallet allowed (not on invoices).",
-                                        "schema": {"type": "string"}}})
+                     LNURL_CACHE_CONTROL)
 
 
 def paths() -> dict:
@@ -892,17 +895,19 @@ def paths() -> dict:
                       429: ["target_rate_limited"], 503: INTAKE}, body=True),
         })}
 
+    wake_ack = shared("requestBodies", "WakeAck", request_body(ref("WakeAck")))
     p["/api/v1/devices/{id}/acks"] = {"post": op(
         "acknowledgeWake", "The plugin says what became of a wake", tags=["Wake"], security=DEVICE_SECRET,
         description="The push's `wake_id`, `handled`, `no_handler` or `failed`; the waker reads it at "
                     "`GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`.",
-        parameters=[DEVICE_ID], body=request_body(ref("WakeAck")),
+        parameters=[DEVICE_ID], body=wake_ack,
         responses={"204": NO_CONTENT,
                    **errors({400: ["invalid_json"], 401: ["unauthorized"], 404: ["unknown_wake"], 413: ["body_too_large"],
                              422: ["invalid_body"], 503: STORE}, body=True)})}
 
-    swap_id = path_param("swap_id", "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII "
-                                    "characters.", maxLength=128)
+    swap_id = shared("parameters", "SwapId", path_param(
+        "swap_id", "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII characters.",
+        maxLength=128))
     p["/api/v1/devices/{id}/live-activities/{swap_id}"] = {
         "put": op(
             "putLiveActivityToken", "The token of a swap's started Live Activity", tags=["Devices"],
@@ -928,6 +933,8 @@ def paths() -> dict:
                    **errors({401: ["unauthorized"], 403: ["forbidden"], 404: ["unknown_wake"], 503: STORE},
                             body=False)})}
 
+    node_key = shared("parameters", "NodeKey", path_param("pubkey", "The signing node key: 66 lower-case hex digits.",
+                                                          maxLength=66))
     nwc_text = {"content": {"text/plain": {"schema": {"type": "string"}}}}
     p["/nwc/{pubkey}"] = {
         "post": op(
@@ -936,7 +943,7 @@ def paths() -> dict:
                         "`<webhookUrl>-<walletServicePubkey>-<appPubkey>-[<relays joined by one space>]`. Requests "
                         "(kind 23194) from `appPubkey` to `walletServicePubkey` on `relays` are pushed to the device "
                         "whose webhook URL `webhookUrl` is, as `nwc_event`, once each.",
-            parameters=[path_param("pubkey", "The signing node key: 66 lower-case hex digits.", maxLength=66)],
+            parameters=[node_key],
             body=request_body(ref("NwcRegistration")),
             responses={"200": {"description": "`Pubkey registered successfully`", **nwc_text},
                        **errors({400: ["invalid_json", "invalid_pubkey", "invalid_relays", "private_relay",
@@ -947,7 +954,7 @@ def paths() -> dict:
         "delete": op(
             "nwcUnregister", "Stop watching (breez-lnurl's unregistration)", tags=["NWC"],
             description="Signed over `<time>-<walletServicePubkey>-<appPubkey>`; `time` within 60 s of the server's clock.",
-            parameters=[path_param("pubkey", "The signing node key.", maxLength=66)],
+            parameters=[node_key],
             body=request_body(ref("NwcUnregistration")),
             responses={"200": {"description": "`Pubkey unregistered successfully`, whether there was one or not.", **nwc_text},
                        **errors({400: ["invalid_json", "invalid_pubkey"], 401: ["invalid_signature", "stale_time"],
@@ -1004,7 +1011,7 @@ def paths() -> dict:
     }
     p["/wake/v1/acks"] = {"post": op(
         "wakeGatewayAck", "Acknowledge a wake: `handled` cancels its fallback", tags=gateway, security=secret,
-        body=request_body(ref("WakeAck")),
+        body=wake_ack,
         responses={"204": NO_CONTENT,
                    **errors({400: ["invalid_request"], **unauthorized, 404: ["unknown_wake"], 413: ["body_too_large"],
                              503: STORE}, body=True)})}
@@ -1184,9 +1191,13 @@ def paths() -> dict:
 
     html = {"description": "An HTML page.", "content": {"text/html": {"schema": {"type": "string"}}}}
     see_other = {"description": "Done: back to the dashboard.",
-                 "headers": {"Location": {"schema": {"type": "string"}}}}
-    form = {"required": False, "content": {"application/x-www-form-urlencoded": {"schema": {
-        "type": "object", "properties": {"csrf": {"type": "string"}}}}}}
+                 "headers": LOCATION}
+    form = shared("requestBodies", "DashboardForm", {
+        "required": False, "content": {"application/x-www-form-urlencoded": {"schema": {
+            "type": "object", "properties": {"csrf": {"type": "string"}}}}}})
+    see_other_back = shared("responses", "DashboardBack", see_other)
+    no_session = shared("responses", "DashboardNoSession", {**html, "description": "No live session."})
+    bad_csrf = shared("responses", "DashboardBadCsrf", {**html, "description": "The CSRF token is missing or wrong."})
     dashboard = ["Dashboard"]
     p["/admin"] = {"get": op(
         "dashboard", "The dashboard, or its log-in form without a session", tags=dashboard,
@@ -1204,16 +1215,12 @@ def paths() -> dict:
                    **errors({413: ["body_too_large"], 503: STORE}, body=True)})}
     p["/admin/logout"] = {"post": op(
         "dashboardLogout", "End the session (form field `csrf`)", tags=dashboard, body=form,
-        responses={"303": see_other,
-                   "401": {**html, "description": "No live session."},
-                   "403": {**html, "description": "The CSRF token is missing or wrong."},
+        responses={"303": see_other_back, "401": no_session, "403": bad_csrf,
                    **errors({413: ["body_too_large"], 503: STORE}, body=True)})}
     p["/admin/dead-letters/{id}/replay"] = {"post": op(
         "dashboardReplay", "The dashboard's Replay button (form field `csrf`)", tags=dashboard,
         parameters=[DEAD_LETTER_ID], body=form,
-        responses={"303": see_other,
-                   "401": {**html, "description": "No live session."},
-                   "403": {**html, "description": "The CSRF token is missing or wrong."},
+        responses={"303": see_other_back, "401": no_session, "403": bad_csrf,
                    **errors({413: ["body_too_large"], 503: STORE}, body=True)})}
 
     ops = ["Operations"]
@@ -1261,7 +1268,7 @@ def shared_responses(p: dict) -> dict[str, dict]:
         for item in p.values():
             for operation in item.values():
                 for status, response in operation["responses"].items():
-                    if int(status) >= 400:
+                    if int(status) >= 400 and "$ref" not in response:
                         yield operation["responses"], status, response
 
     seen: dict[str, int] = {}
@@ -1287,6 +1294,8 @@ def shared_responses(p: dict) -> dict[str, dict]:
 def document() -> dict:
     all_paths = paths()
     responses = shared_responses(all_paths)
+    assert not responses.keys() & SHARED["responses"].keys()
+    responses = {**SHARED["responses"], **responses}
     documented = {code for response in responses.values() for code in codes_in(response)}
     documented |= set(codes_in(all_paths))
     missing = [code for code in CODES if code not in documented]
@@ -1314,6 +1323,7 @@ def document() -> dict:
             "responses": responses,
             "parameters": SHARED["parameters"],
             "headers": SHARED["headers"],
+            "requestBodies": SHARED["requestBodies"],
             "securitySchemes": {
                 "apiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "hk_…",
                            "description": "An API key from `herald keys create --scopes …`. The scopes an "
@@ -1335,8 +1345,38 @@ def document() -> dict:
 # Output
 
 
+WIDTH = 120
+
+
 def to_json(doc: dict) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    """JSON indented by two, except that a short array or object (scalars, or arrays and objects
+    of scalars: `"required": ["a", "b"]`, `"schema": {"$ref": "…"}`, `"security": [{"apiKey":
+    ["admin"]}]`) stays on its line when the line fits in `WIDTH` columns: the same document, in
+    fewer lines."""
+    def depth(value) -> int:  # a scalar, `[]` or `{}` 0, `[1]` 1, `{"a": [1]}` 2
+        if isinstance(value, dict):
+            value = list(value.values())
+        return 1 + max(map(depth, value)) if isinstance(value, list) and value else 0
+
+    def write(value, indent: int, used: int) -> str:
+        if not isinstance(value, (dict, list)) or not value:
+            return json.dumps(value, ensure_ascii=False)
+        one_line = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+        if depth(value) <= 2 and used + len(one_line) + 1 <= WIDTH:
+            return one_line
+        inner = "  " * (indent + 1)
+        if isinstance(value, dict):
+            members = []
+            for key, member in value.items():
+                name = json.dumps(key, ensure_ascii=False) + ": "
+                members.append(inner + name + write(member, indent + 1, len(inner) + len(name)))
+            return "{\n" + ",\n".join(members) + "\n" + "  " * indent + "}"
+        members = [inner + write(member, indent + 1, len(inner)) for member in value]
+        return "[\n" + ",\n".join(members) + "\n" + "  " * indent + "]"
+
+    text = write(doc, 0, 0) + "\n"
+    assert json.loads(text) == doc
+    return text
 
 
 def outputs() -> dict[Path, str]:

@@ -10,53 +10,27 @@ enum OpenAPIDocument {
     "title": "Herald Notification Delivery Service",
     "version": "1",
     "description": "Push delivery for Lightning wallets: the Breez-compatible webhook, device registration, presence and wakes for LSPs, Lightning addresses, and the wallet-backend API. Every error of Herald's own API is `{\"error\": \"<code>\", \"message\": \"…\"}` with the codes listed per response; the Lightning-address routes answer failures in the LNURL shape `{\"status\": \"ERROR\", \"reason\": \"…\"}`. Any route can answer `404 not_found` for a path that does not exist.",
-    "license": {
-      "name": "See the repository"
-    }
+    "license": {"name": "See the repository"}
   },
   "tags": [
-    {
-      "name": "Webhook"
-    },
-    {
-      "name": "Devices"
-    },
-    {
-      "name": "Presence"
-    },
-    {
-      "name": "Wake"
-    },
-    {
-      "name": "Wake gateway"
-    },
-    {
-      "name": "NWC"
-    },
-    {
-      "name": "Lightning addresses"
-    },
-    {
-      "name": "Wallet backends"
-    },
-    {
-      "name": "Administration"
-    },
-    {
-      "name": "Dashboard"
-    },
-    {
-      "name": "Operations"
-    }
+    {"name": "Webhook"},
+    {"name": "Devices"},
+    {"name": "Presence"},
+    {"name": "Wake"},
+    {"name": "Wake gateway"},
+    {"name": "NWC"},
+    {"name": "Lightning addresses"},
+    {"name": "Wallet backends"},
+    {"name": "Administration"},
+    {"name": "Dashboard"},
+    {"name": "Operations"}
   ],
   "paths": {
     "/api/v1/notify": {
       "post": {
         "operationId": "notify",
         "summary": "The webhook: turn an event into a push",
-        "tags": [
-          "Webhook"
-        ],
+        "tags": ["Webhook"],
         "description": "Breez-compatible. Acknowledged with the job id once committed. `invoice.request` and the `lnurlpay_*` templates without a `reply_url` are held until the device answers on the reply URL Herald adds, and answered with that answer (or 504). A call carrying either LSPS5 header is an LSPS5 (bLIP-55) notification for a registered device: checked (timestamp within 10 minutes, signature by the registered `lsp_node_id`, not seen before) and turned into a wake of the device.",
         "parameters": [
           {
@@ -64,75 +38,49 @@ enum OpenAPIDocument {
             "in": "query",
             "required": true,
             "description": "A registered alias, or a raw push token when the operator allows them (printable ASCII, as aliases and APNs/FCM tokens are; at most 4096 bytes).",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 4096,
-              "pattern": "^[!-~]+$"
-            }
+            "schema": {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^[!-~]+$"}
           },
           {
             "name": "platform",
             "in": "query",
             "required": false,
             "description": "Needed with a raw token.",
-            "schema": {
-              "$ref": "#/components/schemas/Platform"
-            }
+            "schema": {"$ref": "#/components/schemas/Platform"}
           },
           {
             "name": "app_data",
             "in": "query",
             "required": false,
             "description": "Passed to the device as `app_data`.",
-            "schema": {
-              "type": "string"
-            }
+            "schema": {"type": "string"}
           },
           {
             "name": "app",
             "in": "query",
             "required": false,
             "description": "With a raw token: the configured app whose credentials send it (default `default`). A registered alias brings its device's app.",
-            "schema": {
-              "type": "string"
-            }
+            "schema": {"type": "string"}
           },
-          {
-            "$ref": "#/components/parameters/IdempotencyKey"
-          },
+          {"$ref": "#/components/parameters/IdempotencyKey"},
           {
             "name": "x-lsps5-timestamp",
             "in": "header",
             "required": false,
             "description": "LSPS5: when the LSP made the notification (RFC 3339).",
-            "schema": {
-              "type": "string",
-              "maxLength": 64,
-              "examples": [
-                "2023-05-04T10:14:23.853Z"
-              ]
-            }
+            "schema": {"type": "string", "maxLength": 64, "examples": ["2023-05-04T10:14:23.853Z"]}
           },
           {
             "name": "x-lsps5-signature",
             "in": "header",
             "required": false,
             "description": "LSPS5: zbase32 Lightning message signature by the LSP's node key (104 characters).",
-            "schema": {
-              "type": "string",
-              "maxLength": 256
-            }
+            "schema": {"type": "string", "maxLength": 256}
           }
         ],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/WebhookBody"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/WebhookBody"}}
           }
         },
         "security": [],
@@ -143,28 +91,16 @@ enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "anyOf": [
-                    {
-                      "$ref": "#/components/schemas/JobAccepted"
-                    },
-                    {
-                      "$ref": "#/components/schemas/LSPS5Answer"
-                    },
-                    {
-                      "$ref": "#/components/schemas/RelayedAnswer"
-                    }
+                    {"$ref": "#/components/schemas/JobAccepted"},
+                    {"$ref": "#/components/schemas/LSPS5Answer"},
+                    {"$ref": "#/components/schemas/RelayedAnswer"}
                   ]
                 }
               }
             },
             "headers": {
-              "Idempotent-Replayed": {
-                "$ref": "#/components/headers/IdempotentReplayed"
-              },
-              "Cache-Control": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "Idempotent-Replayed": {"$ref": "#/components/headers/IdempotentReplayed"},
+              "Cache-Control": {"schema": {"type": "string"}}
             }
           },
           "400": {
@@ -172,11 +108,7 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -205,71 +137,38 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_signature",
-                        "stale_timestamp"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_signature", "stale_timestamp"]}
                   }
                 }
               }
             },
-            "headers": {
-              "WWW-Authenticate": {
-                "$ref": "#/components/headers/WWWAuthenticate"
-              }
-            }
+            "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
           },
-          "403": {
-            "$ref": "#/components/responses/Error403.device_unconfirmed"
-          },
+          "403": {"$ref": "#/components/responses/Error403.device_unconfirmed"},
           "404": {
             "description": "Not Found: `unknown_token`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "unknown_token"
-                      ]
-                    }
+                    "error": {"enum": ["unknown_token"]}
                   }
                 }
               }
             }
           },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
           "409": {
             "description": "Conflict: `replayed`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "replayed"
-                      ]
-                    }
+                    "error": {"enum": ["replayed"]}
                   }
                 }
               }
@@ -280,44 +179,24 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "token_unregistered",
-                        "device_deleted"
-                      ]
-                    }
+                    "error": {"enum": ["token_unregistered", "device_deleted"]}
                   }
                 }
               }
             }
           },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
           "422": {
             "description": "Unprocessable Content: `invalid_data`, `idempotency_key_reused`, `payload_too_large`, `invalid_message`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
-                      "enum": [
-                        "invalid_data",
-                        "idempotency_key_reused",
-                        "payload_too_large",
-                        "invalid_message"
-                      ]
+                      "enum": ["invalid_data", "idempotency_key_reused", "payload_too_large", "invalid_message"]
                     }
                   }
                 }
@@ -329,31 +208,16 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "target_rate_limited",
-                        "too_many_held_requests"
-                      ]
-                    }
+                    "error": {"enum": ["target_rate_limited", "too_many_held_requests"]}
                   }
                 }
               }
             },
-            "headers": {
-              "Retry-After": {
-                "$ref": "#/components/headers/RetryAfter"
-              }
-            }
+            "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
+          "500": {"$ref": "#/components/responses/Error500.internal"},
           "503": {
             "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           },
@@ -362,17 +226,9 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "reply_timeout"
-                      ]
-                    }
+                    "error": {"enum": ["reply_timeout"]}
                   }
                 }
               }
@@ -385,9 +241,7 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "breezPayment",
         "summary": "Breez's Spark payment webhook: a Lightning address was paid",
-        "tags": [
-          "Webhook"
-        ],
+        "tags": ["Webhook"],
         "description": "Checked against `breez.webhook_secret_file` (HMAC-SHA256 of the raw body), deduplicated on the payment hash (a retry answers the same jobs with `Idempotent-Replayed: true` and pushes nothing), and pushed as `payment_received` with `{payment_hash, amount_sat, lightning_address, sender_comment}` and a visible alert to every device that proved `ln:<user_pubkey>`. A user with no device is `202 {\"devices\": 0}`: Breez would retry an error for days.",
         "parameters": [
           {
@@ -395,20 +249,13 @@ enum OpenAPIDocument {
             "in": "header",
             "required": false,
             "description": "Hex HMAC-SHA256 of the raw body under the domain's webhook secret.",
-            "schema": {
-              "type": "string",
-              "maxLength": 128
-            }
+            "schema": {"type": "string", "maxLength": 128}
           }
         ],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/BreezPaymentWebhook"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/BreezPaymentWebhook"}}
           }
         },
         "security": [],
@@ -416,73 +263,36 @@ enum OpenAPIDocument {
           "200": {
             "description": "Pushed: one job per device.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/BreezPaymentAnswer"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/BreezPaymentAnswer"}}
             },
-            "headers": {
-              "Idempotent-Replayed": {
-                "$ref": "#/components/headers/IdempotentReplayed"
-              }
-            }
+            "headers": {"Idempotent-Replayed": {"$ref": "#/components/headers/IdempotentReplayed"}}
           },
           "202": {
             "description": "No device holds the identity: nothing to push.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/BreezPaymentAnswer"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/BreezPaymentAnswer"}}
             }
           },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.invalid_signature"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.not_configured"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
+          "400": {"$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"},
+          "401": {"$ref": "#/components/responses/Error401.invalid_signature"},
+          "404": {"$ref": "#/components/responses/Error404.not_configured"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
           "422": {
             "description": "Unprocessable Content: `invalid_body`, `unsupported_template`, `payload_too_large`, `invalid_message`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_body",
-                        "unsupported_template",
-                        "payload_too_large",
-                        "invalid_message"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_body", "unsupported_template", "payload_too_large", "invalid_message"]}
                   }
                 }
               }
             }
           },
-          "429": {
-            "$ref": "#/components/responses/Error429.target_rate_limited"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
+          "429": {"$ref": "#/components/responses/Error429.target_rate_limited"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
           "503": {
             "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
@@ -493,30 +303,20 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "reply",
         "summary": "The device answers a held request",
-        "tags": [
-          "Webhook"
-        ],
+        "tags": ["Webhook"],
         "parameters": [
           {
             "name": "id",
             "in": "path",
             "required": true,
             "description": "The reply id from the push's `reply_url`.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 64
-            }
+            "schema": {"type": "string", "minLength": 1, "maxLength": 64}
           }
         ],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "type": "object"
-              }
-            }
+            "application/json": {"schema": {"type": "object"}}
           },
           "description": "Any JSON object, at most 64 KiB; the caller gets it byte for byte. `Cache-Control: max-age` travels with it."
         },
@@ -525,56 +325,32 @@ enum OpenAPIDocument {
           "200": {
             "description": "Taken: the caller gets it.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ReplyAccepted"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/ReplyAccepted"}}
             }
           },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
-          },
+          "400": {"$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"},
           "404": {
             "description": "Not Found: `unknown_reply`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "unknown_reply"
-                      ]
-                    }
+                    "error": {"enum": ["unknown_reply"]}
                   }
                 }
               }
             }
           },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
           "409": {
             "description": "Conflict: `already_answered`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "already_answered"
-                      ]
-                    }
+                    "error": {"enum": ["already_answered"]}
                   }
                 }
               }
@@ -585,17 +361,9 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "reply_expired"
-                      ]
-                    }
+                    "error": {"enum": ["reply_expired"]}
                   }
                 }
               }
@@ -606,28 +374,16 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "reply_too_large"
-                      ]
-                    }
+                    "error": {"enum": ["reply_too_large"]}
                   }
                 }
               }
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -635,18 +391,12 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "registerDevice",
         "summary": "Register an app's push token",
-        "tags": [
-          "Devices"
-        ],
+        "tags": ["Devices"],
         "description": "With `registration: open` (the default) and `challenge` no key is needed; rate-limited per client address. With `challenge` the device's alias pushes nothing but a `herald_challenge` push carrying a one-time code until the app posts it to `/api/v1/devices/{id}/confirm` (the plugin does so by itself). With `key` an API key of scope `devices` is needed.",
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/DeviceRegistrationRequest"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/DeviceRegistrationRequest"}}
           }
         },
         "security": [],
@@ -654,11 +404,7 @@ enum OpenAPIDocument {
           "201": {
             "description": "Registered.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/DeviceRegistration"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/DeviceRegistration"}}
             }
           },
           "400": {
@@ -666,11 +412,7 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -702,53 +444,23 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_proof",
-                        "stale_timestamp",
-                        "unauthorized"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_proof", "stale_timestamp", "unauthorized"]}
                   }
                 }
               }
             },
-            "headers": {
-              "WWW-Authenticate": {
-                "$ref": "#/components/headers/WWWAuthenticate"
-              }
-            }
+            "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
           },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error409.too_many_devices.proof_replayed"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error429.rate_limited"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "409": {"$ref": "#/components/responses/Error409.too_many_devices.proof_replayed"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "429": {"$ref": "#/components/responses/Error429.rate_limited"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -756,9 +468,7 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "vapidPublicKey",
         "summary": "The VAPID public key apps subscribe with",
-        "tags": [
-          "Devices"
-        ],
+        "tags": ["Devices"],
         "description": "The `applicationServerKey` for `pushManager.subscribe`, or a UnifiedPush connector's VAPID key. No key needed.",
         "parameters": [
           {
@@ -766,10 +476,7 @@ enum OpenAPIDocument {
             "in": "query",
             "required": false,
             "description": "The configured app; absent: `default`.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "schema": {"type": "string", "minLength": 1}
           }
         ],
         "security": [],
@@ -777,11 +484,7 @@ enum OpenAPIDocument {
           "200": {
             "description": "The key.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/VAPIDPublicKey"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/VAPIDPublicKey"}}
             }
           },
           "400": {
@@ -789,31 +492,17 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "unknown_app"
-                      ]
-                    }
+                    "error": {"enum": ["unknown_app"]}
                   }
                 }
               }
             }
           },
-          "404": {
-            "$ref": "#/components/responses/Error404.not_configured"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.too_many_connections"
-          }
+          "404": {"$ref": "#/components/responses/Error404.not_configured"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.too_many_connections"}
         }
       }
     },
@@ -821,23 +510,13 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "confirmDevice",
         "summary": "The app proves it received the challenge push at its token",
-        "tags": [
-          "Devices"
-        ],
+        "tags": ["Devices"],
         "description": "`registration: challenge`: the one-time code from the `herald_challenge` push. The code is the credential (the device secret is not needed); the plugin posts it by itself.",
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          }
-        ],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/DeviceConfirmation"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/DeviceConfirmation"}}
           }
         },
         "security": [],
@@ -848,58 +527,32 @@ enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "type": "object",
-                  "properties": {
-                    "confirmed": {
-                      "const": true
-                    }
-                  },
-                  "required": [
-                    "confirmed"
-                  ],
+                  "properties": {"confirmed": {"const": true}},
+                  "required": ["confirmed"],
                   "additionalProperties": false
                 }
               }
             }
           },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
-          },
+          "400": {"$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"},
           "403": {
             "description": "Forbidden: `invalid_code`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_code"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_code"]}
                   }
                 }
               }
             }
           },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -907,38 +560,20 @@ enum OpenAPIDocument {
       "put": {
         "operationId": "updateDevice",
         "summary": "The OS rotated the push token",
-        "tags": [
-          "Devices"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          }
-        ],
+        "tags": ["Devices"],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/DeviceTokenUpdate"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/DeviceTokenUpdate"}}
           }
         },
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "security": [{"deviceSecret": []}],
         "responses": {
           "200": {
             "description": "Updated.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Device"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Device"}}
             }
           },
           "400": {
@@ -946,11 +581,7 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -981,78 +612,34 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "unauthorized",
-                        "invalid_proof",
-                        "stale_timestamp"
-                      ]
-                    }
+                    "error": {"enum": ["unauthorized", "invalid_proof", "stale_timestamp"]}
                   }
                 }
               }
             },
-            "headers": {
-              "WWW-Authenticate": {
-                "$ref": "#/components/headers/WWWAuthenticate"
-              }
-            }
+            "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
           },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error409.too_many_devices.proof_replayed"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "409": {"$ref": "#/components/responses/Error409.too_many_devices.proof_replayed"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "deleteDevice",
         "summary": "Forget the device (and release its Lightning address)",
-        "tags": [
-          "Devices"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          }
-        ],
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "tags": ["Devices"],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
+        "security": [{"deviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -1060,71 +647,42 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "localPushes",
         "summary": "The local development provider's pushes for the device (long poll)",
-        "tags": [
-          "Devices"
-        ],
+        "tags": ["Devices"],
         "description": "Only with the local development provider (no push credentials); otherwise `404 not_found`.",
         "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          },
+          {"$ref": "#/components/parameters/DeviceId"},
           {
             "name": "after",
             "in": "query",
             "required": false,
             "description": "Only pushes after this `seq`.",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
+            "schema": {"type": "integer", "minimum": 0}
           },
           {
             "name": "wait",
             "in": "query",
             "required": false,
             "description": "Seconds to wait for one (0 to 30).",
-            "schema": {
-              "type": "number",
-              "minimum": 0,
-              "maximum": 30
-            }
+            "schema": {"type": "number", "minimum": 0, "maximum": 30}
           }
         ],
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "security": [{"deviceSecret": []}],
         "responses": {
           "200": {
             "description": "The pushes, oldest first (possibly none).",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LocalPushFeed"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/LocalPushFeed"}}
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
           "403": {
             "description": "Forbidden: `token_registered_elsewhere`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "token_registered_elsewhere"
-                      ]
-                    }
+                    "error": {"enum": ["token_registered_elsewhere"]}
                   }
                 }
               }
@@ -1135,28 +693,16 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "not_found"
-                      ]
-                    }
+                    "error": {"enum": ["not_found"]}
                   }
                 }
               }
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -1164,38 +710,20 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "presenceHeartbeat",
         "summary": "The app is in the foreground",
-        "tags": [
-          "Presence"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          }
-        ],
+        "tags": ["Presence"],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
         "requestBody": {
           "required": false,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/PresenceHeartbeat"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/PresenceHeartbeat"}}
           }
         },
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "security": [{"deviceSecret": []}],
         "responses": {
           "200": {
             "description": "Present for the TTL granted.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/PresenceAnswer"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/PresenceAnswer"}}
             }
           },
           "400": {
@@ -1203,74 +731,33 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_json",
-                        "invalid_ttl",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_json", "invalid_ttl", "malformed_request", "bad_request"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "presenceLeave",
         "summary": "The app went to the background",
-        "tags": [
-          "Presence"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          }
-        ],
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "tags": ["Presence"],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
+        "security": [{"deviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -1278,63 +765,31 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "presenceStream",
         "summary": "Present while this server-sent event stream is held",
-        "tags": [
-          "Presence"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          }
-        ],
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "tags": ["Presence"],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
+        "security": [{"deviceSecret": []}],
         "responses": {
           "200": {
             "description": "`: connected`, then `event: wake` with `data:` a JSON `{\"kind\", \"payment_hash\", \"amount_msat\"}` per wake, and `: keep-alive` every 15 s. A device holds two streams at most (a third ends the oldest), and the server ends a stream after an hour: the reporter reconnects.",
             "content": {
-              "text/event-stream": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "text/event-stream": {"schema": {"type": "string"}}
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
           "503": {
             "description": "Service Unavailable: `store_unavailable`, `too_many_streams`, `too_many_connections`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "store_unavailable",
-                        "too_many_streams",
-                        "too_many_connections"
-                      ]
-                    }
+                    "error": {"enum": ["store_unavailable", "too_many_streams", "too_many_connections"]}
                   }
                 }
               }
             },
-            "headers": {
-              "Retry-After": {
-                "$ref": "#/components/headers/RetryAfter"
-              }
-            }
+            "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
           }
         }
       }
@@ -1343,48 +798,30 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "wake",
         "summary": "Wake a device for a payment, or an identity on a topic",
-        "tags": [
-          "Wake"
-        ],
+        "tags": ["Wake"],
         "description": "With `device`: that device. With `identity` and `topic`: every device that proved the identity through the wake gateway and subscribes to the topic gets one sealed push, unless present; an alertable topic's devices a fallback alert `fallback_after_secs` later unless they acknowledge `handled`.",
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/IdempotencyKey"
-          }
-        ],
+        "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
         "requestBody": {
           "required": true,
           "content": {
             "application/json": {
               "schema": {
                 "oneOf": [
-                  {
-                    "$ref": "#/components/schemas/WakeRequest"
-                  },
-                  {
-                    "$ref": "#/components/schemas/IdentityWakeRequest"
-                  }
+                  {"$ref": "#/components/schemas/WakeRequest"},
+                  {"$ref": "#/components/schemas/IdentityWakeRequest"}
                 ]
               }
             }
           }
         },
         "security": [
-          {
-            "apiKey": [
-              "wake"
-            ]
-          }
+          {"apiKey": ["wake"]}
         ],
         "responses": {
           "200": {
             "description": "Not pushed: the app is present (told on its stream), or the same payment was woken moments ago.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakeSkipped"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakeSkipped"}}
             }
           },
           "202": {
@@ -1393,32 +830,20 @@ enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "oneOf": [
-                    {
-                      "$ref": "#/components/schemas/WakePushed"
-                    },
-                    {
-                      "$ref": "#/components/schemas/IdentityWakeAnswer"
-                    }
+                    {"$ref": "#/components/schemas/WakePushed"},
+                    {"$ref": "#/components/schemas/IdentityWakeAnswer"}
                   ]
                 }
               }
             },
-            "headers": {
-              "Idempotent-Replayed": {
-                "$ref": "#/components/headers/IdempotentReplayed"
-              }
-            }
+            "headers": {"Idempotent-Replayed": {"$ref": "#/components/headers/IdempotentReplayed"}}
           },
           "400": {
             "description": "Bad Request: `invalid_json`, `invalid_device`, `invalid_kind`, `invalid_payment_hash`, `expired`, `invalid_idempotency_key`, `platform_not_configured`, `invalid_identity`, `invalid_collapse_key`, `invalid_fallback_after`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -1441,52 +866,30 @@ enum OpenAPIDocument {
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
           "404": {
             "description": "Not Found: `unknown_device`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "unknown_device"
-                      ]
-                    }
+                    "error": {"enum": ["unknown_device"]}
                   }
                 }
               }
             }
           },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
           "410": {
             "description": "Gone: `token_unregistered`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "token_unregistered"
-                      ]
-                    }
+                    "error": {"enum": ["token_unregistered"]}
                   }
                 }
               }
@@ -1497,18 +900,9 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "body_too_large",
-                        "wake_payload_too_large"
-                      ]
-                    }
+                    "error": {"enum": ["body_too_large", "wake_payload_too_large"]}
                   }
                 }
               }
@@ -1519,11 +913,7 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -1539,12 +929,8 @@ enum OpenAPIDocument {
               }
             }
           },
-          "429": {
-            "$ref": "#/components/responses/Error429.target_rate_limited"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
+          "429": {"$ref": "#/components/responses/Error429.target_rate_limited"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
           "503": {
             "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
@@ -1555,58 +941,21 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "acknowledgeWake",
         "summary": "The plugin says what became of a wake",
-        "tags": [
-          "Wake"
-        ],
+        "tags": ["Wake"],
         "description": "The push's `wake_id`, `handled`, `no_handler` or `failed`; the waker reads it at `GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`.",
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          }
-        ],
-        "requestBody": {
-          "required": true,
-          "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/WakeAck"
-              }
-            }
-          }
-        },
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
+        "requestBody": {"$ref": "#/components/requestBodies/WakeAck"},
+        "security": [{"deviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.unknown_wake"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "400": {"$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "404": {"$ref": "#/components/responses/Error404.unknown_wake"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -1614,172 +963,78 @@ enum OpenAPIDocument {
       "put": {
         "operationId": "putLiveActivityToken",
         "summary": "The token of a swap's started Live Activity",
-        "tags": [
-          "Devices"
-        ],
+        "tags": ["Devices"],
         "description": "Later `swap.update` statuses of the swap update (priority 5) and end (priority 10) the activity through it. iOS devices only.",
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          },
-          {
-            "name": "swap_id",
-            "in": "path",
-            "required": true,
-            "description": "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII characters.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128
-            }
-          }
-        ],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}, {"$ref": "#/components/parameters/SwapId"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/LiveActivityToken"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/LiveActivityToken"}}
           }
         },
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "security": [{"deviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
+          "204": {"description": "Done; no body."},
           "400": {
             "description": "Bad Request: `invalid_json`, `invalid_request`, `invalid_token`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
-                      "enum": [
-                        "invalid_json",
-                        "invalid_request",
-                        "invalid_token",
-                        "malformed_request",
-                        "bad_request"
-                      ]
+                      "enum": ["invalid_json", "invalid_request", "invalid_token", "malformed_request", "bad_request"]
                     }
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "deleteLiveActivity",
         "summary": "Forget a swap's Live Activity",
-        "tags": [
-          "Devices"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeviceId"
-          },
-          {
-            "name": "swap_id",
-            "in": "path",
-            "required": true,
-            "description": "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII characters.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128
-            }
-          }
-        ],
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "tags": ["Devices"],
+        "parameters": [{"$ref": "#/components/parameters/DeviceId"}, {"$ref": "#/components/parameters/SwapId"}],
+        "security": [{"deviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
+          "204": {"description": "Done; no body."},
           "400": {
             "description": "Bad Request: `invalid_request`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_request"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_request"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
           "404": {
             "description": "Not Found: `unknown_live_activity`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "unknown_live_activity"
-                      ]
-                    }
+                    "error": {"enum": ["unknown_live_activity"]}
                   }
                 }
               }
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -1787,55 +1042,31 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "wakeStatus",
         "summary": "What became of a wake by identity",
-        "tags": [
-          "Wake"
-        ],
+        "tags": ["Wake"],
         "parameters": [
           {
             "name": "wake_id",
             "in": "path",
             "required": true,
             "description": "The `wake_id` the wake answered.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 64
-            }
+            "schema": {"type": "string", "minLength": 1, "maxLength": 64}
           }
         ],
         "security": [
-          {
-            "apiKey": [
-              "wake"
-            ]
-          }
+          {"apiKey": ["wake"]}
         ],
         "responses": {
           "200": {
             "description": "The wake and each device's push, ack and fallback.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakeStatus"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakeStatus"}}
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.unknown_wake"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "404": {"$ref": "#/components/responses/Error404.unknown_wake"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -1843,31 +1074,13 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "nwcRegister",
         "summary": "Watch a wallet's NWC service key on its relays (breez-lnurl's registration)",
-        "tags": [
-          "NWC"
-        ],
+        "tags": ["NWC"],
         "description": "Signed by the node key in the path: an LN signed message over `<webhookUrl>-<walletServicePubkey>-<appPubkey>-[<relays joined by one space>]`. Requests (kind 23194) from `appPubkey` to `walletServicePubkey` on `relays` are pushed to the device whose webhook URL `webhookUrl` is, as `nwc_event`, once each.",
-        "parameters": [
-          {
-            "name": "pubkey",
-            "in": "path",
-            "required": true,
-            "description": "The signing node key: 66 lower-case hex digits.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 66
-            }
-          }
-        ],
+        "parameters": [{"$ref": "#/components/parameters/NodeKey"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/NwcRegistration"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/NwcRegistration"}}
           }
         },
         "security": [],
@@ -1875,11 +1088,7 @@ enum OpenAPIDocument {
           "200": {
             "description": "`Pubkey registered successfully`",
             "content": {
-              "text/plain": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "text/plain": {"schema": {"type": "string"}}
             }
           },
           "400": {
@@ -1887,11 +1096,7 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -1912,81 +1117,38 @@ enum OpenAPIDocument {
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.invalid_signature"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
+          "401": {"$ref": "#/components/responses/Error401.invalid_signature"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
           "429": {
             "description": "Too Many Requests: `rate_limited`, `too_many_registrations`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "rate_limited",
-                        "too_many_registrations"
-                      ]
-                    }
+                    "error": {"enum": ["rate_limited", "too_many_registrations"]}
                   }
                 }
               }
             },
-            "headers": {
-              "Retry-After": {
-                "$ref": "#/components/headers/RetryAfter"
-              }
-            }
+            "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "nwcUnregister",
         "summary": "Stop watching (breez-lnurl's unregistration)",
-        "tags": [
-          "NWC"
-        ],
+        "tags": ["NWC"],
         "description": "Signed over `<time>-<walletServicePubkey>-<appPubkey>`; `time` within 60 s of the server's clock.",
-        "parameters": [
-          {
-            "name": "pubkey",
-            "in": "path",
-            "required": true,
-            "description": "The signing node key.",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 66
-            }
-          }
-        ],
+        "parameters": [{"$ref": "#/components/parameters/NodeKey"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/NwcUnregistration"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/NwcUnregistration"}}
           }
         },
         "security": [],
@@ -1994,11 +1156,7 @@ enum OpenAPIDocument {
           "200": {
             "description": "`Pubkey unregistered successfully`, whether there was one or not.",
             "content": {
-              "text/plain": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "text/plain": {"schema": {"type": "string"}}
             }
           },
           "400": {
@@ -2006,20 +1164,9 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_json",
-                        "invalid_pubkey",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_json", "invalid_pubkey", "malformed_request", "bad_request"]}
                   }
                 }
               }
@@ -2030,43 +1177,20 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_signature",
-                        "stale_time"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_signature", "stale_time"]}
                   }
                 }
               }
             },
-            "headers": {
-              "WWW-Authenticate": {
-                "$ref": "#/components/headers/WWWAuthenticate"
-              }
-            }
+            "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
           },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2074,27 +1198,17 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "wakeGatewayInfo",
         "summary": "The audience registrations are signed for",
-        "tags": [
-          "Wake gateway"
-        ],
+        "tags": ["Wake gateway"],
         "security": [],
         "responses": {
           "200": {
             "description": "The gateway.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakeServerInfo"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakeServerInfo"}}
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.too_many_connections"}
         }
       }
     },
@@ -2102,27 +1216,17 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "wakeGatewayTopics",
         "summary": "The topics devices can subscribe to",
-        "tags": [
-          "Wake gateway"
-        ],
+        "tags": ["Wake gateway"],
         "security": [],
         "responses": {
           "200": {
             "description": "The configured topics.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakeTopicList"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakeTopicList"}}
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.too_many_connections"}
         }
       }
     },
@@ -2130,18 +1234,12 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "wakeGatewayRegister",
         "summary": "Register a device with identity proofs (bitkit-core)",
-        "tags": [
-          "Wake gateway"
-        ],
+        "tags": ["Wake gateway"],
         "description": "A registration from the same install replaces the earlier one if it proves one of its identities or presents its `wkd_` secret as `Authorization: Bearer` (else `409 install_taken`); of two, the later by Herald's clock wins. Patterns and known names are stored; unknown exact names come back in `unknown_topics`. With `registration: key` an API key of scope `devices` is needed, as on `POST /api/v1/devices`.",
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/WakeRegistration"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/WakeRegistration"}}
           }
         },
         "security": [],
@@ -2149,11 +1247,7 @@ enum OpenAPIDocument {
           "201": {
             "description": "Registered.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakeRegistrationAnswer"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakeRegistrationAnswer"}}
             }
           },
           "400": {
@@ -2164,51 +1258,22 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "stale_timestamp",
-                        "invalid_proof",
-                        "missing_proof",
-                        "unauthorized"
-                      ]
-                    }
+                    "error": {"enum": ["stale_timestamp", "invalid_proof", "missing_proof", "unauthorized"]}
                   }
                 }
               }
             },
-            "headers": {
-              "WWW-Authenticate": {
-                "$ref": "#/components/headers/WWWAuthenticate"
-              }
-            }
+            "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
           },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error409.install_taken.too_many_devices.proof_replayed"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error429.rate_limited"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "409": {"$ref": "#/components/responses/Error409.install_taken.too_many_devices.proof_replayed"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "429": {"$ref": "#/components/responses/Error429.rate_limited"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2216,17 +1281,11 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "wakeGatewayLegacyRegister",
         "summary": "Register a deployed Bitkit app (legacy, v0 envelopes)",
-        "tags": [
-          "Wake gateway"
-        ],
+        "tags": ["Wake gateway"],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/WakeLegacyRegistration"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/WakeLegacyRegistration"}}
           }
         },
         "security": [],
@@ -2234,11 +1293,7 @@ enum OpenAPIDocument {
           "200": {
             "description": "Registered.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakeRegistrationAnswer"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakeRegistrationAnswer"}}
             }
           },
           "400": {
@@ -2249,50 +1304,22 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "stale_timestamp",
-                        "invalid_signature",
-                        "unauthorized"
-                      ]
-                    }
+                    "error": {"enum": ["stale_timestamp", "invalid_signature", "unauthorized"]}
                   }
                 }
               }
             },
-            "headers": {
-              "WWW-Authenticate": {
-                "$ref": "#/components/headers/WWWAuthenticate"
-              }
-            }
+            "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
           },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error409.install_taken.too_many_devices.proof_replayed"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error429.rate_limited"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "409": {"$ref": "#/components/responses/Error409.install_taken.too_many_devices.proof_replayed"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "429": {"$ref": "#/components/responses/Error429.rate_limited"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2300,53 +1327,27 @@ enum OpenAPIDocument {
       "put": {
         "operationId": "wakeGatewaySetTopics",
         "summary": "Replace the device's topics",
-        "tags": [
-          "Wake gateway"
-        ],
+        "tags": ["Wake gateway"],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/WakeTopics"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/WakeTopics"}}
           }
         },
-        "security": [
-          {
-            "wakeDeviceSecret": []
-          }
-        ],
+        "security": [{"wakeDeviceSecret": []}],
         "responses": {
           "200": {
             "description": "Stored, and the unknown names.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakeTopics"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakeTopics"}}
             }
           },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "400": {"$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2354,27 +1355,13 @@ enum OpenAPIDocument {
       "delete": {
         "operationId": "wakeGatewayUnregister",
         "summary": "Unregister: the secret is revoked",
-        "tags": [
-          "Wake gateway"
-        ],
-        "security": [
-          {
-            "wakeDeviceSecret": []
-          }
-        ],
+        "tags": ["Wake gateway"],
+        "security": [{"wakeDeviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2382,79 +1369,39 @@ enum OpenAPIDocument {
       "put": {
         "operationId": "wakeGatewaySetPresence",
         "summary": "The app is in use: wakes are not pushed",
-        "tags": [
-          "Wake gateway"
-        ],
+        "tags": ["Wake gateway"],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/WakePresence"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/WakePresence"}}
           }
         },
-        "security": [
-          {
-            "wakeDeviceSecret": []
-          }
-        ],
+        "security": [{"wakeDeviceSecret": []}],
         "responses": {
           "200": {
             "description": "Present until then.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WakePresenceAnswer"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WakePresenceAnswer"}}
             }
           },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "400": {"$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "wakeGatewayClearPresence",
         "summary": "Presence ends",
-        "tags": [
-          "Wake gateway"
-        ],
-        "security": [
-          {
-            "wakeDeviceSecret": []
-          }
-        ],
+        "tags": ["Wake gateway"],
+        "security": [{"wakeDeviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2462,49 +1409,18 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "wakeGatewayAck",
         "summary": "Acknowledge a wake: `handled` cancels its fallback",
-        "tags": [
-          "Wake gateway"
-        ],
-        "requestBody": {
-          "required": true,
-          "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/WakeAck"
-              }
-            }
-          }
-        },
-        "security": [
-          {
-            "wakeDeviceSecret": []
-          }
-        ],
+        "tags": ["Wake gateway"],
+        "requestBody": {"$ref": "#/components/requestBodies/WakeAck"},
+        "security": [{"wakeDeviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.unknown_wake"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "400": {"$ref": "#/components/responses/Error400.invalid_request.malformed_request.bad_request"},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "404": {"$ref": "#/components/responses/Error404.unknown_wake"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2512,47 +1428,31 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "forwardingHint",
         "summary": "Should a failed payment to this device be retried?",
-        "tags": [
-          "Wake"
-        ],
+        "tags": ["Wake"],
         "parameters": [
           {
             "name": "recipient",
             "in": "query",
             "required": true,
             "description": "The device id.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "schema": {"type": "string", "minLength": 1}
           },
           {
             "name": "amount_msat",
             "in": "query",
             "required": false,
             "description": "Millisatoshis.",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
+            "schema": {"type": "integer", "minimum": 0}
           }
         ],
         "security": [
-          {
-            "apiKey": [
-              "wake"
-            ]
-          }
+          {"apiKey": ["wake"]}
         ],
         "responses": {
           "200": {
             "description": "The hint.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ForwardingHint"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/ForwardingHint"}}
             }
           },
           "400": {
@@ -2560,35 +1460,18 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "missing_recipient",
-                        "invalid_amount"
-                      ]
-                    }
+                    "error": {"enum": ["missing_recipient", "invalid_amount"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2596,43 +1479,25 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "claimLightningAddress",
         "summary": "Claim or rename the device's Lightning address",
-        "tags": [
-          "Lightning addresses"
-        ],
+        "tags": ["Lightning addresses"],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/LightningAddressClaim"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/LightningAddressClaim"}}
           }
         },
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "security": [{"deviceSecret": []}],
         "responses": {
           "200": {
             "description": "Renamed (with `previous`), or already this name.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LightningAddress"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/LightningAddress"}}
             }
           },
           "201": {
             "description": "Claimed.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LightningAddress"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/LightningAddress"}}
             }
           },
           "400": {
@@ -2640,11 +1505,7 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -2662,104 +1523,59 @@ enum OpenAPIDocument {
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.device_unconfirmed"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.device_unconfirmed"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
           "409": {
             "description": "Conflict: `username_taken`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "username_taken"
-                      ]
-                    }
+                    "error": {"enum": ["username_taken"]}
                   }
                 }
               }
             }
           },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "get": {
         "operationId": "showLightningAddress",
         "summary": "The device's Lightning address and its BIP-353 record's state",
-        "tags": [
-          "Lightning addresses"
-        ],
+        "tags": ["Lightning addresses"],
         "parameters": [
           {
             "name": "device_id",
             "in": "query",
             "required": false,
             "description": "The device id.",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "schema": {"type": "string", "minLength": 1}
           }
         ],
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "security": [{"deviceSecret": []}],
         "responses": {
           "200": {
             "description": "The address.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/LightningAddress"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/LightningAddress"}}
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.no_username"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "404": {"$ref": "#/components/responses/Error404.no_username"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "releaseLightningAddress",
         "summary": "Release the device's Lightning address",
-        "tags": [
-          "Lightning addresses"
-        ],
+        "tags": ["Lightning addresses"],
         "description": "The device id comes as `?device_id=` or in a JSON body.",
         "parameters": [
           {
@@ -2767,55 +1583,26 @@ enum OpenAPIDocument {
             "in": "query",
             "required": false,
             "description": "The device id (or send it in the body).",
-            "schema": {
-              "type": "string",
-              "minLength": 1
-            }
+            "schema": {"type": "string", "minLength": 1}
           }
         ],
         "requestBody": {
           "required": false,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/LightningAddressRelease"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/LightningAddressRelease"}}
           }
         },
-        "security": [
-          {
-            "deviceSecret": []
-          }
-        ],
+        "security": [{"deviceSecret": []}],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "400": {
-            "$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.no_username"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "400": {"$ref": "#/components/responses/Error400.invalid_json.malformed_request.bad_request"},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "404": {"$ref": "#/components/responses/Error404.no_username"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -2823,14 +1610,8 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "lnurlpInfo",
         "summary": "LUD-06/16 pay request (wakes the wallet)",
-        "tags": [
-          "Lightning addresses"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/Username"
-          }
-        ],
+        "tags": ["Lightning addresses"],
+        "parameters": [{"$ref": "#/components/parameters/Username"}],
         "security": [],
         "responses": {
           "200": {
@@ -2838,68 +1619,32 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "oneOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlPayInfo"
-                    },
-                    {
-                      "$ref": "#/components/schemas/LnurlError"
-                    }
-                  ]
+                  "oneOf": [{"$ref": "#/components/schemas/LnurlPayInfo"}, {"$ref": "#/components/schemas/LnurlError"}]
                 }
               }
             },
-            "headers": {
-              "Cache-Control": {
-                "description": "`max-age` the wallet allowed (not on invoices).",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "headers": {"Cache-Control": {"$ref": "#/components/headers/LnurlCacheControl"}}
           },
           "400": {
             "description": "Bad Request: the owner's platform has no provider",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/LnurlFailure"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "platform_not_configured"
-                      ]
-                    }
+                    "error": {"enum": ["platform_not_configured"]}
                   }
                 }
               }
             }
           },
-          "404": {
-            "$ref": "#/components/responses/LnurlError404"
-          },
-          "410": {
-            "$ref": "#/components/responses/LnurlError410"
-          },
-          "422": {
-            "$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"
-          },
-          "429": {
-            "$ref": "#/components/responses/LnurlError429.target_rate_limited"
-          },
-          "502": {
-            "$ref": "#/components/responses/LnurlError502"
-          },
-          "504": {
-            "$ref": "#/components/responses/LnurlError504"
-          },
-          "500": {
-            "$ref": "#/components/responses/LnurlError500.internal"
-          },
+          "404": {"$ref": "#/components/responses/LnurlError404"},
+          "410": {"$ref": "#/components/responses/LnurlError410"},
+          "422": {"$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"},
+          "429": {"$ref": "#/components/responses/LnurlError429.target_rate_limited"},
+          "502": {"$ref": "#/components/responses/LnurlError502"},
+          "504": {"$ref": "#/components/responses/LnurlError504"},
+          "500": {"$ref": "#/components/responses/LnurlError500.internal"},
           "503": {
             "$ref": "#/components/responses/LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections"
           }
@@ -2910,49 +1655,36 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "lnurlpCallback",
         "summary": "LUD-06 invoice for an amount (wakes the wallet)",
-        "tags": [
-          "Lightning addresses"
-        ],
+        "tags": ["Lightning addresses"],
         "parameters": [
-          {
-            "$ref": "#/components/parameters/Username"
-          },
+          {"$ref": "#/components/parameters/Username"},
           {
             "name": "amount",
             "in": "query",
             "required": true,
             "description": "Millisatoshis, within the pay request's limits.",
-            "schema": {
-              "type": "integer",
-              "minimum": 1
-            }
+            "schema": {"type": "integer", "minimum": 1}
           },
           {
             "name": "comment",
             "in": "query",
             "required": false,
             "description": "LUD-12, up to commentAllowed characters.",
-            "schema": {
-              "type": "string"
-            }
+            "schema": {"type": "string"}
           },
           {
             "name": "nostr",
             "in": "query",
             "required": false,
             "description": "NIP-57 zap request (kind 9734 event, JSON): checked as NIP-57 Appendix D asks; the invoice then commits to it.",
-            "schema": {
-              "type": "string"
-            }
+            "schema": {"type": "string"}
           },
           {
             "name": "lnurl",
             "in": "query",
             "required": false,
             "description": "NIP-57: the address's LNURL (ignored: the zap request's lnurl tag is what is checked).",
-            "schema": {
-              "type": "string"
-            }
+            "schema": {"type": "string"}
           }
         ],
         "security": [],
@@ -2963,49 +1695,22 @@ enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "oneOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlPayInvoice"
-                    },
-                    {
-                      "$ref": "#/components/schemas/LnurlError"
-                    }
+                    {"$ref": "#/components/schemas/LnurlPayInvoice"},
+                    {"$ref": "#/components/schemas/LnurlError"}
                   ]
                 }
               }
             },
-            "headers": {
-              "Cache-Control": {
-                "description": "`max-age` the wallet allowed (not on invoices).",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "headers": {"Cache-Control": {"$ref": "#/components/headers/LnurlCacheControl"}}
           },
-          "400": {
-            "$ref": "#/components/responses/LnurlError400.platform_not_configured"
-          },
-          "404": {
-            "$ref": "#/components/responses/LnurlError404"
-          },
-          "410": {
-            "$ref": "#/components/responses/LnurlError410"
-          },
-          "422": {
-            "$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"
-          },
-          "429": {
-            "$ref": "#/components/responses/LnurlError429.target_rate_limited"
-          },
-          "502": {
-            "$ref": "#/components/responses/LnurlError502"
-          },
-          "504": {
-            "$ref": "#/components/responses/LnurlError504"
-          },
-          "500": {
-            "$ref": "#/components/responses/LnurlError500.internal"
-          },
+          "400": {"$ref": "#/components/responses/LnurlError400.platform_not_configured"},
+          "404": {"$ref": "#/components/responses/LnurlError404"},
+          "410": {"$ref": "#/components/responses/LnurlError410"},
+          "422": {"$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"},
+          "429": {"$ref": "#/components/responses/LnurlError429.target_rate_limited"},
+          "502": {"$ref": "#/components/responses/LnurlError502"},
+          "504": {"$ref": "#/components/responses/LnurlError504"},
+          "500": {"$ref": "#/components/responses/LnurlError500.internal"},
           "503": {
             "$ref": "#/components/responses/LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections"
           }
@@ -3016,17 +1721,8 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "lnurlpVerify",
         "summary": "LUD-21: has the invoice been paid? (wakes the wallet)",
-        "tags": [
-          "Lightning addresses"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/Username"
-          },
-          {
-            "$ref": "#/components/parameters/PaymentHash"
-          }
-        ],
+        "tags": ["Lightning addresses"],
+        "parameters": [{"$ref": "#/components/parameters/Username"}, {"$ref": "#/components/parameters/PaymentHash"}],
         "security": [],
         "responses": {
           "200": {
@@ -3035,49 +1731,22 @@ enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "oneOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlPayVerification"
-                    },
-                    {
-                      "$ref": "#/components/schemas/LnurlError"
-                    }
+                    {"$ref": "#/components/schemas/LnurlPayVerification"},
+                    {"$ref": "#/components/schemas/LnurlError"}
                   ]
                 }
               }
             },
-            "headers": {
-              "Cache-Control": {
-                "description": "`max-age` the wallet allowed (not on invoices).",
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
+            "headers": {"Cache-Control": {"$ref": "#/components/headers/LnurlCacheControl"}}
           },
-          "400": {
-            "$ref": "#/components/responses/LnurlError400.platform_not_configured"
-          },
-          "404": {
-            "$ref": "#/components/responses/LnurlError404"
-          },
-          "410": {
-            "$ref": "#/components/responses/LnurlError410"
-          },
-          "422": {
-            "$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"
-          },
-          "429": {
-            "$ref": "#/components/responses/LnurlError429.target_rate_limited"
-          },
-          "502": {
-            "$ref": "#/components/responses/LnurlError502"
-          },
-          "504": {
-            "$ref": "#/components/responses/LnurlError504"
-          },
-          "500": {
-            "$ref": "#/components/responses/LnurlError500.internal"
-          },
+          "400": {"$ref": "#/components/responses/LnurlError400.platform_not_configured"},
+          "404": {"$ref": "#/components/responses/LnurlError404"},
+          "410": {"$ref": "#/components/responses/LnurlError410"},
+          "422": {"$ref": "#/components/responses/LnurlError422.payload_too_large.invalid_message"},
+          "429": {"$ref": "#/components/responses/LnurlError429.target_rate_limited"},
+          "502": {"$ref": "#/components/responses/LnurlError502"},
+          "504": {"$ref": "#/components/responses/LnurlError504"},
+          "500": {"$ref": "#/components/responses/LnurlError500.internal"},
           "503": {
             "$ref": "#/components/responses/LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections"
           }
@@ -3088,26 +1757,13 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "zapPaid",
         "summary": "The device reports a zap's invoice paid: the zap receipt is published (NIP-57)",
-        "tags": [
-          "Lightning addresses"
-        ],
+        "tags": ["Lightning addresses"],
         "description": "The `zap_url` of a `lnurlpay_invoice` push carrying `nostr`. The preimage proves the payment; the receipt goes to every relay of the zap request through the outbox, once however often it is reported.",
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/Username"
-          },
-          {
-            "$ref": "#/components/parameters/PaymentHash"
-          }
-        ],
+        "parameters": [{"$ref": "#/components/parameters/Username"}, {"$ref": "#/components/parameters/PaymentHash"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/ZapPaymentReport"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/ZapPaymentReport"}}
           }
         },
         "security": [],
@@ -3115,11 +1771,7 @@ enum OpenAPIDocument {
           "202": {
             "description": "The receipt's publication jobs (none new for a repeat).",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ZapPaymentAnswer"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/ZapPaymentAnswer"}}
             }
           },
           "400": {
@@ -3127,20 +1779,9 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_json",
-                        "invalid_preimage",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_json", "invalid_preimage", "malformed_request", "bad_request"]}
                   }
                 }
               }
@@ -3151,35 +1792,18 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "not_found",
-                        "unknown_zap"
-                      ]
-                    }
+                    "error": {"enum": ["not_found", "unknown_zap"]}
                   }
                 }
               }
             }
           },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
           "503": {
             "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
@@ -3190,30 +1814,16 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "listSessions",
         "summary": "The user's sessions and their token status",
-        "tags": [
-          "Wallet backends"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/UserId"
-          }
-        ],
+        "tags": ["Wallet backends"],
+        "parameters": [{"$ref": "#/components/parameters/UserId"}],
         "security": [
-          {
-            "apiKey": [
-              "sessions"
-            ]
-          }
+          {"apiKey": ["sessions"]}
         ],
         "responses": {
           "200": {
             "description": "The sessions.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/SessionList"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/SessionList"}}
             }
           },
           "400": {
@@ -3221,34 +1831,18 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_user_id"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_user_id"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -3256,214 +1850,104 @@ enum OpenAPIDocument {
       "put": {
         "operationId": "putSession",
         "summary": "Create or replace a login's session (the login hook)",
-        "tags": [
-          "Wallet backends"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/UserId"
-          },
-          {
-            "$ref": "#/components/parameters/SessionId"
-          }
-        ],
+        "tags": ["Wallet backends"],
+        "parameters": [{"$ref": "#/components/parameters/UserId"}, {"$ref": "#/components/parameters/SessionId"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/SessionPut"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/SessionPut"}}
           }
         },
         "security": [
-          {
-            "apiKey": [
-              "sessions"
-            ]
-          }
+          {"apiKey": ["sessions"]}
         ],
         "responses": {
           "200": {
             "description": "Replaced.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Session"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Session"}}
             }
           },
           "201": {
             "description": "Created.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Session"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Session"}}
             }
           },
           "400": {
             "$ref": "#/components/responses/Error400.invalid_json.invalid_user_id.invalid_session_id.unknown_platform.invalid_token.invalid_subscription.private_endpoint.unresolvable_endpoint.platform_not_configured.invalid_seal_key.unknown_app.malformed_request.bad_request"
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.session_not_found"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body.push_token_required"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "404": {"$ref": "#/components/responses/Error404.session_not_found"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body.push_token_required"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "patch": {
         "operationId": "patchSession",
         "summary": "Change the fields sent (a refreshed token, notifications on or off)",
-        "tags": [
-          "Wallet backends"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/UserId"
-          },
-          {
-            "$ref": "#/components/parameters/SessionId"
-          }
-        ],
+        "tags": ["Wallet backends"],
+        "parameters": [{"$ref": "#/components/parameters/UserId"}, {"$ref": "#/components/parameters/SessionId"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/SessionPatch"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/SessionPatch"}}
           }
         },
         "security": [
-          {
-            "apiKey": [
-              "sessions"
-            ]
-          }
+          {"apiKey": ["sessions"]}
         ],
         "responses": {
           "200": {
             "description": "Changed.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Session"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Session"}}
             }
           },
           "400": {
             "$ref": "#/components/responses/Error400.invalid_json.invalid_user_id.invalid_session_id.unknown_platform.invalid_token.invalid_subscription.private_endpoint.unresolvable_endpoint.platform_not_configured.invalid_seal_key.unknown_app.malformed_request.bad_request"
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.session_not_found"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "422": {
-            "$ref": "#/components/responses/Error422.invalid_body.push_token_required"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "404": {"$ref": "#/components/responses/Error404.session_not_found"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "422": {"$ref": "#/components/responses/Error422.invalid_body.push_token_required"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "deleteSession",
         "summary": "Logout: remove the session (204 also when already gone)",
-        "tags": [
-          "Wallet backends"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/UserId"
-          },
-          {
-            "$ref": "#/components/parameters/SessionId"
-          }
-        ],
+        "tags": ["Wallet backends"],
+        "parameters": [{"$ref": "#/components/parameters/UserId"}, {"$ref": "#/components/parameters/SessionId"}],
         "security": [
-          {
-            "apiKey": [
-              "sessions"
-            ]
-          }
+          {"apiKey": ["sessions"]}
         ],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
+          "204": {"description": "Done; no body."},
           "400": {
             "description": "Bad Request: `invalid_user_id`, `invalid_session_id`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_user_id",
-                        "invalid_session_id"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_user_id", "invalid_session_id"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -3471,60 +1955,31 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "userEvent",
         "summary": "Push an event to every live session of the user",
-        "tags": [
-          "Wallet backends"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/UserId"
-          },
-          {
-            "$ref": "#/components/parameters/IdempotencyKey"
-          }
-        ],
+        "tags": ["Wallet backends"],
+        "parameters": [{"$ref": "#/components/parameters/UserId"}, {"$ref": "#/components/parameters/IdempotencyKey"}],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/BackendEvent"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/BackendEvent"}}
           }
         },
         "security": [
-          {
-            "apiKey": [
-              "events"
-            ]
-          }
+          {"apiKey": ["events"]}
         ],
         "responses": {
           "200": {
             "description": "One job per targeted session.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/EventResult"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/EventResult"}}
             },
-            "headers": {
-              "Idempotent-Replayed": {
-                "$ref": "#/components/headers/IdempotentReplayed"
-              }
-            }
+            "headers": {"Idempotent-Replayed": {"$ref": "#/components/headers/IdempotentReplayed"}}
           },
           "400": {
             "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_idempotency_key`, `malformed_request`, `bad_request`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -3540,28 +1995,16 @@ enum OpenAPIDocument {
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
           "422": {
             "description": "Unprocessable Content: `invalid_body`, `invalid_data`, `payload_too_large`, `invalid_message`, `idempotency_key_reused`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
                     "error": {
                       "enum": [
@@ -3577,12 +2020,8 @@ enum OpenAPIDocument {
               }
             }
           },
-          "429": {
-            "$ref": "#/components/responses/Error429.target_rate_limited"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
+          "429": {"$ref": "#/components/responses/Error429.target_rate_limited"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
           "503": {
             "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
@@ -3593,40 +2032,22 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "userWelcome",
         "summary": "Send the onboarding push, once per user",
-        "tags": [
-          "Wallet backends"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/UserId"
-          }
-        ],
+        "tags": ["Wallet backends"],
+        "parameters": [{"$ref": "#/components/parameters/UserId"}],
         "requestBody": {
           "required": false,
           "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/Welcome"
-              }
-            }
+            "application/json": {"schema": {"$ref": "#/components/schemas/Welcome"}}
           }
         },
         "security": [
-          {
-            "apiKey": [
-              "events"
-            ]
-          }
+          {"apiKey": ["events"]}
         ],
         "responses": {
           "200": {
             "description": "Sent now, or why not.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/WelcomeResult"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/WelcomeResult"}}
             }
           },
           "400": {
@@ -3634,67 +2055,33 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_json",
-                        "invalid_user_id",
-                        "malformed_request",
-                        "bad_request"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_json", "invalid_user_id", "malformed_request", "bad_request"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
           "422": {
             "description": "Unprocessable Content: `invalid_body`, `invalid_data`, `payload_too_large`, `invalid_message`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_body",
-                        "invalid_data",
-                        "payload_too_large",
-                        "invalid_message"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_body", "invalid_data", "payload_too_large", "invalid_message"]}
                   }
                 }
               }
             }
           },
-          "429": {
-            "$ref": "#/components/responses/Error429.target_rate_limited"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
+          "429": {"$ref": "#/components/responses/Error429.target_rate_limited"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
           "503": {
             "$ref": "#/components/responses/Error503.shutting_down.store_unavailable.overloaded.too_many_connections"
           }
@@ -3705,53 +2092,33 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "listDeadLetters",
         "summary": "Dead letters not yet replayed, newest first",
-        "tags": [
-          "Administration"
-        ],
+        "tags": ["Administration"],
         "parameters": [
-          {
-            "$ref": "#/components/parameters/DeadLetterReason"
-          },
-          {
-            "$ref": "#/components/parameters/DeadLetterPlatform"
-          },
+          {"$ref": "#/components/parameters/DeadLetterReason"},
+          {"$ref": "#/components/parameters/DeadLetterPlatform"},
           {
             "name": "limit",
             "in": "query",
             "required": false,
             "description": "1 to 500, default 50.",
-            "schema": {
-              "type": "integer",
-              "minimum": 1,
-              "maximum": 500
-            }
+            "schema": {"type": "integer", "minimum": 1, "maximum": 500}
           },
           {
             "name": "cursor",
             "in": "query",
             "required": false,
             "description": "The `next_cursor` of the previous page.",
-            "schema": {
-              "type": "string"
-            }
+            "schema": {"type": "string"}
           }
         ],
         "security": [
-          {
-            "apiKey": [
-              "admin"
-            ]
-          }
+          {"apiKey": ["admin"]}
         ],
         "responses": {
           "200": {
             "description": "A page of dead letters.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/DeadLetterList"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/DeadLetterList"}}
             }
           },
           "400": {
@@ -3759,69 +2126,36 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_reason",
-                        "unknown_platform",
-                        "invalid_limit",
-                        "invalid_cursor"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_reason", "unknown_platform", "invalid_limit", "invalid_cursor"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       },
       "delete": {
         "operationId": "purgeDeadLetters",
         "summary": "Delete every dead letter matching the filters (all of them without)",
-        "tags": [
-          "Administration"
-        ],
+        "tags": ["Administration"],
         "parameters": [
-          {
-            "$ref": "#/components/parameters/DeadLetterReason"
-          },
-          {
-            "$ref": "#/components/parameters/DeadLetterPlatform"
-          }
+          {"$ref": "#/components/parameters/DeadLetterReason"},
+          {"$ref": "#/components/parameters/DeadLetterPlatform"}
         ],
         "security": [
-          {
-            "apiKey": [
-              "admin"
-            ]
-          }
+          {"apiKey": ["admin"]}
         ],
         "responses": {
           "200": {
             "description": "How many were deleted (replayed ones included).",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Purge"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Purge"}}
             }
           },
           "400": {
@@ -3829,35 +2163,18 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_reason",
-                        "unknown_platform"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_reason", "unknown_platform"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -3865,45 +2182,27 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "replayDeadLetters",
         "summary": "Enqueue every matching dead letter again as a new job",
-        "tags": [
-          "Administration"
-        ],
+        "tags": ["Administration"],
         "description": "Letters replayed before are not replayed again; letters whose token is dead are skipped and counted.",
         "parameters": [
-          {
-            "$ref": "#/components/parameters/DeadLetterReason"
-          },
-          {
-            "$ref": "#/components/parameters/DeadLetterPlatform"
-          },
+          {"$ref": "#/components/parameters/DeadLetterReason"},
+          {"$ref": "#/components/parameters/DeadLetterPlatform"},
           {
             "name": "limit",
             "in": "query",
             "required": false,
             "description": "1 to 10000, default 1000.",
-            "schema": {
-              "type": "integer",
-              "minimum": 1,
-              "maximum": 10000
-            }
+            "schema": {"type": "integer", "minimum": 1, "maximum": 10000}
           }
         ],
         "security": [
-          {
-            "apiKey": [
-              "admin"
-            ]
-          }
+          {"apiKey": ["admin"]}
         ],
         "responses": {
           "200": {
             "description": "The new jobs.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/BulkReplay"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/BulkReplay"}}
             }
           },
           "400": {
@@ -3911,36 +2210,18 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_reason",
-                        "unknown_platform",
-                        "invalid_limit"
-                      ]
-                    }
+                    "error": {"enum": ["invalid_reason", "unknown_platform", "invalid_limit"]}
                   }
                 }
               }
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -3948,78 +2229,42 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "replayDeadLetter",
         "summary": "Enqueue one dead letter again as a new job, once",
-        "tags": [
-          "Administration"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeadLetterId"
-          }
-        ],
+        "tags": ["Administration"],
+        "parameters": [{"$ref": "#/components/parameters/DeadLetterId"}],
         "security": [
-          {
-            "apiKey": [
-              "admin"
-            ]
-          }
+          {"apiKey": ["admin"]}
         ],
         "responses": {
           "201": {
             "description": "Replayed now.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Replay"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Replay"}}
             }
           },
           "200": {
             "description": "Replayed before: the job that replay made; nothing new.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Replay"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Replay"}}
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.dead_letter_not_found"
-          },
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "404": {"$ref": "#/components/responses/Error404.dead_letter_not_found"},
           "409": {
             "description": "Conflict: `token_dead`",
             "content": {
               "application/json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "token_dead"
-                      ]
-                    }
+                    "error": {"enum": ["token_dead"]}
                   }
                 }
               }
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -4027,40 +2272,18 @@ enum OpenAPIDocument {
       "delete": {
         "operationId": "purgeDeadLetter",
         "summary": "Delete one dead letter",
-        "tags": [
-          "Administration"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeadLetterId"
-          }
-        ],
+        "tags": ["Administration"],
+        "parameters": [{"$ref": "#/components/parameters/DeadLetterId"}],
         "security": [
-          {
-            "apiKey": [
-              "admin"
-            ]
-          }
+          {"apiKey": ["admin"]}
         ],
         "responses": {
-          "204": {
-            "description": "Done; no body."
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error404.dead_letter_not_found"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "204": {"description": "Done; no body."},
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "404": {"$ref": "#/components/responses/Error404.dead_letter_not_found"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -4068,39 +2291,21 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "outbox",
         "summary": "The outbox: pending, leased and retrying jobs, by platform, and the oldest due time",
-        "tags": [
-          "Administration"
-        ],
+        "tags": ["Administration"],
         "security": [
-          {
-            "apiKey": [
-              "admin"
-            ]
-          }
+          {"apiKey": ["admin"]}
         ],
         "responses": {
           "200": {
             "description": "The counts now.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Outbox"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Outbox"}}
             }
           },
-          "401": {
-            "$ref": "#/components/responses/Error401.unauthorized"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403.forbidden"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "401": {"$ref": "#/components/responses/Error401.unauthorized"},
+          "403": {"$ref": "#/components/responses/Error403.forbidden"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -4108,28 +2313,18 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "dashboard",
         "summary": "The dashboard, or its log-in form without a session",
-        "tags": [
-          "Dashboard"
-        ],
+        "tags": ["Dashboard"],
         "description": "Server-rendered HTML. The session is the `herald_admin` cookie set by `/admin/login`.",
         "security": [],
         "responses": {
           "200": {
             "description": "An HTML page.",
             "content": {
-              "text/html": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "text/html": {"schema": {"type": "string"}}
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -4137,20 +2332,14 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "dashboardLogin",
         "summary": "Log in with an admin API key (form field `key`)",
-        "tags": [
-          "Dashboard"
-        ],
+        "tags": ["Dashboard"],
         "requestBody": {
           "required": false,
           "content": {
             "application/x-www-form-urlencoded": {
               "schema": {
                 "type": "object",
-                "properties": {
-                  "key": {
-                    "type": "string"
-                  }
-                }
+                "properties": {"key": {"type": "string"}}
               }
             }
           }
@@ -4160,54 +2349,30 @@ enum OpenAPIDocument {
           "303": {
             "description": "Done: back to the dashboard.",
             "headers": {
-              "Location": {
-                "schema": {
-                  "type": "string"
-                }
-              },
+              "Location": {"$ref": "#/components/headers/Location"},
               "Set-Cookie": {
                 "description": "`herald_admin=…; Path=/admin; HttpOnly; SameSite=Strict` (and `Secure` behind an https public URL).",
-                "schema": {
-                  "type": "string"
-                }
+                "schema": {"type": "string"}
               }
             }
           },
           "401": {
             "description": "Unknown or revoked key: the form again.",
             "content": {
-              "text/html": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "text/html": {"schema": {"type": "string"}}
             }
           },
           "403": {
             "description": "The key lacks the admin scope: the form again.",
             "content": {
-              "text/html": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "text/html": {"schema": {"type": "string"}}
             }
           },
-          "400": {
-            "$ref": "#/components/responses/Error400.malformed_request.bad_request"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "400": {"$ref": "#/components/responses/Error400.malformed_request.bad_request"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -4215,57 +2380,18 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "dashboardLogout",
         "summary": "End the session (form field `csrf`)",
-        "tags": [
-          "Dashboard"
-        ],
-        "requestBody": {
-          "required": false,
-          "content": {
-            "application/x-www-form-urlencoded": {
-              "schema": {
-                "type": "object",
-                "properties": {
-                  "csrf": {
-                    "type": "string"
-                  }
-                }
-              }
-            }
-          }
-        },
+        "tags": ["Dashboard"],
+        "requestBody": {"$ref": "#/components/requestBodies/DashboardForm"},
         "security": [],
         "responses": {
-          "303": {
-            "description": "Done: back to the dashboard.",
-            "headers": {
-              "Location": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error400.malformed_request.bad_request"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "303": {"$ref": "#/components/responses/DashboardBack"},
+          "401": {"$ref": "#/components/responses/DashboardNoSession"},
+          "403": {"$ref": "#/components/responses/DashboardBadCsrf"},
+          "400": {"$ref": "#/components/responses/Error400.malformed_request.bad_request"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -4273,62 +2399,19 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "dashboardReplay",
         "summary": "The dashboard's Replay button (form field `csrf`)",
-        "tags": [
-          "Dashboard"
-        ],
-        "parameters": [
-          {
-            "$ref": "#/components/parameters/DeadLetterId"
-          }
-        ],
-        "requestBody": {
-          "required": false,
-          "content": {
-            "application/x-www-form-urlencoded": {
-              "schema": {
-                "type": "object",
-                "properties": {
-                  "csrf": {
-                    "type": "string"
-                  }
-                }
-              }
-            }
-          }
-        },
+        "tags": ["Dashboard"],
+        "parameters": [{"$ref": "#/components/parameters/DeadLetterId"}],
+        "requestBody": {"$ref": "#/components/requestBodies/DashboardForm"},
         "security": [],
         "responses": {
-          "303": {
-            "description": "Done: back to the dashboard.",
-            "headers": {
-              "Location": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            }
-          },
-          "401": {
-            "$ref": "#/components/responses/Error401"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error403"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error400.malformed_request.bad_request"
-          },
-          "408": {
-            "$ref": "#/components/responses/Error408.request_timeout"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error413.body_too_large"
-          },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"
-          }
+          "303": {"$ref": "#/components/responses/DashboardBack"},
+          "401": {"$ref": "#/components/responses/DashboardNoSession"},
+          "403": {"$ref": "#/components/responses/DashboardBadCsrf"},
+          "400": {"$ref": "#/components/responses/Error400.malformed_request.bad_request"},
+          "408": {"$ref": "#/components/responses/Error408.request_timeout"},
+          "413": {"$ref": "#/components/responses/Error413.body_too_large"},
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.store_unavailable.too_many_connections"}
         }
       }
     },
@@ -4336,19 +2419,13 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "health",
         "summary": "Liveness and the database",
-        "tags": [
-          "Operations"
-        ],
+        "tags": ["Operations"],
         "security": [],
         "responses": {
           "200": {
             "description": "Healthy.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Health"
-                }
-              }
+              "application/json": {"schema": {"$ref": "#/components/schemas/Health"}}
             }
           },
           "503": {
@@ -4357,32 +2434,18 @@ enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "oneOf": [
+                    {"$ref": "#/components/schemas/Health"},
                     {
-                      "$ref": "#/components/schemas/Health"
-                    },
-                    {
-                      "allOf": [
-                        {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      ],
+                      "allOf": [{"$ref": "#/components/schemas/Error"}],
                       "properties": {
-                        "error": {
-                          "enum": [
-                            "too_many_connections"
-                          ]
-                        }
+                        "error": {"enum": ["too_many_connections"]}
                       }
                     }
                   ]
                 }
               }
             },
-            "headers": {
-              "Retry-After": {
-                "$ref": "#/components/headers/RetryAfter"
-              }
-            }
+            "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
           }
         }
       }
@@ -4391,27 +2454,17 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "metrics",
         "summary": "Prometheus metrics",
-        "tags": [
-          "Operations"
-        ],
+        "tags": ["Operations"],
         "security": [],
         "responses": {
           "200": {
             "description": "Prometheus text format 0.0.4.",
             "content": {
-              "text/plain": {
-                "schema": {
-                  "type": "string"
-                }
-              }
+              "text/plain": {"schema": {"type": "string"}}
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.too_many_connections"}
         }
       }
     },
@@ -4419,27 +2472,17 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "openapiJSON",
         "summary": "This document",
-        "tags": [
-          "Operations"
-        ],
+        "tags": ["Operations"],
         "security": [],
         "responses": {
           "200": {
             "description": "OpenAPI 3.1, JSON.",
             "content": {
-              "application/json": {
-                "schema": {
-                  "type": "object"
-                }
-              }
+              "application/json": {"schema": {"type": "object"}}
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.too_many_connections"}
         }
       }
     },
@@ -4447,27 +2490,17 @@ enum OpenAPIDocument {
       "get": {
         "operationId": "openapiYAML",
         "summary": "This document, as YAML",
-        "tags": [
-          "Operations"
-        ],
+        "tags": ["Operations"],
         "security": [],
         "responses": {
           "200": {
             "description": "OpenAPI 3.1, YAML.",
             "content": {
-              "application/yaml": {
-                "schema": {
-                  "type": "object"
-                }
-              }
+              "application/yaml": {"schema": {"type": "object"}}
             }
           },
-          "500": {
-            "$ref": "#/components/responses/Error500.internal"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error503.too_many_connections"
-          }
+          "500": {"$ref": "#/components/responses/Error500.internal"},
+          "503": {"$ref": "#/components/responses/Error503.too_many_connections"}
         }
       }
     }
@@ -4477,18 +2510,10 @@ enum OpenAPIDocument {
       "Error": {
         "type": "object",
         "properties": {
-          "error": {
-            "$ref": "#/components/schemas/ErrorCode"
-          },
-          "message": {
-            "type": "string",
-            "description": "For humans."
-          }
+          "error": {"$ref": "#/components/schemas/ErrorCode"},
+          "message": {"type": "string", "description": "For humans."}
         },
-        "required": [
-          "error",
-          "message"
-        ],
+        "required": ["error", "message"],
         "additionalProperties": false,
         "description": "Every error of Herald's own API: `{\"error\": \"<code>\", \"message\": \"…\"}`."
       },
@@ -4603,52 +2628,27 @@ enum OpenAPIDocument {
       "LnurlFailure": {
         "type": "object",
         "properties": {
-          "status": {
-            "const": "ERROR"
-          },
-          "reason": {
-            "type": "string"
-          },
+          "status": {"const": "ERROR"},
+          "reason": {"type": "string"},
           "error": {
             "type": "string",
             "description": "Herald's code when the failure is one of its API errors (rate limit, overload, store)."
           }
         },
-        "required": [
-          "status",
-          "reason"
-        ],
+        "required": ["status", "reason"],
         "additionalProperties": false,
         "description": "A failure of the Lightning-address service, in the LNURL shape."
       },
       "LnurlError": {
         "type": "object",
-        "properties": {
-          "status": {
-            "const": "ERROR"
-          },
-          "reason": {
-            "type": "string"
-          }
-        },
-        "required": [
-          "status",
-          "reason"
-        ],
+        "properties": {"status": {"const": "ERROR"}, "reason": {"type": "string"}},
+        "required": ["status", "reason"],
         "description": "An LNURL error the wallet answered itself; passed on as sent, with 200."
       },
       "JobAccepted": {
         "type": "object",
-        "properties": {
-          "id": {
-            "type": "string",
-            "minLength": 1,
-            "description": "The outbox job id (a UUID)."
-          }
-        },
-        "required": [
-          "id"
-        ],
+        "properties": {"id": {"type": "string", "minLength": 1, "description": "The outbox job id (a UUID)."}},
+        "required": ["id"],
         "additionalProperties": false
       },
       "RelayedAnswer": {
@@ -4659,32 +2659,14 @@ enum OpenAPIDocument {
         "type": "object",
         "description": "A Breez-shaped webhook: exactly one of `event` or `template`, and `data`. Known names (`swap.update`, `invoice.request`, `lnurlpay_info`, `lnurlpay_invoice`, `lnurlpay_verify`, `payment_received`, `tx_confirmed`, `address_txs_confirmed`, `nwc_event`) must carry their fields (`422 invalid_data`); any other name passes through. Or, with the `x-lsps5-timestamp` and `x-lsps5-signature` headers, an LSPS5 (bLIP-55) notification: a JSON-RPC 2.0 notification (`jsonrpc`, `method`, `params`; no `id`) signed by the LSP's node key.",
         "properties": {
-          "event": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 128,
-            "examples": [
-              "swap.update"
-            ]
-          },
-          "template": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 128
-          },
-          "data": {
-            "type": "object",
-            "description": "Passed to the device as `notification_payload`."
-          },
-          "jsonrpc": {
-            "const": "2.0"
-          },
+          "event": {"type": "string", "minLength": 1, "maxLength": 128, "examples": ["swap.update"]},
+          "template": {"type": "string", "minLength": 1, "maxLength": 128},
+          "data": {"type": "object", "description": "Passed to the device as `notification_payload`."},
+          "jsonrpc": {"const": "2.0"},
           "method": {
             "type": "string",
             "pattern": "^[A-Za-z0-9_.-]{1,48}$",
-            "examples": [
-              "lsps5.payment_incoming"
-            ],
+            "examples": ["lsps5.payment_incoming"],
             "description": "LSPS5: `lsps5.webhook_registered`, `lsps5.payment_incoming`, `lsps5.onion_message_incoming`, `lsps5.liquidity_management_request`, `lsps5.expiry_soon`, or another method, passed through."
           },
           "params": {
@@ -4693,22 +2675,9 @@ enum OpenAPIDocument {
           }
         },
         "oneOf": [
-          {
-            "required": [
-              "event"
-            ]
-          },
-          {
-            "required": [
-              "template"
-            ]
-          },
-          {
-            "required": [
-              "jsonrpc",
-              "method"
-            ]
-          }
+          {"required": ["event"]},
+          {"required": ["template"]},
+          {"required": ["jsonrpc", "method"]}
         ]
       },
       "WebPushSubscription": {
@@ -4734,39 +2703,24 @@ enum OpenAPIDocument {
                 "description": "Base64url of the 16-byte authentication secret."
               }
             },
-            "required": [
-              "p256dh",
-              "auth"
-            ]
+            "required": ["p256dh", "auth"]
           },
-          "expirationTime": {
-            "type": [
-              "number",
-              "null"
-            ]
-          }
+          "expirationTime": {"type": ["number", "null"]}
         },
-        "required": [
-          "endpoint",
-          "keys"
-        ],
+        "required": ["endpoint", "keys"],
         "description": "A Web Push subscription as `PushSubscription.toJSON()` and UnifiedPush connectors give it."
       },
       "DeviceRegistrationRequest": {
         "type": "object",
         "properties": {
-          "platform": {
-            "$ref": "#/components/schemas/Platform"
-          },
+          "platform": {"$ref": "#/components/schemas/Platform"},
           "push_token": {
             "type": "string",
             "minLength": 1,
             "maxLength": 4096,
             "description": "The APNs device token or FCM registration token; required for `ios` and `android`, absent for `webpush`."
           },
-          "subscription": {
-            "$ref": "#/components/schemas/WebPushSubscription"
-          },
+          "subscription": {"$ref": "#/components/schemas/WebPushSubscription"},
           "declarative": {
             "type": "boolean",
             "description": "`webpush` only: true sends visible pushes in WebKit's declarative form (`web_push: 8030`); absent or false keeps the plain data map. Anything but true, false or null is `400 invalid_subscription`."
@@ -4785,42 +2739,20 @@ enum OpenAPIDocument {
             "pattern": "^0[23][0-9A-Fa-f]{64}$",
             "description": "The LSP's node id (33-byte compressed secp256k1 key, hex): every LSPS5 notification must then be signed by it."
           },
-          "live_activity": {
-            "type": "object",
-            "properties": {
-              "push_to_start_token": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 4096,
-                "description": "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is `400 invalid_request`."
-              }
-            },
-            "required": [
-              "push_to_start_token"
-            ],
-            "additionalProperties": false
-          },
+          "live_activity": {"$ref": "#/components/schemas/LiveActivityStart"},
           "identities": {
             "type": "array",
             "maxItems": 8,
-            "items": {
-              "type": "string",
-              "pattern": "^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$",
-              "description": "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an Ed25519 key."
-            },
+            "items": {"$ref": "#/components/schemas/Identity"},
             "description": "Identities the device proves it holds; each needs a proof in `proofs`. Pushes addressed to an identity (a Breez payment webhook's `ln:<user_pubkey>`) reach it."
           },
-          "proofs": {
-            "$ref": "#/components/schemas/IdentityProofs"
-          },
+          "proofs": {"$ref": "#/components/schemas/IdentityProofs"},
           "ts": {
             "type": "integer",
             "description": "Unix seconds the proofs were signed at: within 600 s of the server's clock."
           }
         },
-        "required": [
-          "platform"
-        ]
+        "required": ["platform"]
       },
       "DeviceTokenUpdate": {
         "type": "object",
@@ -4831,16 +2763,12 @@ enum OpenAPIDocument {
             "maxLength": 4096,
             "description": "Required for `ios` and `android`."
           },
-          "subscription": {
-            "$ref": "#/components/schemas/WebPushSubscription"
-          },
+          "subscription": {"$ref": "#/components/schemas/WebPushSubscription"},
           "declarative": {
             "type": "boolean",
             "description": "`webpush` only: absent keeps the device's choice, for a new subscription too; true or false sets it."
           },
-          "platform": {
-            "$ref": "#/components/schemas/Platform"
-          },
+          "platform": {"$ref": "#/components/schemas/Platform"},
           "seal_key": {
             "type": "string",
             "description": "Absent keeps the key, `\"\"` removes it, anything else replaces it."
@@ -4852,31 +2780,11 @@ enum OpenAPIDocument {
           "identities": {
             "type": "array",
             "maxItems": 8,
-            "items": {
-              "type": "string",
-              "pattern": "^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$",
-              "description": "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an Ed25519 key."
-            },
+            "items": {"$ref": "#/components/schemas/Identity"},
             "description": "Absent keeps the identities, `[]` removes them, anything else replaces them (each proven in `proofs`)."
           },
-          "live_activity": {
-            "type": "object",
-            "properties": {
-              "push_to_start_token": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 4096,
-                "description": "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is `400 invalid_request`."
-              }
-            },
-            "required": [
-              "push_to_start_token"
-            ],
-            "additionalProperties": false
-          },
-          "proofs": {
-            "$ref": "#/components/schemas/IdentityProofs"
-          },
+          "live_activity": {"$ref": "#/components/schemas/LiveActivityStart"},
+          "proofs": {"$ref": "#/components/schemas/IdentityProofs"},
           "ts": {
             "type": "integer",
             "description": "Unix seconds the proofs were signed at: within 600 s of the server's clock."
@@ -4893,9 +2801,7 @@ enum OpenAPIDocument {
             "description": "The code from the `herald_challenge` push."
           }
         },
-        "required": [
-          "code"
-        ],
+        "required": ["code"],
         "additionalProperties": false
       },
       "VAPIDPublicKey": {
@@ -4906,45 +2812,27 @@ enum OpenAPIDocument {
             "minLength": 1,
             "description": "Base64url of the uncompressed P-256 public key (65 bytes)."
           },
-          "app": {
-            "type": "string",
-            "minLength": 1
-          }
+          "app": {"type": "string", "minLength": 1}
         },
-        "required": [
-          "public_key",
-          "app"
-        ],
+        "required": ["public_key", "app"],
         "additionalProperties": false
       },
       "DeviceRegistration": {
         "type": "object",
         "properties": {
-          "device_id": {
-            "type": "string",
-            "minLength": 1
-          },
+          "device_id": {"type": "string", "minLength": 1},
           "device_secret": {
             "type": "string",
             "minLength": 1,
             "description": "Shown once: the bearer of the device routes."
           },
-          "alias": {
-            "type": "string",
-            "minLength": 1
-          },
+          "alias": {"type": "string", "minLength": 1},
           "webhook_url": {
             "type": "string",
             "description": "Give it to the wallet SDK (`register_webhook`), or to an LSP in `lsps5.set_webhook`."
           },
-          "seal_kid": {
-            "type": "string",
-            "description": "Hex id of the seal key; absent when pushes are not sealed."
-          },
-          "app": {
-            "type": "string",
-            "description": "The app the device belongs to."
-          },
+          "seal_kid": {"type": "string", "description": "Hex id of the seal key; absent when pushes are not sealed."},
+          "app": {"type": "string", "description": "The app the device belongs to."},
           "lsp_node_id": {
             "type": "string",
             "pattern": "^0[23][0-9a-f]{64}$",
@@ -4952,9 +2840,7 @@ enum OpenAPIDocument {
           },
           "identities": {
             "type": "array",
-            "items": {
-              "type": "string"
-            },
+            "items": {"type": "string"},
             "description": "The identities proven; absent: none."
           },
           "confirmed": {
@@ -4962,138 +2848,65 @@ enum OpenAPIDocument {
             "description": "`registration: challenge` only: false until the challenge push's code comes back (the alias pushes nothing else until then)."
           }
         },
-        "required": [
-          "device_id",
-          "device_secret",
-          "alias",
-          "webhook_url"
-        ],
+        "required": ["device_id", "device_secret", "alias", "webhook_url"],
         "additionalProperties": false
       },
       "Device": {
         "type": "object",
         "properties": {
-          "device_id": {
-            "type": "string",
-            "minLength": 1
-          },
-          "alias": {
-            "type": "string",
-            "minLength": 1
-          },
-          "webhook_url": {
-            "type": "string"
-          },
-          "seal_kid": {
-            "type": "string"
-          },
-          "app": {
-            "type": "string"
-          },
-          "lsp_node_id": {
-            "type": "string",
-            "pattern": "^0[23][0-9a-f]{64}$"
-          },
-          "identities": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
+          "device_id": {"type": "string", "minLength": 1},
+          "alias": {"type": "string", "minLength": 1},
+          "webhook_url": {"type": "string"},
+          "seal_kid": {"type": "string"},
+          "app": {"type": "string"},
+          "lsp_node_id": {"type": "string", "pattern": "^0[23][0-9a-f]{64}$"},
+          "identities": {"$ref": "#/components/schemas/Strings"},
           "confirmed": {
             "type": "boolean",
             "description": "`registration: challenge` only: whether the device's token is confirmed."
           }
         },
-        "required": [
-          "device_id",
-          "alias",
-          "webhook_url"
-        ],
+        "required": ["device_id", "alias", "webhook_url"],
         "additionalProperties": false
       },
       "BreezPaymentWebhook": {
         "type": "object",
         "properties": {
-          "template": {
-            "const": "spark_payment_received"
-          },
+          "template": {"const": "spark_payment_received"},
           "data": {
             "type": "object",
             "properties": {
-              "payment_hash": {
-                "type": "string",
-                "pattern": "^[0-9A-Fa-f]{64}$",
-                "description": "64 hex digits."
-              },
+              "payment_hash": {"type": "string", "pattern": "^[0-9A-Fa-f]{64}$", "description": "64 hex digits."},
               "user_pubkey": {
                 "type": "string",
                 "pattern": "^0[23][0-9A-Fa-f]{64}$",
                 "description": "The Spark identity key of the user paid (66 hex digits): every device that proved `ln:<user_pubkey>` gets the push."
               },
-              "invoice": {
-                "type": "string"
-              },
-              "preimage": {
-                "type": "string",
-                "description": "Never forwarded to a phone."
-              },
-              "amount_sat": {
-                "type": [
-                  "integer",
-                  "null"
-                ],
-                "minimum": 0
-              },
-              "lightning_address": {
-                "type": [
-                  "string",
-                  "null"
-                ]
-              },
-              "sender_comment": {
-                "type": [
-                  "string",
-                  "null"
-                ]
-              },
-              "timestamp": {
-                "type": "integer",
-                "description": "Milliseconds since the epoch when Breez queued it."
-              }
+              "invoice": {"type": "string"},
+              "preimage": {"type": "string", "description": "Never forwarded to a phone."},
+              "amount_sat": {"type": ["integer", "null"], "minimum": 0},
+              "lightning_address": {"type": ["string", "null"]},
+              "sender_comment": {"type": ["string", "null"]},
+              "timestamp": {"type": "integer", "description": "Milliseconds since the epoch when Breez queued it."}
             },
-            "required": [
-              "payment_hash",
-              "user_pubkey"
-            ]
+            "required": ["payment_hash", "user_pubkey"]
           }
         },
-        "required": [
-          "template",
-          "data"
-        ],
+        "required": ["template", "data"],
         "description": "What Breez's LNURL server for the Spark SDK POSTs when a Lightning address is paid (breez/spark-sdk `lnurl_webhooks.md`)."
       },
       "BreezPaymentAnswer": {
         "type": "object",
         "properties": {
-          "devices": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Devices the push went to."
-          },
-          "jobs": {
-            "$ref": "#/components/schemas/JobIds"
-          },
+          "devices": {"type": "integer", "minimum": 0, "description": "Devices the push went to."},
+          "jobs": {"$ref": "#/components/schemas/JobIds"},
           "skipped": {
             "type": "integer",
             "minimum": 1,
             "description": "Devices holding the identity left out: not confirmed yet (`registration: challenge`), a dead token, or over their push allowance. Absent when none."
           }
         },
-        "required": [
-          "devices"
-        ],
+        "required": ["devices"],
         "additionalProperties": false
       },
       "LocalPushFeed": {
@@ -5104,33 +2917,17 @@ enum OpenAPIDocument {
             "items": {
               "type": "object",
               "properties": {
-                "seq": {
-                  "type": "integer"
-                },
-                "platform": {
-                  "$ref": "#/components/schemas/Platform"
-                },
-                "payload": {
-                  "description": "The push as the device gets it: APNs userInfo or the FCM data map."
-                }
+                "seq": {"type": "integer"},
+                "platform": {"$ref": "#/components/schemas/Platform"},
+                "payload": {"description": "The push as the device gets it: APNs userInfo or the FCM data map."}
               },
-              "required": [
-                "seq",
-                "platform",
-                "payload"
-              ],
+              "required": ["seq", "platform", "payload"],
               "additionalProperties": false
             }
           },
-          "next": {
-            "type": "integer",
-            "description": "The `after` to ask with next."
-          }
+          "next": {"type": "integer", "description": "The `after` to ask with next."}
         },
-        "required": [
-          "pushes",
-          "next"
-        ],
+        "required": ["pushes", "next"],
         "additionalProperties": false
       },
       "PresenceHeartbeat": {
@@ -5146,20 +2943,8 @@ enum OpenAPIDocument {
       },
       "PresenceAnswer": {
         "type": "object",
-        "properties": {
-          "present": {
-            "const": true
-          },
-          "ttl_seconds": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 300
-          }
-        },
-        "required": [
-          "present",
-          "ttl_seconds"
-        ],
+        "properties": {"present": {"const": true}, "ttl_seconds": {"type": "integer", "minimum": 1, "maximum": 300}},
+        "required": ["present", "ttl_seconds"],
         "additionalProperties": false
       },
       "WakeRequest": {
@@ -5175,9 +2960,7 @@ enum OpenAPIDocument {
           "kind": {
             "type": "string",
             "pattern": "^[A-Za-z0-9_.-]{1,48}$",
-            "examples": [
-              "incomingHtlc"
-            ],
+            "examples": ["incomingHtlc"],
             "description": "`incomingHtlc`, `cjitPaymentArrived`, `orderPaymentConfirmed`, `mutualClose`, `liquidityManagementRequest`, `expirySoon` or your own."
           },
           "payment_hash": {
@@ -5185,20 +2968,11 @@ enum OpenAPIDocument {
             "pattern": "^[0-9A-Fa-f]{1,128}$",
             "description": "Hex; repeated wakes of one payment are recognised by it."
           },
-          "amount_msat": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "expires_at": {
-            "type": "integer",
-            "description": "Unix seconds; must be in the future (`400 expired`)."
-          },
+          "amount_msat": {"type": "integer", "minimum": 0},
+          "expires_at": {"type": "integer", "description": "Unix seconds; must be in the future (`400 expired`)."},
           "wake_alert": {
             "type": "string",
-            "enum": [
-              "always",
-              "fallback"
-            ],
+            "enum": ["always", "fallback"],
             "description": "iOS: `always` sends the alert with the silent push; `fallback` sends the silent push alone and the alert `fallback_after_secs` later, unless the device acknowledges the wake `handled` first. Absent: the server's `wake_alert`."
           },
           "fallback_after_secs": {
@@ -5208,23 +2982,15 @@ enum OpenAPIDocument {
             "description": "Seconds a `fallback` wake waits for the `handled` ack before its alert (`400 invalid_fallback_after` outside 1 to 60). Absent: the server's `wake_fallback_after`."
           }
         },
-        "required": [
-          "device",
-          "kind"
-        ]
+        "required": ["device", "kind"]
       },
       "WakePushed": {
         "type": "object",
         "properties": {
-          "pushed": {
-            "const": true
-          },
+          "pushed": {"const": true},
           "job_ids": {
             "type": "array",
-            "items": {
-              "type": "string",
-              "minLength": 1
-            },
+            "items": {"type": "string", "minLength": 1},
             "description": "One per push job: on iOS one job whose silent push is written ahead of its alert; on Android one."
           },
           "wake_id": {
@@ -5233,30 +2999,16 @@ enum OpenAPIDocument {
             "description": "For `GET /api/v1/wake/{wake_id}`: the device's ack once the plugin sends it. Absent on a replay."
           }
         },
-        "required": [
-          "pushed",
-          "job_ids"
-        ],
+        "required": ["pushed", "job_ids"],
         "additionalProperties": false
       },
       "WakeSkipped": {
         "type": "object",
         "properties": {
-          "pushed": {
-            "const": false
-          },
-          "reason": {
-            "type": "string",
-            "enum": [
-              "present",
-              "recently_woken"
-            ]
-          }
+          "pushed": {"const": false},
+          "reason": {"type": "string", "enum": ["present", "recently_woken"]}
         },
-        "required": [
-          "pushed",
-          "reason"
-        ],
+        "required": ["pushed", "reason"],
         "additionalProperties": false
       },
       "IdentityWakeRequest": {
@@ -5283,29 +3035,15 @@ enum OpenAPIDocument {
             "description": "Wakes with the same key replace each other on the phone; only its HMAC leaves the server."
           }
         },
-        "required": [
-          "identity",
-          "topic"
-        ],
+        "required": ["identity", "topic"],
         "description": "A wake of every device that proved `identity` and subscribes to `topic` (Bitkit's wake gateway)."
       },
       "IdentityWakeAnswer": {
         "type": "object",
         "properties": {
-          "wake_id": {
-            "type": "string",
-            "format": "uuid"
-          },
-          "devices": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Devices reached: `pushed` plus `present`."
-          },
-          "pushed": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Devices sent a push."
-          },
+          "wake_id": {"type": "string", "format": "uuid"},
+          "devices": {"type": "integer", "minimum": 0, "description": "Devices reached: `pushed` plus `present`."},
+          "pushed": {"type": "integer", "minimum": 0, "description": "Devices sent a push."},
           "present": {
             "type": "integer",
             "minimum": 0,
@@ -5317,103 +3055,43 @@ enum OpenAPIDocument {
             "description": "Devices holding the identity and topic left out: not confirmed yet, a dead token, or over their push allowance."
           }
         },
-        "required": [
-          "wake_id",
-          "devices",
-          "pushed",
-          "present",
-          "skipped"
-        ],
+        "required": ["wake_id", "devices", "pushed", "present", "skipped"],
         "additionalProperties": false
       },
       "WakeStatus": {
         "type": "object",
         "properties": {
-          "wake_id": {
-            "type": "string",
-            "format": "uuid"
-          },
-          "identity": {
-            "type": "string"
-          },
-          "topic": {
-            "type": "string"
-          },
-          "deadline": {
-            "type": "integer",
-            "description": "Unix seconds."
-          },
+          "wake_id": {"type": "string", "format": "uuid"},
+          "identity": {"type": "string"},
+          "topic": {"type": "string"},
+          "deadline": {"type": "integer", "description": "Unix seconds."},
           "devices": {
             "type": "array",
             "items": {
               "type": "object",
               "properties": {
-                "device_id": {
-                  "type": "string"
-                },
-                "pushed": {
-                  "type": "boolean"
-                },
-                "present": {
-                  "type": "boolean"
-                },
-                "fallback": {
-                  "type": "string",
-                  "enum": [
-                    "none",
-                    "pending",
-                    "cancelled",
-                    "sent",
-                    "failed"
-                  ]
-                },
-                "outcome": {
-                  "type": "string",
-                  "enum": [
-                    "handled",
-                    "no_handler",
-                    "failed"
-                  ]
-                }
+                "device_id": {"type": "string"},
+                "pushed": {"type": "boolean"},
+                "present": {"type": "boolean"},
+                "fallback": {"type": "string", "enum": ["none", "pending", "cancelled", "sent", "failed"]},
+                "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}
               },
-              "required": [
-                "device_id",
-                "pushed",
-                "present",
-                "fallback"
-              ],
+              "required": ["device_id", "pushed", "present", "fallback"],
               "additionalProperties": false
             }
           }
         },
-        "required": [
-          "wake_id",
-          "identity",
-          "topic",
-          "deadline",
-          "devices"
-        ],
+        "required": ["wake_id", "identity", "topic", "deadline", "devices"],
         "additionalProperties": false
       },
       "WakeServerInfo": {
         "type": "object",
         "properties": {
-          "audience": {
-            "type": "string",
-            "description": "What registrations are signed for."
-          },
-          "server_time": {
-            "type": "integer"
-          },
-          "version": {
-            "type": "string"
-          }
+          "audience": {"type": "string", "description": "What registrations are signed for."},
+          "server_time": {"type": "integer"},
+          "version": {"type": "string"}
         },
-        "required": [
-          "audience",
-          "server_time",
-          "version"
-        ],
+        "required": ["audience", "server_time", "version"],
         "additionalProperties": false
       },
       "WakeTopicList": {
@@ -5424,137 +3102,46 @@ enum OpenAPIDocument {
             "items": {
               "type": "object",
               "properties": {
-                "name": {
-                  "type": "string"
-                },
-                "description": {
-                  "type": "string"
-                },
-                "urgency": {
-                  "type": "string",
-                  "enum": [
-                    "background",
-                    "alert",
-                    "time_sensitive"
-                  ]
-                },
-                "deadline_secs": {
-                  "type": "integer",
-                  "minimum": 1
-                },
-                "peer": {
-                  "type": "boolean"
-                },
-                "alertable": {
-                  "type": "boolean"
-                },
+                "name": {"type": "string"},
+                "description": {"type": "string"},
+                "urgency": {"type": "string", "enum": ["background", "alert", "time_sensitive"]},
+                "deadline_secs": {"type": "integer", "minimum": 1},
+                "peer": {"type": "boolean"},
+                "alertable": {"type": "boolean"},
                 "display": {
                   "type": "object",
-                  "properties": {
-                    "title": {
-                      "type": "string"
-                    },
-                    "body": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "title",
-                    "body"
-                  ],
+                  "properties": {"title": {"type": "string"}, "body": {"type": "string"}},
+                  "required": ["title", "body"],
                   "additionalProperties": false
                 }
               },
-              "required": [
-                "name",
-                "description",
-                "urgency",
-                "deadline_secs",
-                "peer",
-                "alertable"
-              ],
+              "required": ["name", "description", "urgency", "deadline_secs", "peer", "alertable"],
               "additionalProperties": false
             }
           }
         },
-        "required": [
-          "topics"
-        ],
+        "required": ["topics"],
         "additionalProperties": false
       },
       "WakeRegistration": {
         "type": "object",
         "properties": {
-          "app": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 64
-          },
-          "install_id": {
-            "type": "string",
-            "pattern": "^[A-Za-z0-9_-]{16,64}$"
-          },
-          "platform": {
-            "type": "string",
-            "enum": [
-              "apns",
-              "fcm"
-            ]
-          },
-          "environment": {
-            "type": "string",
-            "enum": [
-              "production",
-              "sandbox"
-            ]
-          },
-          "push_token": {
-            "type": "string",
-            "minLength": 1
-          },
-          "encryption_key": {
-            "type": "string",
-            "pattern": "^0[23][0-9a-f]{64}$"
-          },
-          "secret_sha256": {
-            "type": "string",
-            "pattern": "^[0-9a-f]{64}$"
-          },
-          "identities": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            },
-            "minItems": 1,
-            "maxItems": 2
-          },
-          "topics": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            },
-            "maxItems": 32
-          },
-          "ts": {
-            "type": "integer",
-            "description": "Unix seconds, within 600 s of the server's time."
-          },
+          "app": {"type": "string", "minLength": 1, "maxLength": 64},
+          "install_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,64}$"},
+          "platform": {"type": "string", "enum": ["apns", "fcm"]},
+          "environment": {"type": "string", "enum": ["production", "sandbox"]},
+          "push_token": {"type": "string", "minLength": 1},
+          "encryption_key": {"type": "string", "pattern": "^0[23][0-9a-f]{64}$"},
+          "secret_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+          "identities": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
+          "topics": {"type": "array", "items": {"type": "string"}, "maxItems": 32},
+          "ts": {"type": "integer", "description": "Unix seconds, within 600 s of the server's time."},
           "proofs": {
             "type": "array",
             "items": {
               "type": "object",
-              "properties": {
-                "identity": {
-                  "type": "string"
-                },
-                "sig": {
-                  "type": "string"
-                }
-              },
-              "required": [
-                "identity",
-                "sig"
-              ]
+              "properties": {"identity": {"type": "string"}, "sig": {"type": "string"}},
+              "required": ["identity", "sig"]
             }
           }
         },
@@ -5576,83 +3163,32 @@ enum OpenAPIDocument {
       "WakeRegistrationAnswer": {
         "type": "object",
         "properties": {
-          "device_id": {
-            "type": "string"
-          },
-          "identities": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "topics": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "unknown_topics": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "server_time": {
-            "type": "integer"
-          }
+          "device_id": {"type": "string"},
+          "identities": {"$ref": "#/components/schemas/Strings"},
+          "topics": {"$ref": "#/components/schemas/Strings"},
+          "unknown_topics": {"$ref": "#/components/schemas/Strings"},
+          "server_time": {"type": "integer"}
         },
-        "required": [
-          "device_id",
-          "identities",
-          "topics",
-          "unknown_topics",
-          "server_time"
-        ],
+        "required": ["device_id", "identities", "topics", "unknown_topics", "server_time"],
         "additionalProperties": false
       },
       "WakeTopics": {
         "type": "object",
         "properties": {
-          "topics": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "unknown_topics": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          }
+          "topics": {"$ref": "#/components/schemas/Strings"},
+          "unknown_topics": {"$ref": "#/components/schemas/Strings"}
         },
-        "required": [
-          "topics"
-        ]
+        "required": ["topics"]
       },
       "WakePresence": {
         "type": "object",
-        "properties": {
-          "ttl_secs": {
-            "type": "integer",
-            "description": "Clamped to 15 to 300."
-          }
-        },
-        "required": [
-          "ttl_secs"
-        ]
+        "properties": {"ttl_secs": {"type": "integer", "description": "Clamped to 15 to 300."}},
+        "required": ["ttl_secs"]
       },
       "WakePresenceAnswer": {
         "type": "object",
-        "properties": {
-          "expires_at": {
-            "type": "integer",
-            "description": "Unix seconds."
-          }
-        },
-        "required": [
-          "expires_at"
-        ],
+        "properties": {"expires_at": {"type": "integer", "description": "Unix seconds."}},
+        "required": ["expires_at"],
         "additionalProperties": false
       },
       "LiveActivityToken": {
@@ -5665,74 +3201,32 @@ enum OpenAPIDocument {
             "description": "The token iOS gave the swap's started activity (`pushTokenUpdates`), hex."
           }
         },
-        "required": [
-          "push_token"
-        ],
+        "required": ["push_token"],
         "additionalProperties": false
       },
       "WakeAck": {
         "type": "object",
         "properties": {
-          "id": {
-            "type": "string",
-            "format": "uuid"
-          },
-          "outcome": {
-            "type": "string",
-            "enum": [
-              "handled",
-              "no_handler",
-              "failed"
-            ]
-          }
+          "id": {"type": "string", "format": "uuid"},
+          "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}
         },
-        "required": [
-          "id",
-          "outcome"
-        ]
+        "required": ["id", "outcome"]
       },
       "WakeLegacyRegistration": {
         "type": "object",
         "properties": {
-          "deviceToken": {
-            "type": "string",
-            "minLength": 1
-          },
-          "features": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "isProduction": {
-            "type": "boolean"
-          },
-          "isoTimestamp": {
-            "type": "string",
-            "description": "ISO 8601, within 600 s."
-          },
-          "nodeId": {
-            "type": "string",
-            "pattern": "^0[23][0-9a-f]{64}$"
-          },
-          "publicKey": {
-            "type": "string",
-            "pattern": "^0[23][0-9a-f]{64}$"
-          },
+          "deviceToken": {"type": "string", "minLength": 1},
+          "features": {"$ref": "#/components/schemas/Strings"},
+          "isProduction": {"type": "boolean"},
+          "isoTimestamp": {"type": "string", "description": "ISO 8601, within 600 s."},
+          "nodeId": {"type": "string", "pattern": "^0[23][0-9a-f]{64}$"},
+          "publicKey": {"type": "string", "pattern": "^0[23][0-9a-f]{64}$"},
           "signature": {
             "type": "string",
             "description": "The node's LN signed message over `bitkit-notifications` + deviceToken + isoTimestamp, zbase32 or hex."
           }
         },
-        "required": [
-          "deviceToken",
-          "features",
-          "isProduction",
-          "isoTimestamp",
-          "nodeId",
-          "publicKey",
-          "signature"
-        ],
+        "required": ["deviceToken", "features", "isProduction", "isoTimestamp", "nodeId", "publicKey", "signature"],
         "description": "Deployed Bitkit apps' registration (bitkit-notification-server's `/api/device`)."
       },
       "NwcRegistration": {
@@ -5742,148 +3236,71 @@ enum OpenAPIDocument {
             "type": "string",
             "description": "This server's device webhook URL (`…/api/v1/notify?…&token=<alias>`): pushed with no HTTP hop; or another service's, POSTed breez-lnurl's body through the outbox."
           },
-          "walletServicePubkey": {
-            "type": "string",
-            "pattern": "^[0-9a-f]{64}$"
-          },
-          "appPubkey": {
-            "type": "string",
-            "pattern": "^[0-9a-f]{64}$"
-          },
+          "walletServicePubkey": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+          "appPubkey": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
           "relays": {
             "type": "array",
-            "items": {
-              "type": "string",
-              "description": "wss://"
-            },
+            "items": {"type": "string", "description": "wss://"},
             "minItems": 1,
             "maxItems": 10
           },
-          "signature": {
-            "type": "string",
-            "description": "zbase32 LN signed message."
-          }
+          "signature": {"type": "string", "description": "zbase32 LN signed message."}
         },
-        "required": [
-          "webhookUrl",
-          "walletServicePubkey",
-          "appPubkey",
-          "relays",
-          "signature"
-        ]
+        "required": ["webhookUrl", "walletServicePubkey", "appPubkey", "relays", "signature"]
       },
       "NwcUnregistration": {
         "type": "object",
         "properties": {
-          "time": {
-            "type": "integer",
-            "description": "Unix seconds."
-          },
-          "walletServicePubkey": {
-            "type": "string"
-          },
-          "appPubkey": {
-            "type": "string"
-          },
-          "signature": {
-            "type": "string",
-            "description": "zbase32 LN signed message."
-          }
+          "time": {"type": "integer", "description": "Unix seconds."},
+          "walletServicePubkey": {"type": "string"},
+          "appPubkey": {"type": "string"},
+          "signature": {"type": "string", "description": "zbase32 LN signed message."}
         },
-        "required": [
-          "time",
-          "walletServicePubkey",
-          "appPubkey",
-          "signature"
-        ]
+        "required": ["time", "walletServicePubkey", "appPubkey", "signature"]
       },
       "LSPS5Answer": {
         "type": "object",
         "properties": {
-          "pushed": {
-            "type": "boolean"
-          },
+          "pushed": {"type": "boolean"},
           "job_ids": {
             "type": "array",
-            "items": {
-              "type": "string",
-              "minLength": 1
-            },
+            "items": {"type": "string", "minLength": 1},
             "description": "When pushed: one job (on iOS the silent push written ahead of the alert)."
           },
           "reason": {
             "type": "string",
-            "enum": [
-              "present",
-              "recently_woken",
-              "acknowledged"
-            ],
+            "enum": ["present", "recently_woken", "acknowledged"],
             "description": "Why nothing was pushed; `acknowledged` for `lsps5.webhook_registered`."
           },
-          "wake_id": {
-            "type": "string",
-            "format": "uuid",
-            "description": "When pushed: the wake's id."
-          }
+          "wake_id": {"type": "string", "format": "uuid", "description": "When pushed: the wake's id."}
         },
-        "required": [
-          "pushed"
-        ],
+        "required": ["pushed"],
         "additionalProperties": false,
         "description": "The answer to an LSPS5 notification, always `200`: the LSP counts only `200` as success."
       },
       "ForwardingHint": {
         "type": "object",
         "properties": {
-          "hint": {
-            "type": "string",
-            "enum": [
-              "retry_now",
-              "retry_later",
-              "do_not_retry"
-            ]
-          },
+          "hint": {"type": "string", "enum": ["retry_now", "retry_later", "do_not_retry"]},
           "reason": {
             "type": "string",
-            "enum": [
-              "present",
-              "waking",
-              "disconnected",
-              "unknown_device",
-              "token_unregistered",
-              "no_push_provider"
-            ]
+            "enum": ["present", "waking", "disconnected", "unknown_device", "token_unregistered", "no_push_provider"]
           },
-          "recommended_delay_ms": {
-            "type": "integer",
-            "minimum": 0
-          }
+          "recommended_delay_ms": {"type": "integer", "minimum": 0}
         },
-        "required": [
-          "hint",
-          "reason"
-        ],
+        "required": ["hint", "reason"],
         "additionalProperties": false
       },
       "ReplyAccepted": {
         "type": "object",
-        "properties": {
-          "status": {
-            "const": "accepted"
-          }
-        },
-        "required": [
-          "status"
-        ],
+        "properties": {"status": {"const": "accepted"}},
+        "required": ["status"],
         "additionalProperties": false
       },
       "LightningAddressClaim": {
         "type": "object",
         "properties": {
-          "device_id": {
-            "type": "string",
-            "minLength": 1
-          },
+          "device_id": {"type": "string", "minLength": 1},
           "username": {
             "type": "string",
             "pattern": "^[a-z0-9._-]{1,64}$",
@@ -5895,271 +3312,125 @@ enum OpenAPIDocument {
             "description": "A BOLT 12 offer (`lno1…`) to publish by BIP-353 as `<username>.user.<zone>` TXT `bitcoin:?lno=<offer>`; another offer replaces it. Needs `bip353.server` (`400 bip353_not_configured`); checked per BOLT 12 (`400 invalid_offer`); a URI over 4,000 bytes is `400 offer_too_long`."
           }
         },
-        "required": [
-          "device_id",
-          "username"
-        ]
+        "required": ["device_id", "username"]
       },
       "LightningAddressRelease": {
         "type": "object",
-        "properties": {
-          "device_id": {
-            "type": "string",
-            "minLength": 1
-          }
-        },
-        "required": [
-          "device_id"
-        ]
+        "properties": {"device_id": {"type": "string", "minLength": 1}},
+        "required": ["device_id"]
       },
       "LightningAddress": {
         "type": "object",
         "properties": {
-          "username": {
-            "type": "string"
-          },
-          "lightning_address": {
-            "type": "string"
-          },
-          "lnurlp_url": {
-            "type": "string"
-          },
-          "previous": {
-            "type": "string",
-            "description": "The username this device had before a rename."
-          },
-          "bip353": {
-            "type": "string",
-            "description": "`₿<username>@<domain>`, when the name carries an offer."
-          },
+          "username": {"type": "string"},
+          "lightning_address": {"type": "string"},
+          "lnurlp_url": {"type": "string"},
+          "previous": {"type": "string", "description": "The username this device had before a rename."},
+          "bip353": {"type": "string", "description": "`₿<username>@<domain>`, when the name carries an offer."},
           "bip353_state": {
             "type": "string",
             "description": "The record in DNS: `published`, `pending` (committed, not yet written: the server is retried while it is away) or `failed: <RCODE>`."
           }
         },
-        "required": [
-          "username",
-          "lightning_address",
-          "lnurlp_url"
-        ],
+        "required": ["username", "lightning_address", "lnurlp_url"],
         "additionalProperties": false
       },
       "LnurlPayInfo": {
         "type": "object",
         "properties": {
-          "callback": {
-            "type": "string"
-          },
-          "minSendable": {
-            "type": "integer",
-            "minimum": 1
-          },
-          "maxSendable": {
-            "type": "integer",
-            "minimum": 1
-          },
-          "metadata": {
-            "type": "string",
-            "description": "The metadata JSON array, as a string."
-          },
-          "tag": {
-            "const": "payRequest"
-          },
-          "commentAllowed": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "allowsNostr": {
-            "const": true,
-            "description": "NIP-57: present when zaps are configured."
-          },
+          "callback": {"type": "string"},
+          "minSendable": {"type": "integer", "minimum": 1},
+          "maxSendable": {"type": "integer", "minimum": 1},
+          "metadata": {"type": "string", "description": "The metadata JSON array, as a string."},
+          "tag": {"const": "payRequest"},
+          "commentAllowed": {"type": "integer", "minimum": 0},
+          "allowsNostr": {"const": true, "description": "NIP-57: present when zaps are configured."},
           "nostrPubkey": {
             "type": "string",
             "description": "NIP-57: the x-only key zap receipts are signed with, 64 hex digits."
           }
         },
-        "required": [
-          "callback",
-          "minSendable",
-          "maxSendable",
-          "metadata",
-          "tag"
-        ],
+        "required": ["callback", "minSendable", "maxSendable", "metadata", "tag"],
         "description": "LUD-06 pay request as the wallet answered it, byte for byte; with zaps configured, Herald adds `allowsNostr` and `nostrPubkey`."
       },
       "LnurlPayInvoice": {
         "type": "object",
         "properties": {
-          "pr": {
-            "type": "string",
-            "minLength": 1
-          },
-          "routes": {
-            "type": "array"
-          },
-          "verify": {
-            "type": "string"
-          }
+          "pr": {"type": "string", "minLength": 1},
+          "routes": {"type": "array"},
+          "verify": {"type": "string"}
         },
-        "required": [
-          "pr"
-        ],
+        "required": ["pr"],
         "description": "LUD-06 invoice (with the LUD-21 verify URL) as the wallet answered it."
       },
       "ZapPaymentReport": {
         "type": "object",
         "properties": {
-          "preimage": {
-            "type": "string",
-            "description": "64 hex digits whose SHA-256 is the payment hash."
-          }
+          "preimage": {"type": "string", "description": "64 hex digits whose SHA-256 is the payment hash."}
         },
-        "required": [
-          "preimage"
-        ],
+        "required": ["preimage"],
         "additionalProperties": false
       },
       "ZapPaymentAnswer": {
         "type": "object",
-        "properties": {
-          "relays": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "job_ids": {
-            "$ref": "#/components/schemas/JobIds"
-          }
-        },
-        "required": [
-          "relays",
-          "job_ids"
-        ],
+        "properties": {"relays": {"type": "integer", "minimum": 0}, "job_ids": {"$ref": "#/components/schemas/JobIds"}},
+        "required": ["relays", "job_ids"],
         "additionalProperties": false
       },
       "LnurlPayVerification": {
         "type": "object",
         "properties": {
-          "status": {
-            "type": "string"
-          },
-          "settled": {
-            "type": "boolean"
-          },
-          "preimage": {
-            "type": [
-              "string",
-              "null"
-            ]
-          },
-          "pr": {
-            "type": "string"
-          }
+          "status": {"type": "string"},
+          "settled": {"type": "boolean"},
+          "preimage": {"type": ["string", "null"]},
+          "pr": {"type": "string"}
         },
-        "required": [
-          "status",
-          "settled",
-          "preimage",
-          "pr"
-        ],
+        "required": ["status", "settled", "preimage", "pr"],
         "description": "LUD-21 verify answer as the wallet answered it."
       },
       "SessionPut": {
         "type": "object",
         "properties": {
-          "allow_notifications": {
-            "type": "boolean"
-          },
-          "platform": {
-            "$ref": "#/components/schemas/Platform"
-          },
+          "allow_notifications": {"type": "boolean"},
+          "platform": {"$ref": "#/components/schemas/Platform"},
           "push_token": {
             "type": "string",
             "maxLength": 4096,
             "description": "Required when allow_notifications is true (`subscription` for `webpush`)."
           },
-          "subscription": {
-            "$ref": "#/components/schemas/WebPushSubscription"
-          },
-          "seal_key": {
-            "type": "string",
-            "description": "As on device registration; absent means none."
-          },
+          "subscription": {"$ref": "#/components/schemas/WebPushSubscription"},
+          "seal_key": {"type": "string", "description": "As on device registration; absent means none."},
           "app": {
             "type": "string",
             "description": "The configured app whose credentials push to the token; absent: `default`."
           }
         },
-        "required": [
-          "allow_notifications",
-          "platform"
-        ]
+        "required": ["allow_notifications", "platform"]
       },
       "SessionPatch": {
         "type": "object",
         "properties": {
-          "allow_notifications": {
-            "type": "boolean"
-          },
-          "platform": {
-            "$ref": "#/components/schemas/Platform"
-          },
-          "push_token": {
-            "type": "string",
-            "maxLength": 4096
-          },
-          "subscription": {
-            "$ref": "#/components/schemas/WebPushSubscription"
-          },
-          "seal_key": {
-            "type": "string",
-            "description": "Absent keeps the key, `\"\"` removes it."
-          },
-          "app": {
-            "type": "string"
-          }
+          "allow_notifications": {"type": "boolean"},
+          "platform": {"$ref": "#/components/schemas/Platform"},
+          "push_token": {"type": "string", "maxLength": 4096},
+          "subscription": {"$ref": "#/components/schemas/WebPushSubscription"},
+          "seal_key": {"type": "string", "description": "Absent keeps the key, `\"\"` removes it."},
+          "app": {"type": "string"}
         }
       },
       "Session": {
         "type": "object",
         "properties": {
-          "session_id": {
-            "type": "string"
-          },
-          "platform": {
-            "$ref": "#/components/schemas/Platform"
-          },
-          "allow_notifications": {
-            "type": "boolean"
-          },
-          "token_status": {
-            "type": "string",
-            "enum": [
-              "active",
-              "dead",
-              "none"
-            ]
-          },
-          "app": {
-            "type": "string",
-            "description": "The app whose credentials push to the session."
-          },
-          "created_at": {
-            "type": "string",
-            "format": "date-time"
-          },
-          "updated_at": {
-            "type": "string",
-            "format": "date-time"
-          },
-          "push_token": {
-            "type": "string"
-          },
-          "subscription": {
-            "$ref": "#/components/schemas/WebPushSubscription"
-          },
-          "seal_kid": {
-            "type": "string"
-          }
+          "session_id": {"type": "string"},
+          "platform": {"$ref": "#/components/schemas/Platform"},
+          "allow_notifications": {"type": "boolean"},
+          "token_status": {"type": "string", "enum": ["active", "dead", "none"]},
+          "app": {"type": "string", "description": "The app whose credentials push to the session."},
+          "created_at": {"type": "string", "format": "date-time"},
+          "updated_at": {"type": "string", "format": "date-time"},
+          "push_token": {"type": "string"},
+          "subscription": {"$ref": "#/components/schemas/WebPushSubscription"},
+          "seal_kid": {"type": "string"}
         },
         "required": [
           "session_id",
@@ -6175,45 +3446,21 @@ enum OpenAPIDocument {
       "SessionList": {
         "type": "object",
         "properties": {
-          "user_id": {
-            "type": "string"
-          },
-          "sessions": {
-            "type": "array",
-            "items": {
-              "$ref": "#/components/schemas/Session"
-            }
-          },
-          "dropped_dead_tokens": {
-            "type": "integer",
-            "minimum": 0
-          }
+          "user_id": {"type": "string"},
+          "sessions": {"type": "array", "items": {"$ref": "#/components/schemas/Session"}},
+          "dropped_dead_tokens": {"type": "integer", "minimum": 0}
         },
-        "required": [
-          "user_id",
-          "sessions",
-          "dropped_dead_tokens"
-        ],
+        "required": ["user_id", "sessions", "dropped_dead_tokens"],
         "additionalProperties": false
       },
       "NotificationText": {
         "type": "object",
         "properties": {
-          "title": {
-            "type": "string",
-            "minLength": 1
-          },
-          "body": {
-            "type": "string"
-          },
-          "image": {
-            "type": "string"
-          }
+          "title": {"type": "string", "minLength": 1},
+          "body": {"type": "string"},
+          "image": {"type": "string"}
         },
-        "required": [
-          "title",
-          "body"
-        ]
+        "required": ["title", "body"]
       },
       "BackendEvent": {
         "type": "object",
@@ -6222,212 +3469,95 @@ enum OpenAPIDocument {
             "type": "string",
             "minLength": 1,
             "maxLength": 64,
-            "examples": [
-              "NONE"
-            ],
+            "examples": ["NONE"],
             "description": "`DEPOSIT_RECEIVED`, `DEPOSIT_CONFIRMED`, `WITHDRAWAL_INITIATED`, `WITHDRAWAL_PROCESSED`, `NONE` or your own; the four documented ones need their data fields."
           },
-          "notification": {
-            "$ref": "#/components/schemas/NotificationText"
-          },
+          "notification": {"$ref": "#/components/schemas/NotificationText"},
           "data": {
             "type": "object",
-            "additionalProperties": {
-              "type": [
-                "string",
-                "integer",
-                "boolean"
-              ]
-            },
+            "additionalProperties": {"type": ["string", "integer", "boolean"]},
             "description": "Custom keys; integers and booleans travel as text."
           },
-          "campaign_id": {
-            "type": "string"
-          },
-          "campaign_name": {
-            "type": "string"
-          },
-          "channel_id": {
-            "type": "string"
-          },
-          "color": {
-            "type": "string"
-          },
-          "icon": {
-            "type": "string"
-          }
+          "campaign_id": {"type": "string"},
+          "campaign_name": {"type": "string"},
+          "channel_id": {"type": "string"},
+          "color": {"type": "string"},
+          "icon": {"type": "string"}
         },
-        "required": [
-          "action",
-          "notification"
-        ]
+        "required": ["action", "notification"]
       },
       "EventResult": {
         "type": "object",
         "properties": {
-          "targeted": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "job_ids": {
-            "$ref": "#/components/schemas/JobIds"
-          },
-          "skipped_dead": {
-            "type": "integer",
-            "minimum": 0
-          }
+          "targeted": {"type": "integer", "minimum": 0},
+          "job_ids": {"$ref": "#/components/schemas/JobIds"},
+          "skipped_dead": {"type": "integer", "minimum": 0}
         },
-        "required": [
-          "targeted",
-          "job_ids",
-          "skipped_dead"
-        ],
+        "required": ["targeted", "job_ids", "skipped_dead"],
         "additionalProperties": false
       },
       "Welcome": {
         "type": "object",
         "properties": {
-          "notification": {
-            "$ref": "#/components/schemas/NotificationText"
-          },
-          "channel_id": {
-            "type": "string"
-          },
-          "color": {
-            "type": "string"
-          },
-          "icon": {
-            "type": "string"
-          }
+          "notification": {"$ref": "#/components/schemas/NotificationText"},
+          "channel_id": {"type": "string"},
+          "color": {"type": "string"},
+          "icon": {"type": "string"}
         }
       },
       "WelcomeResult": {
         "type": "object",
         "properties": {
-          "sent": {
-            "type": "boolean"
-          },
-          "targeted": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "job_ids": {
-            "$ref": "#/components/schemas/JobIds"
-          },
-          "skipped_dead": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "reason": {
-            "type": "string",
-            "enum": [
-              "already_sent",
-              "no_active_sessions"
-            ]
-          }
+          "sent": {"type": "boolean"},
+          "targeted": {"type": "integer", "minimum": 0},
+          "job_ids": {"$ref": "#/components/schemas/JobIds"},
+          "skipped_dead": {"type": "integer", "minimum": 0},
+          "reason": {"type": "string", "enum": ["already_sent", "no_active_sessions"]}
         },
-        "required": [
-          "sent",
-          "targeted",
-          "job_ids",
-          "skipped_dead"
-        ],
+        "required": ["sent", "targeted", "job_ids", "skipped_dead"],
         "additionalProperties": false
       },
       "Health": {
         "type": "object",
         "properties": {
-          "status": {
-            "type": "string",
-            "enum": [
-              "ok",
-              "degraded"
-            ]
-          },
-          "database": {
-            "type": "string",
-            "enum": [
-              "ok",
-              "unavailable"
-            ]
-          },
+          "status": {"type": "string", "enum": ["ok", "degraded"]},
+          "database": {"type": "string", "enum": ["ok", "unavailable"]},
           "providers": {
             "type": "object",
             "properties": {
-              "ios": {
-                "type": "string",
-                "description": "apns, local or none"
-              },
-              "android": {
-                "type": "string",
-                "description": "fcm, local or none"
-              },
-              "webpush": {
-                "type": "string",
-                "description": "webpush, local or none"
-              }
+              "ios": {"type": "string", "description": "apns, local or none"},
+              "android": {"type": "string", "description": "fcm, local or none"},
+              "webpush": {"type": "string", "description": "webpush, local or none"}
             },
-            "required": [
-              "ios",
-              "android",
-              "webpush"
-            ],
+            "required": ["ios", "android", "webpush"],
             "additionalProperties": false
           }
         },
-        "required": [
-          "status",
-          "database",
-          "providers"
-        ],
+        "required": ["status", "database", "providers"],
         "additionalProperties": false
       },
       "DeadLetter": {
         "type": "object",
         "properties": {
-          "id": {
-            "type": "string",
-            "description": "The dead job's id."
-          },
+          "id": {"type": "string", "description": "The dead job's id."},
           "reason": {
             "type": "string",
             "description": "The reason code: ttl_expired, permanent, max_attempts, token_unregistered, undecodable_payload …"
           },
           "platform": {
             "type": "string",
-            "enum": [
-              "ios",
-              "android",
-              "webpush",
-              "nostr",
-              "webhook"
-            ],
+            "enum": ["ios", "android", "webpush", "nostr", "webhook"],
             "description": "A device's platform, or `nostr`: a zap receipt's publication to a relay, or `webhook`: an NWC request forwarded to another service's webhook."
           },
           "token": {
             "type": "string",
             "description": "The push token (a relay URL for `nostr`, a URL for `webhook`), redacted to its first characters."
           },
-          "notification_type": {
-            "type": "string"
-          },
-          "attempts": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "created_at": {
-            "type": "string",
-            "format": "date-time"
-          },
-          "dead_at": {
-            "type": "string",
-            "format": "date-time",
-            "description": "When it was given up on."
-          },
-          "token_dead": {
-            "type": "boolean",
-            "description": "The token is marked dead: a replay is refused."
-          },
+          "notification_type": {"type": "string"},
+          "attempts": {"type": "integer", "minimum": 0},
+          "created_at": {"type": "string", "format": "date-time"},
+          "dead_at": {"type": "string", "format": "date-time", "description": "When it was given up on."},
+          "token_dead": {"type": "boolean", "description": "The token is marked dead: a replay is refused."},
           "last_error": {
             "type": "string",
             "description": "The reason as recorded, e.g. `ttl_expired: 503 ServiceUnavailable`."
@@ -6436,14 +3566,8 @@ enum OpenAPIDocument {
             "type": "string",
             "description": "The push service's last answer; absent when it was never asked."
           },
-          "first_attempt_at": {
-            "type": "string",
-            "format": "date-time"
-          },
-          "last_attempt_at": {
-            "type": "string",
-            "format": "date-time"
-          }
+          "first_attempt_at": {"type": "string", "format": "date-time"},
+          "last_attempt_at": {"type": "string", "format": "date-time"}
         },
         "required": [
           "id",
@@ -6461,198 +3585,101 @@ enum OpenAPIDocument {
       "DeadLetterList": {
         "type": "object",
         "properties": {
-          "dead_letters": {
-            "type": "array",
-            "items": {
-              "$ref": "#/components/schemas/DeadLetter"
-            }
-          },
-          "next_cursor": {
-            "type": "string",
-            "description": "Pass as `cursor` for the next page; absent on the last."
-          }
+          "dead_letters": {"type": "array", "items": {"$ref": "#/components/schemas/DeadLetter"}},
+          "next_cursor": {"type": "string", "description": "Pass as `cursor` for the next page; absent on the last."}
         },
-        "required": [
-          "dead_letters"
-        ],
+        "required": ["dead_letters"],
         "additionalProperties": false,
         "description": "Dead letters not yet replayed, newest first."
       },
       "Replay": {
         "type": "object",
         "properties": {
-          "id": {
-            "type": "string",
-            "description": "The dead letter."
-          },
-          "job_id": {
-            "type": "string",
-            "description": "The new job."
-          },
-          "replayed": {
-            "type": "boolean",
-            "description": "False when an earlier replay made the job."
-          }
+          "id": {"type": "string", "description": "The dead letter."},
+          "job_id": {"type": "string", "description": "The new job."},
+          "replayed": {"type": "boolean", "description": "False when an earlier replay made the job."}
         },
-        "required": [
-          "id",
-          "job_id",
-          "replayed"
-        ],
+        "required": ["id", "job_id", "replayed"],
         "additionalProperties": false
       },
       "BulkReplay": {
         "type": "object",
         "properties": {
-          "replayed": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "job_ids": {
-            "$ref": "#/components/schemas/JobIds"
-          },
+          "replayed": {"type": "integer", "minimum": 0},
+          "job_ids": {"$ref": "#/components/schemas/JobIds"},
           "skipped_token_dead": {
             "type": "integer",
             "minimum": 0,
             "description": "Letters left alone because their token is dead."
           }
         },
-        "required": [
-          "replayed",
-          "job_ids",
-          "skipped_token_dead"
-        ],
+        "required": ["replayed", "job_ids", "skipped_token_dead"],
         "additionalProperties": false
       },
       "Purge": {
         "type": "object",
         "properties": {
-          "purged": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Letters deleted, replayed ones included."
-          },
+          "purged": {"type": "integer", "minimum": 0, "description": "Letters deleted, replayed ones included."},
           "replayed": {
             "type": "integer",
             "minimum": 0,
             "description": "Of those, letters replayed before (the list showed only the others)."
           }
         },
-        "required": [
-          "purged",
-          "replayed"
-        ],
+        "required": ["purged", "replayed"],
         "additionalProperties": false
       },
       "OutboxCounts": {
         "type": "object",
         "properties": {
-          "pending": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Never tried, not leased."
-          },
-          "leased": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Held by a dispatcher now."
-          },
-          "retrying": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Tried, waiting for the next attempt."
-          },
-          "total": {
-            "type": "integer",
-            "minimum": 0
-          }
+          "pending": {"type": "integer", "minimum": 0, "description": "Never tried, not leased."},
+          "leased": {"type": "integer", "minimum": 0, "description": "Held by a dispatcher now."},
+          "retrying": {"type": "integer", "minimum": 0, "description": "Tried, waiting for the next attempt."},
+          "total": {"type": "integer", "minimum": 0}
         },
-        "required": [
-          "pending",
-          "leased",
-          "retrying",
-          "total"
-        ],
+        "required": ["pending", "leased", "retrying", "total"],
         "additionalProperties": false
       },
       "Outbox": {
         "type": "object",
         "properties": {
-          "pending": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "leased": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "retrying": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "total": {
-            "type": "integer",
-            "minimum": 0
-          },
+          "pending": {"type": "integer", "minimum": 0},
+          "leased": {"type": "integer", "minimum": 0},
+          "retrying": {"type": "integer", "minimum": 0},
+          "total": {"type": "integer", "minimum": 0},
           "by_platform": {
             "type": "object",
-            "additionalProperties": {
-              "$ref": "#/components/schemas/OutboxCounts"
-            },
+            "additionalProperties": {"$ref": "#/components/schemas/OutboxCounts"},
             "description": "The same counts per platform (`ios`, `android`)."
           },
           "by_app": {
             "type": "object",
-            "additionalProperties": {
-              "$ref": "#/components/schemas/OutboxCounts"
-            },
+            "additionalProperties": {"$ref": "#/components/schemas/OutboxCounts"},
             "description": "The same counts per configured app (`default` for a single-app deployment)."
           },
-          "dead_letters": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Dead letters not yet replayed."
-          },
-          "dead_tokens": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Push tokens marked dead."
-          },
+          "dead_letters": {"type": "integer", "minimum": 0, "description": "Dead letters not yet replayed."},
+          "dead_tokens": {"type": "integer", "minimum": 0, "description": "Push tokens marked dead."},
           "oldest_due_at": {
             "type": "string",
             "format": "date-time",
             "description": "The earliest next attempt of a pending job."
           }
         },
-        "required": [
-          "pending",
-          "leased",
-          "retrying",
-          "total",
-          "by_platform",
-          "by_app",
-          "dead_letters",
-          "dead_tokens"
-        ],
+        "required": ["pending", "leased", "retrying", "total", "by_platform", "by_app", "dead_letters", "dead_tokens"],
         "additionalProperties": false,
         "description": "The outbox now. Breakdowns (`by_platform`, `by_app`) are maps beside the totals."
       },
+      "Strings": {"type": "array", "items": {"type": "string"}},
       "Platform": {
         "type": "string",
-        "enum": [
-          "ios",
-          "android",
-          "webpush"
-        ],
+        "enum": ["ios", "android", "webpush"],
         "description": "`ios` (APNs), `android` (FCM) or `webpush` (Web Push: UnifiedPush distributors, browsers); read case-insensitively."
       },
-      "JobIds": {
-        "type": "array",
-        "items": {
-          "type": "string",
-          "minLength": 1
-        },
-        "description": "The outbox job ids."
+      "JobIds": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "The outbox job ids."},
+      "Identity": {
+        "type": "string",
+        "pattern": "^(ln:0[23][0-9a-f]{64}|pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52})$",
+        "description": "`ln:` and 66 lower-case hex digits of a compressed secp256k1 key, or `pk:` and 52 z-base-32 characters of an Ed25519 key."
       },
       "IdentityProofs": {
         "type": "array",
@@ -6660,36 +3687,55 @@ enum OpenAPIDocument {
         "items": {
           "type": "object",
           "properties": {
-            "identity": {
-              "type": "string",
-              "minLength": 1
-            },
+            "identity": {"type": "string", "minLength": 1},
             "sig": {
               "type": "string",
               "minLength": 1,
               "description": "For `ln:` an LN signed message (zbase32); for `pk:` 128 hex digits of an Ed25519 signature."
             }
           },
-          "required": [
-            "identity",
-            "sig"
-          ],
+          "required": ["identity", "sig"],
           "additionalProperties": false
         },
         "description": "One signature per identity over the UTF-8 preimage `herald-identity-v1\\naudience:<host>\\nplatform:<platform>\\npush_token:<push_token as sent, or the subscription's endpoint>\\nidentities:<sorted, comma-joined>\\nts:<ts>`."
+      },
+      "LiveActivityStart": {
+        "type": "object",
+        "properties": {
+          "push_to_start_token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "description": "iOS only: the app's ActivityKit push-to-start token (`pushToStartTokenUpdates`, iOS 17.2+), hex; swaps' `swap.update` webhooks then start a Live Activity with it. Another platform is `400 invalid_request`."
+          }
+        },
+        "required": ["push_to_start_token"],
+        "additionalProperties": false
       }
     },
     "responses": {
+      "DashboardBack": {
+        "description": "Done: back to the dashboard.",
+        "headers": {"Location": {"$ref": "#/components/headers/Location"}}
+      },
+      "DashboardNoSession": {
+        "description": "No live session.",
+        "content": {
+          "text/html": {"schema": {"type": "string"}}
+        }
+      },
+      "DashboardBadCsrf": {
+        "description": "The CSRF token is missing or wrong.",
+        "content": {
+          "text/html": {"schema": {"type": "string"}}
+        }
+      },
       "Error400.invalid_json.invalid_user_id.invalid_session_id.unknown_platform.invalid_token.invalid_subscription.private_endpoint.unresolvable_endpoint.platform_not_configured.invalid_seal_key.unknown_app.malformed_request.bad_request": {
         "description": "Bad Request: `invalid_json`, `invalid_user_id`, `invalid_session_id`, `unknown_platform`, `invalid_token`, `invalid_subscription`, `private_endpoint`, `unresolvable_endpoint`, `platform_not_configured`, `invalid_seal_key`, `unknown_app`, `malformed_request`, `bad_request`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
                 "error": {
                   "enum": [
@@ -6718,19 +3764,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "invalid_json",
-                    "malformed_request",
-                    "bad_request"
-                  ]
-                }
+                "error": {"enum": ["invalid_json", "malformed_request", "bad_request"]}
               }
             }
           }
@@ -6741,19 +3777,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "invalid_request",
-                    "malformed_request",
-                    "bad_request"
-                  ]
-                }
+                "error": {"enum": ["invalid_request", "malformed_request", "bad_request"]}
               }
             }
           }
@@ -6764,20 +3790,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "invalid_request",
-                    "platform_not_configured",
-                    "malformed_request",
-                    "bad_request"
-                  ]
-                }
+                "error": {"enum": ["invalid_request", "platform_not_configured", "malformed_request", "bad_request"]}
               }
             }
           }
@@ -6788,29 +3803,10 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "malformed_request",
-                    "bad_request"
-                  ]
-                }
+                "error": {"enum": ["malformed_request", "bad_request"]}
               }
-            }
-          }
-        }
-      },
-      "Error401": {
-        "description": "No live session.",
-        "content": {
-          "text/html": {
-            "schema": {
-              "type": "string"
             }
           }
         }
@@ -6820,79 +3816,37 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "invalid_signature"
-                  ]
-                }
+                "error": {"enum": ["invalid_signature"]}
               }
             }
           }
         },
-        "headers": {
-          "WWW-Authenticate": {
-            "$ref": "#/components/headers/WWWAuthenticate"
-          }
-        }
+        "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
       },
       "Error401.unauthorized": {
         "description": "Unauthorized: `unauthorized`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "unauthorized"
-                  ]
-                }
+                "error": {"enum": ["unauthorized"]}
               }
             }
           }
         },
-        "headers": {
-          "WWW-Authenticate": {
-            "$ref": "#/components/headers/WWWAuthenticate"
-          }
-        }
-      },
-      "Error403": {
-        "description": "The CSRF token is missing or wrong.",
-        "content": {
-          "text/html": {
-            "schema": {
-              "type": "string"
-            }
-          }
-        }
+        "headers": {"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}
       },
       "Error403.device_unconfirmed": {
         "description": "Forbidden: `device_unconfirmed`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "device_unconfirmed"
-                  ]
-                }
+                "error": {"enum": ["device_unconfirmed"]}
               }
             }
           }
@@ -6903,17 +3857,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "forbidden"
-                  ]
-                }
+                "error": {"enum": ["forbidden"]}
               }
             }
           }
@@ -6924,17 +3870,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "dead_letter_not_found"
-                  ]
-                }
+                "error": {"enum": ["dead_letter_not_found"]}
               }
             }
           }
@@ -6945,17 +3883,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "no_username"
-                  ]
-                }
+                "error": {"enum": ["no_username"]}
               }
             }
           }
@@ -6966,17 +3896,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "not_configured"
-                  ]
-                }
+                "error": {"enum": ["not_configured"]}
               }
             }
           }
@@ -6987,17 +3909,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "session_not_found"
-                  ]
-                }
+                "error": {"enum": ["session_not_found"]}
               }
             }
           }
@@ -7008,17 +3922,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "unknown_wake"
-                  ]
-                }
+                "error": {"enum": ["unknown_wake"]}
               }
             }
           }
@@ -7029,17 +3935,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "request_timeout"
-                  ]
-                }
+                "error": {"enum": ["request_timeout"]}
               }
             }
           }
@@ -7050,19 +3948,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "install_taken",
-                    "too_many_devices",
-                    "proof_replayed"
-                  ]
-                }
+                "error": {"enum": ["install_taken", "too_many_devices", "proof_replayed"]}
               }
             }
           }
@@ -7073,18 +3961,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "too_many_devices",
-                    "proof_replayed"
-                  ]
-                }
+                "error": {"enum": ["too_many_devices", "proof_replayed"]}
               }
             }
           }
@@ -7095,17 +3974,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "body_too_large"
-                  ]
-                }
+                "error": {"enum": ["body_too_large"]}
               }
             }
           }
@@ -7116,17 +3987,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "invalid_body"
-                  ]
-                }
+                "error": {"enum": ["invalid_body"]}
               }
             }
           }
@@ -7137,18 +4000,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "invalid_body",
-                    "push_token_required"
-                  ]
-                }
+                "error": {"enum": ["invalid_body", "push_token_required"]}
               }
             }
           }
@@ -7159,69 +4013,37 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "rate_limited"
-                  ]
-                }
+                "error": {"enum": ["rate_limited"]}
               }
             }
           }
         },
-        "headers": {
-          "Retry-After": {
-            "$ref": "#/components/headers/RetryAfter"
-          }
-        }
+        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
       },
       "Error429.target_rate_limited": {
         "description": "Too Many Requests: `target_rate_limited`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "target_rate_limited"
-                  ]
-                }
+                "error": {"enum": ["target_rate_limited"]}
               }
             }
           }
         },
-        "headers": {
-          "Retry-After": {
-            "$ref": "#/components/headers/RetryAfter"
-          }
-        }
+        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
       },
       "Error500.internal": {
         "description": "Internal Server Error: `internal`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "internal"
-                  ]
-                }
+                "error": {"enum": ["internal"]}
               }
             }
           }
@@ -7232,99 +4054,51 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "shutting_down",
-                    "store_unavailable",
-                    "overloaded",
-                    "too_many_connections"
-                  ]
-                }
+                "error": {"enum": ["shutting_down", "store_unavailable", "overloaded", "too_many_connections"]}
               }
             }
           }
         },
-        "headers": {
-          "Retry-After": {
-            "$ref": "#/components/headers/RetryAfter"
-          }
-        }
+        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
       },
       "Error503.store_unavailable.too_many_connections": {
         "description": "Service Unavailable: `store_unavailable`, `too_many_connections`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "store_unavailable",
-                    "too_many_connections"
-                  ]
-                }
+                "error": {"enum": ["store_unavailable", "too_many_connections"]}
               }
             }
           }
         },
-        "headers": {
-          "Retry-After": {
-            "$ref": "#/components/headers/RetryAfter"
-          }
-        }
+        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
       },
       "Error503.too_many_connections": {
         "description": "Service Unavailable: `too_many_connections`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/Error"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "too_many_connections"
-                  ]
-                }
+                "error": {"enum": ["too_many_connections"]}
               }
             }
           }
         },
-        "headers": {
-          "Retry-After": {
-            "$ref": "#/components/headers/RetryAfter"
-          }
-        }
+        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
       },
       "LnurlError400.platform_not_configured": {
         "description": "Bad Request: an invalid request (amount, comment, hash, no pay request yet)",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/LnurlFailure"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "platform_not_configured"
-                  ]
-                }
+                "error": {"enum": ["platform_not_configured"]}
               }
             }
           }
@@ -7333,21 +4107,13 @@ enum OpenAPIDocument {
       "LnurlError404": {
         "description": "Not Found: unknown Lightning address",
         "content": {
-          "application/json": {
-            "schema": {
-              "$ref": "#/components/schemas/LnurlFailure"
-            }
-          }
+          "application/json": {"schema": {"$ref": "#/components/schemas/LnurlFailure"}}
         }
       },
       "LnurlError410": {
         "description": "Gone: the wallet's push token is dead",
         "content": {
-          "application/json": {
-            "schema": {
-              "$ref": "#/components/schemas/LnurlFailure"
-            }
-          }
+          "application/json": {"schema": {"$ref": "#/components/schemas/LnurlFailure"}}
         }
       },
       "LnurlError422.payload_too_large.invalid_message": {
@@ -7355,18 +4121,9 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/LnurlFailure"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "payload_too_large",
-                    "invalid_message"
-                  ]
-                }
+                "error": {"enum": ["payload_too_large", "invalid_message"]}
               }
             }
           }
@@ -7377,43 +4134,23 @@ enum OpenAPIDocument {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/LnurlFailure"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "target_rate_limited"
-                  ]
-                }
+                "error": {"enum": ["target_rate_limited"]}
               }
             }
           }
         },
-        "headers": {
-          "Retry-After": {
-            "$ref": "#/components/headers/RetryAfter"
-          }
-        }
+        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
       },
       "LnurlError500.internal": {
         "description": "Internal Server Error: `internal`",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/LnurlFailure"
-                }
-              ],
+              "allOf": [{"$ref": "#/components/schemas/LnurlFailure"}],
               "properties": {
-                "error": {
-                  "enum": [
-                    "internal"
-                  ]
-                }
+                "error": {"enum": ["internal"]}
               }
             }
           }
@@ -7422,11 +4159,7 @@ enum OpenAPIDocument {
       "LnurlError502": {
         "description": "Bad Gateway: the wallet answered with an invalid body",
         "content": {
-          "application/json": {
-            "schema": {
-              "$ref": "#/components/schemas/LnurlFailure"
-            }
-          }
+          "application/json": {"schema": {"$ref": "#/components/schemas/LnurlFailure"}}
         }
       },
       "LnurlError503.store_unavailable.overloaded.shutting_down.too_many_connections": {
@@ -7436,54 +4169,27 @@ enum OpenAPIDocument {
             "schema": {
               "oneOf": [
                 {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/LnurlFailure"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/LnurlFailure"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "store_unavailable",
-                        "overloaded",
-                        "shutting_down",
-                        "too_many_connections"
-                      ]
-                    }
+                    "error": {"enum": ["store_unavailable", "overloaded", "shutting_down", "too_many_connections"]}
                   }
                 },
                 {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  ],
+                  "allOf": [{"$ref": "#/components/schemas/Error"}],
                   "properties": {
-                    "error": {
-                      "enum": [
-                        "too_many_connections"
-                      ]
-                    }
+                    "error": {"enum": ["too_many_connections"]}
                   }
                 }
               ]
             }
           }
         },
-        "headers": {
-          "Retry-After": {
-            "$ref": "#/components/headers/RetryAfter"
-          }
-        }
+        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
       },
       "LnurlError504": {
         "description": "Gateway Timeout: the wallet did not answer in time",
         "content": {
-          "application/json": {
-            "schema": {
-              "$ref": "#/components/schemas/LnurlFailure"
-            }
-          }
+          "application/json": {"schema": {"$ref": "#/components/schemas/LnurlFailure"}}
         }
       }
     },
@@ -7493,118 +4199,108 @@ enum OpenAPIDocument {
         "in": "header",
         "required": false,
         "description": "1 to 255 bytes; a repeat returns the first answer and pushes nothing new.",
-        "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 255,
-          "pattern": "^[!-~]+$"
-        }
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}
       },
       "DeviceId": {
         "name": "id",
         "in": "path",
         "required": true,
         "description": "The device_id from registration.",
-        "schema": {
-          "type": "string",
-          "minLength": 1
-        }
+        "schema": {"type": "string", "minLength": 1}
       },
       "UserId": {
         "name": "user_id",
         "in": "path",
         "required": true,
         "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-        "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 128,
-          "pattern": "^[A-Za-z0-9._~@+-]+$"
-        }
+        "schema": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9._~@+-]+$"}
       },
       "SessionId": {
         "name": "session_id",
         "in": "path",
         "required": true,
         "description": "1 to 128 of letters, digits and . _ ~ @ + -",
-        "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 128,
-          "pattern": "^[A-Za-z0-9._~@+-]+$"
-        }
+        "schema": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9._~@+-]+$"}
       },
       "Username": {
         "name": "username",
         "in": "path",
         "required": true,
         "description": "The Lightning address's user part.",
-        "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 64
-        }
+        "schema": {"type": "string", "minLength": 1, "maxLength": 64}
       },
       "PaymentHash": {
         "name": "payment_hash",
         "in": "path",
         "required": true,
         "description": "64 hex digits.",
-        "schema": {
-          "type": "string",
-          "minLength": 1
-        }
+        "schema": {"type": "string", "minLength": 1}
       },
       "DeadLetterId": {
         "name": "id",
         "in": "path",
         "required": true,
         "description": "The dead letter's id.",
-        "schema": {
-          "type": "string",
-          "minLength": 1
-        }
+        "schema": {"type": "string", "minLength": 1}
       },
       "DeadLetterReason": {
         "name": "reason",
         "in": "query",
         "required": false,
         "description": "Only letters with this reason code (`ttl_expired` matches `ttl_expired: …`).",
-        "schema": {
-          "type": "string",
-          "maxLength": 64,
-          "pattern": "^[A-Za-z0-9_]*$"
-        }
+        "schema": {"type": "string", "maxLength": 64, "pattern": "^[A-Za-z0-9_]*$"}
       },
       "DeadLetterPlatform": {
         "name": "platform",
         "in": "query",
         "required": false,
         "description": "Only letters for this platform.",
-        "schema": {
-          "type": "string"
-        }
+        "schema": {"type": "string"}
+      },
+      "SwapId": {
+        "name": "swap_id",
+        "in": "path",
+        "required": true,
+        "description": "The swap's id as Breez's `swap.update` names it: 1 to 128 printable ASCII characters.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 128}
+      },
+      "NodeKey": {
+        "name": "pubkey",
+        "in": "path",
+        "required": true,
+        "description": "The signing node key: 66 lower-case hex digits.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 66}
       }
     },
     "headers": {
-      "RetryAfter": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-          "type": "string"
-        }
+      "RetryAfter": {"description": "Seconds to wait before retrying.", "schema": {"type": "string"}},
+      "WWWAuthenticate": {"schema": {"type": "string"}},
+      "LnurlCacheControl": {
+        "description": "`max-age` the wallet allowed (not on invoices).",
+        "schema": {"type": "string"}
       },
-      "WWWAuthenticate": {
-        "schema": {
-          "type": "string"
-        }
-      },
+      "Location": {"schema": {"type": "string"}},
       "IdempotentReplayed": {
         "description": "`true` when an earlier request with this Idempotency-Key answered already; nothing new was pushed.",
-        "schema": {
-          "type": "string",
-          "enum": [
-            "true"
-          ]
+        "schema": {"type": "string", "enum": ["true"]}
+      }
+    },
+    "requestBodies": {
+      "WakeAck": {
+        "required": true,
+        "content": {
+          "application/json": {"schema": {"$ref": "#/components/schemas/WakeAck"}}
+        }
+      },
+      "DashboardForm": {
+        "required": false,
+        "content": {
+          "application/x-www-form-urlencoded": {
+            "schema": {
+              "type": "object",
+              "properties": {"csrf": {"type": "string"}}
+            }
+          }
         }
       }
     },
