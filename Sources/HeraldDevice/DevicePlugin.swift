@@ -70,6 +70,9 @@ public struct DevicePlugin: Sendable {
         let started = clock.elapsed()
         let type = push.notification.typeName
         log(.info, "push received", ["type": type])
+        // While the wallet works, a wake's fallback alert waits longer (`received`); the final
+        // ack follows it, so the two cannot arrive in the wrong order.
+        async let received: Void = acknowledge(push, outcome: .received, by: deadline)
         let previous = await readRecordForStart()
 
         let session = WalletSession(wallet: wallet)
@@ -114,20 +117,21 @@ public struct DevicePlugin: Sendable {
             result.disposition == .handled ? .info : .warning, "push handled",
             ["type": type, "disposition": result.disposition.rawValue, "ms": String(elapsed)])
         await write(result, effects: step.outcome.effects)
-        await acknowledge(push, result: result, by: deadline)
+        await received
+        await acknowledge(push, outcome: result.wakeAckOutcome, by: deadline)
         return result
     }
 
-    /// Tells the NDS what became of a wake (`wake_id`), once, within what is left of the budget:
-    /// the waker sees it in the wake's status. Best effort: a failed ack changes nothing shown.
-    func acknowledge(_ push: IncomingPush, result: HandlingResult, by deadline: Deadline) async {
+    /// Tells the NDS what became of a wake (`wake_id`) within what is left of the budget: the
+    /// waker sees it in the wake's status. Best effort: a failed ack changes nothing shown.
+    func acknowledge(_ push: IncomingPush, outcome: WakeAckOutcome, by deadline: Deadline) async {
         guard case .wake(let event) = push.notification, let id = event.wakeID, let target = configuration.wakeAcks,
-            let request = target.request(wakeID: id, outcome: result.wakeAckOutcome)
+            let request = target.request(wakeID: id, outcome: outcome)
         else { return }
         let left = max(.milliseconds(500), deadline.remaining)
         do {
             let status = try await transport.post(request, timeout: left)
-            log(status == 204 ? .info : .warning, "wake acknowledged", ["status": String(status), "outcome": result.wakeAckOutcome.rawValue])
+            log(status == 204 ? .info : .warning, "wake acknowledged", ["status": String(status), "outcome": outcome.rawValue])
         } catch {
             log(.warning, "wake not acknowledged", ["error": "\(error)"])
         }

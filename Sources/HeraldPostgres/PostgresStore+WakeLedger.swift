@@ -97,7 +97,9 @@ extension PostgresStore: WakeLedgerStore {
         )
     }
 
-    public func acknowledgeWake(id: String, deviceID: String, outcome: WakeAckOutcome, now: Date) async throws -> WakeDeliveryRecord? {
+    public func acknowledgeWake(
+        id: String, deviceID: String, outcome: WakeAckOutcome, now: Date, receivedGrace: TimeInterval
+    ) async throws -> WakeDeliveryRecord? {
         let nowValue = now.timeIntervalSince1970
         return try await transaction { connection, logger -> WakeDeliveryRecord? in
             var query = PostgresQuery(unsafeSQL: Self.wakeDeliveryColumns + " WHERE wake_id = $1 AND device_id = $2 FOR UPDATE")
@@ -107,8 +109,17 @@ extension PostgresStore: WakeLedgerStore {
             var delivery = try Self.wakeDelivery(from: row)
             // A later ack never undoes `handled`: the fallback it cancelled stays cancelled.
             guard delivery.outcome != .handled else { return delivery }
+            // `received` says the app is at work; after another outcome it has nothing to add.
+            guard outcome != .received || delivery.outcome == nil else { return delivery }
             delivery.outcome = outcome
             delivery.ackedAt = now
+            if outcome == .received, let fallback = delivery.fallbackJobID {
+                try await connection.query(
+                    """
+                    UPDATE job SET next_attempt_at = GREATEST(next_attempt_at, \(nowValue + receivedGrace))
+                    WHERE id = \(fallback) AND state = 'pending' AND (lease_until IS NULL OR lease_until < \(nowValue))
+                    """, logger: logger)
+            }
             if outcome == .handled, let fallback = delivery.fallbackJobID {
                 let deleted = try await connection.query(
                     """

@@ -109,7 +109,9 @@ extension SQLiteStore: WakeLedgerStore {
         }
     }
 
-    public func acknowledgeWake(id: String, deviceID: String, outcome: WakeAckOutcome, now: Date) async throws -> WakeDeliveryRecord? {
+    public func acknowledgeWake(
+        id: String, deviceID: String, outcome: WakeAckOutcome, now: Date, receivedGrace: TimeInterval
+    ) async throws -> WakeDeliveryRecord? {
         let nowValue = now.timeIntervalSince1970
         return try await database.write { db -> WakeDeliveryRecord? in
             guard
@@ -119,8 +121,18 @@ extension SQLiteStore: WakeLedgerStore {
             var delivery = Self.wakeDelivery(from: row)
             // A later ack never undoes `handled`: the fallback it cancelled stays cancelled.
             guard delivery.outcome != .handled else { return delivery }
+            // `received` says the app is at work; after another outcome it has nothing to add.
+            guard outcome != .received || delivery.outcome == nil else { return delivery }
             delivery.outcome = outcome
             delivery.ackedAt = now
+            if outcome == .received, let fallback = delivery.fallbackJobID {
+                try db.execute(
+                    sql: """
+                        UPDATE job SET next_attempt_at = MAX(next_attempt_at, ?)
+                        WHERE id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until < ?)
+                        """,
+                    arguments: [nowValue + receivedGrace, fallback, nowValue])
+            }
             if outcome == .handled, let fallback = delivery.fallbackJobID {
                 try db.execute(
                     sql: "DELETE FROM job WHERE id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until < ?)",

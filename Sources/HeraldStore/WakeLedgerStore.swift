@@ -119,9 +119,12 @@ public protocol WakeLedgerStore: Sendable {
     /// The wake and its deliveries, in device-id order.
     func wake(id: String) async throws -> (WakeRecord, [WakeDeliveryRecord])?
     /// Records a device's ack. `handled` also deletes the fallback's job if it is still
-    /// pending and not being sent, in the same transaction. Nil when the wake was not
+    /// pending and not being sent, in the same transaction; `received`, the first ack only,
+    /// moves that job to no sooner than `now + receivedGrace`. Nil when the wake was not
     /// delivered to the device.
-    func acknowledgeWake(id: String, deviceID: String, outcome: WakeAckOutcome, now: Date) async throws -> WakeDeliveryRecord?
+    func acknowledgeWake(
+        id: String, deviceID: String, outcome: WakeAckOutcome, now: Date, receivedGrace: TimeInterval
+    ) async throws -> WakeDeliveryRecord?
 
     /// The value stored under `name`, made by `make` the first time any instance asks (a
     /// deployment's secrets: the key of its collapse ids), stamped `now` when made.

@@ -241,6 +241,11 @@ extension WakeKind {
 public enum WakeAckOutcome: String, Codable, Sendable, Hashable, CaseIterable {
     /// Handled in the background: the fallback alert is cancelled.
     case handled
+    /// The push reached the running app, which is working on it: a pending fallback alert waits
+    /// the server's `wake_fallback_grace` from now for `handled`, since a silently woken app
+    /// needs seconds to start its node and an alert meanwhile bothers the user for nothing.
+    /// Ignored once another outcome is recorded.
+    case received
     /// The app has no handler for the topic: recorded, the fallback still fires.
     case noHandler = "no_handler"
     /// Handling failed: recorded, the fallback still fires.

@@ -188,6 +188,52 @@ struct WakeTests {
         }
     }
 
+    @Test(
+        "a received ack gives the fallback wake_fallback_grace from the ack: handled then cancels it; without handled exactly one alert comes after the grace"
+    )
+    func fallbackReceived() async throws {
+        var made = try TestNDS()
+        made.settings.wakeFallbackGrace = 30
+        let nds = made
+        let key = try await nds.apiKey([.wake])
+        let device = try await register(nds, token: String(repeating: "a8", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                func ack(_ id: String, _ outcome: String) async throws {
+                    let answer = try await client.call(
+                        .post, "/api/v1/devices/\(device.device.id)/acks", key: device.secret, json: #"{"id":"\#(id)","outcome":"\#(outcome)"}"#)
+                    #expect(answer.status == .noContent)
+                }
+                // Due 2 s after the wake; the received ack moves it 30 s past the ack.
+                let wake = try await client.call(
+                    .post, "/api/v1/wake", key: key, json: Self.wake(device.device.id, extra: #","wake_alert":"fallback","fallback_after_secs":2"#))
+                let wakeID = try #require(wake.json["wake_id"] as? String)
+                _ = try await servers.apns.requests.waitFor(count: 1)
+                let acked = Date()
+                try await ack(wakeID, "received")
+                let due = try #require(try await nds.store.nextDueAt(now: Date()))
+                #expect(due >= acked.addingTimeInterval(30) && due < acked.addingTimeInterval(35), "\(due.timeIntervalSince(acked))")
+                // A second received (a retried request) does not move it again, nor count again.
+                try await ack(wakeID, "received")
+                #expect(try await nds.store.nextDueAt(now: Date()) == due)
+                var status = try await client.call(.get, "/api/v1/wake/\(wakeID)", key: key)
+                var shown = try #require((status.json["devices"] as? [[String: Any]])?.first)
+                #expect(shown["outcome"] as? String == "received" && shown["fallback"] as? String == "pending", "\(shown)")
+                // Handled in the end: the postponed alert is deleted unsent.
+                try await ack(wakeID, "handled")
+                status = try await client.call(.get, "/api/v1/wake/\(wakeID)", key: key)
+                shown = try #require((status.json["devices"] as? [[String: Any]])?.first)
+                #expect(shown["outcome"] as? String == "handled" && shown["fallback"] as? String == "cancelled", "\(shown)")
+                #expect(try await nds.store.nextDueAt(now: Date()) == nil)
+                #expect(try await servers.apns.requests.all.map { $0.headers["apns-push-type"] } == ["background"])
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(
+                    metrics.contains(#"herald_wake_acks_total{outcome="received"} 1"#),
+                    "\(metrics.split(separator: "\n").filter { $0.contains("acks") })")
+            }
+        }
+    }
+
     /// Apple's delivery rules, header by header: the silent push is never stored and collapses
     /// nothing, the alert carries the expiry and the collapse id, and the silent push's stream
     /// was opened first on the same connection.

@@ -158,18 +158,67 @@ struct WakeLedgerStoreTests {
             #expect(deliveries.map(\.deviceID) == ["d1", "d2", "d3"])
             #expect(deliveries[2].present && deliveries[2].jobID == nil)
 
-            let acked = try #require(try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .handled, now: t0.addingTimeInterval(2)))
+            let acked = try #require(
+                try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .handled, now: t0.addingTimeInterval(2), receivedGrace: 10))
             #expect(acked.fallbackCancelled)
-            #expect(try #require(try await store.acknowledgeWake(id: "w1", deviceID: "d2", outcome: .noHandler, now: t0)).fallbackCancelled == false)
+            #expect(
+                try #require(try await store.acknowledgeWake(id: "w1", deviceID: "d2", outcome: .noHandler, now: t0, receivedGrace: 10))
+                    .fallbackCancelled == false)
             // A later ack never undoes handled.
-            #expect(try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .failed, now: t0)?.outcome == .handled)
-            #expect(try await store.acknowledgeWake(id: "w1", deviceID: "nobody", outcome: .handled, now: t0) == nil)
-            #expect(try await store.acknowledgeWake(id: "w2", deviceID: "d1", outcome: .handled, now: t0) == nil)
+            #expect(try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .failed, now: t0, receivedGrace: 10)?.outcome == .handled)
+            #expect(try await store.acknowledgeWake(id: "w1", deviceID: "nobody", outcome: .handled, now: t0, receivedGrace: 10) == nil)
+            #expect(try await store.acknowledgeWake(id: "w2", deviceID: "d1", outcome: .handled, now: t0, receivedGrace: 10) == nil)
 
             let due = try await store.claimDue(now: t0.addingTimeInterval(16), leaseUntil: t0.addingTimeInterval(60), limit: 10)
             #expect(due.map(\.id) == [ignored.id])
             let after = try #require(try await store.wake(id: "w1")).1
             #expect(after.map(\.outcome) == [.handled, .noHandler, nil])
+        }
+    }
+
+    @Test(
+        "a received ack moves a pending fallback to now + grace once; not after another outcome, and not a job being sent",
+        arguments: Backend.allCases)
+    func receivedPostponesFallback(_ backend: Backend) async throws {
+        try await withStore(backend) { store in
+            func fallbackJob() -> NewJob {
+                var job = NewJob(
+                    platform: .ios, token: String(repeating: "cd", count: 32), notificationType: "wake_fallback", payload: Data("{}".utf8),
+                    idempotencyKey: nil, expiresAt: t0.addingTimeInterval(120), app: Device.defaultApp)
+                job.dueAt = t0.addingTimeInterval(4)
+                return job
+            }
+            let postponed = fallbackJob()
+            let failedFirst = fallbackJob()
+            _ = try await store.enqueue([postponed, failedFirst], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 0)
+            try await store.recordWake(
+                WakeRecord(id: "w1", identity: alice, topic: "incomingHtlc", deadline: t0.addingTimeInterval(120), createdAt: t0),
+                deliveries: [
+                    WakeDeliveryRecord(wakeID: "w1", deviceID: "d1", jobID: "j1", fallbackJobID: postponed.id, present: false),
+                    WakeDeliveryRecord(wakeID: "w1", deviceID: "d2", jobID: "j2", fallbackJobID: failedFirst.id, present: false),
+                ])
+            let received = try #require(
+                try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .received, now: t0.addingTimeInterval(1), receivedGrace: 10))
+            #expect(received.outcome == .received && !received.fallbackCancelled)
+            // A repeated received does not move it further.
+            _ = try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .received, now: t0.addingTimeInterval(3), receivedGrace: 10)
+            // After failed, received has nothing to add: the fallback keeps its time.
+            _ = try await store.acknowledgeWake(id: "w1", deviceID: "d2", outcome: .failed, now: t0.addingTimeInterval(1), receivedGrace: 10)
+            #expect(
+                try await store.acknowledgeWake(id: "w1", deviceID: "d2", outcome: .received, now: t0.addingTimeInterval(2), receivedGrace: 10)?
+                    .outcome == .failed)
+
+            let atFive = try await store.claimDue(now: t0.addingTimeInterval(5), leaseUntil: t0.addingTimeInterval(60), limit: 10)
+            #expect(atFive.map(\.id) == [failedFirst.id])
+            #expect(try await store.nextDueAt(now: t0.addingTimeInterval(5)) == t0.addingTimeInterval(11))
+            #expect(try await store.claimDue(now: t0.addingTimeInterval(10.9), leaseUntil: t0.addingTimeInterval(60), limit: 10).isEmpty)
+            #expect(
+                try await store.claimDue(now: t0.addingTimeInterval(11), leaseUntil: t0.addingTimeInterval(60), limit: 10).map(\.id) == [postponed.id]
+            )
+            // Leased (being sent): a late received leaves it alone.
+            let third = try await store.acknowledgeWake(
+                id: "w1", deviceID: "d1", outcome: .handled, now: t0.addingTimeInterval(12), receivedGrace: 10)
+            #expect(third?.fallbackCancelled == false)
         }
     }
 

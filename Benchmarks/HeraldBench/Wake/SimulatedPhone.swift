@@ -120,6 +120,8 @@ actor SimulatedPhone {
             let payable = silentLuck.uniform(options.backgroundComplete)
             guard delivered, (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
             counts.backgroundWakes += 1
+            // The plugin, started by the wake, says so at once: a fallback alert waits longer.
+            if !taken { await acknowledge(.received) }
             await appRuns(payableAfter: payable)
         case .alert:
             guard strategy.usesAlert else { return }
@@ -141,7 +143,11 @@ actor SimulatedPhone {
     /// `handled`, as `HeraldDevice` does, which cancels a fallback alert not yet sent.
     func tookPayment() async {
         taken = true
-        guard let wakeID, let body = try? WireJSON.encode(WakeAck(id: wakeID, outcome: .handled)) else { return }
+        await acknowledge(.handled)
+    }
+
+    private func acknowledge(_ outcome: WakeAckOutcome) async {
+        guard let wakeID, let body = try? WireJSON.encode(WakeAck(id: wakeID, outcome: outcome)) else { return }
         let answer = await http.call("POST", "/api/v1/devices/\(device.deviceID)/acks", bearer: device.deviceSecret, json: body)
         if answer?.status == 204 { counts.acks += 1 } else { counts.ackFailures += 1 }
     }
@@ -175,7 +181,7 @@ struct PhoneCounts: Sendable {
     var alertsAfterTaken = 0
     /// Payments taken before any alert showed.
     var completedWithoutAlert = 0
-    /// `handled` acks Herald took, and those it did not.
+    /// `received` and `handled` acks Herald took, and those it did not.
     var acks = 0
     var ackFailures = 0
 

@@ -239,7 +239,7 @@ enum WakeBench {
                 "- \(strategy.label): APNs accepted \(c.silentSent) silent + \(c.alertSent) alert pushes; "
                     + "\(c.outOfReach) phones out of reach got \(c.heldAlert) alerts, \(c.heldSilent) silent pushes, \(c.heldNothing) nothing on return; "
                     + "\(c.backgroundWakes) background wakes, \(c.appOpens) apps opened\(c.presenceFailures > 0 ? ", \(c.presenceFailures) presence reports failed" : ""); "
-                    + "\(c.acks) handled acks\(c.ackFailures > 0 ? " (\(c.ackFailures) refused)" : ""); "
+                    + "\(c.acks) acks\(c.ackFailures > 0 ? " (\(c.ackFailures) refused)" : ""); "
                     + "\(attempts) payment attempts; wake answers \(wakes)\(hints.isEmpty ? "" : "; hints \(hints)")"
                     + "\(stops.isEmpty ? "" : "; senders gave up: \(stops)"); "
                     + String(

@@ -112,6 +112,9 @@ public struct HeraldConfiguration: Sendable {
                 "wake_fallback_after", default: String(server.wakeFallbackAfter),
                 "Seconds a fallback wake waits for the device's handled ack before its alert"),
             .init(
+                "wake_fallback_grace", default: String(server.wakeFallbackGrace),
+                "Seconds a fallback alert waits, from the device's received ack, for its handled ack"),
+            .init(
                 "live_activity_attributes_type", default: server.liveActivityAttributesType,
                 "The name of the app's ActivityAttributes type that a swap's Live Activity is started with"),
             .init(
@@ -413,6 +416,12 @@ public struct HeraldConfiguration: Sendable {
                 throw Invalid("\(source("HERALD_WAKE_FALLBACK_AFTER")) must be 1 to \(WakeRoutes.maxFallbackAfterSecs) seconds, not \(value)")
             }
             settings.wakeFallbackAfter = value
+        }
+        if let value = try int("HERALD_WAKE_FALLBACK_GRACE") {
+            guard value <= WakeRoutes.maxFallbackAfterSecs else {
+                throw Invalid("\(source("HERALD_WAKE_FALLBACK_GRACE")) must be 1 to \(WakeRoutes.maxFallbackAfterSecs) seconds, not \(value)")
+            }
+            settings.wakeFallbackGrace = value
         }
         if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
             let key: NostrSecretKey

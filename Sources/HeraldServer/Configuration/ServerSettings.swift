@@ -75,6 +75,9 @@ public struct ServerSettings: Sendable {
     /// Seconds after a `fallback` wake before its alert, unless acknowledged `handled`
     /// (`wake_fallback_after`).
     public var wakeFallbackAfter = 4
+    /// Seconds a fallback alert waits, from a `received` ack, for the app to ack `handled`
+    /// (`wake_fallback_grace`): a silently woken app needs a few seconds to start its node.
+    public var wakeFallbackGrace = 10
     /// The name of the app's `ActivityAttributes` type, which a push that starts a swap's Live
     /// Activity names (`live_activity_attributes_type`).
     public var liveActivityAttributesType = LiveActivityAPS.swapAttributesType

@@ -255,12 +255,15 @@ extension WakeService {
 
     // MARK: Acks and status
 
-    /// A device's answer to a wake: recorded; `handled` cancels its fallback. Nil when the wake
-    /// was not delivered to the device.
+    /// A device's answer to a wake: recorded; `handled` cancels its fallback, `received` gives
+    /// it `wake_fallback_grace` more. Nil when the wake was not delivered to the device.
     func acknowledge(wakeID: String, deviceID: String, outcome: WakeAckOutcome) async throws -> WakeDeliveryRecord? {
         guard let ledger else { return nil }
-        let delivery: WakeDeliveryRecord? = try await ledger.acknowledgeWake(id: wakeID, deviceID: deviceID, outcome: outcome, now: now())
-        if let delivery, delivery.outcome == outcome, delivery.ackedAt != nil {
+        let moment = now()
+        let delivery: WakeDeliveryRecord? = try await ledger.acknowledgeWake(
+            id: wakeID, deviceID: deviceID, outcome: outcome, now: moment, receivedGrace: TimeInterval(settings.wakeFallbackGrace))
+        // Counted when recorded now: a repeat, or an ack after `handled`, left the earlier one.
+        if let delivery, delivery.outcome == outcome, delivery.ackedAt == moment {
             metrics.wakeAcked(outcome)
             if delivery.fallbackCancelled { metrics.wakeFallbackCancelled() }
         }
