@@ -6,7 +6,7 @@ copy, the JSON, committed and compiled in (the server serves it at `/openapi.jso
 `/openapi.yaml` from it).
 
     python3 scripts/openapi.py            # rewrites OpenAPIDocument.swift
-    python3 scripts/openapi.py --check    # fails if it is stale, or if the document is not
+    python3 scripts/openapi.py --check    # fails if it is stale, over MAX_LINES, or not
                                           # valid OpenAPI 3.1 (openapi-spec-validator)
 
 Schemas, parameters, headers, request bodies and responses several places use, and the error
@@ -1346,6 +1346,7 @@ def document() -> dict:
 
 
 WIDTH = 120
+MAX_LINES = 5000  # issue #53: what repeats is shared, so the document stays readable whole
 
 
 def to_json(doc: dict) -> str:
@@ -1409,6 +1410,12 @@ def check() -> int:
         if not path.is_file() or path.read_text() != text:
             print(f"FAIL  {path.relative_to(ROOT)} is stale: run python3 scripts/openapi.py")
             failures += 1
+    lines = to_json(document()).count("\n")
+    if lines > MAX_LINES:
+        print(f"FAIL  the document is {lines} lines, over {MAX_LINES}: share what repeats in `components`")
+        failures += 1
+    else:
+        print(f"PASS  the document is {lines} lines (at most {MAX_LINES})")
     try:
         validate(document(), cls=OpenAPIV31SpecValidator)
         print("PASS  the document is valid OpenAPI 3.1 (openapi-spec-validator)")
