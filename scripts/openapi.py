@@ -332,7 +332,7 @@ SCHEMAS: dict[str, dict] = {
          "devices": {"type": "array", "items": obj(
              {"device_id": string(), "pushed": BOOL, "present": BOOL,
               "fallback": {"type": "string", "enum": ["none", "pending", "cancelled", "sent", "failed"]}},
-             {"outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}})}},
+             {"outcome": {"type": "string", "enum": ["handled", "received", "no_handler", "failed"]}})}},
     ),
     "WakeServerInfo": obj({"audience": string("What registrations are signed for."), "server_time": integer(),
                            "version": string()}),
@@ -365,7 +365,7 @@ SCHEMAS: dict[str, dict] = {
     "LiveActivityToken": obj({"push_token": string("The token iOS gave the swap's started activity "
                                                    "(`pushTokenUpdates`), hex.", minLength=1, maxLength=4096)}),
     "WakeAck": obj({"id": string(format="uuid"),
-                    "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}}, closed=False),
+                    "outcome": {"type": "string", "enum": ["handled", "received", "no_handler", "failed"]}}, closed=False),
     "WakeLegacyRegistration": obj(
         {"deviceToken": string(minLength=1), "features": STRINGS,
          "isProduction": BOOL, "isoTimestamp": string("ISO 8601, within 600 s."),
@@ -898,8 +898,9 @@ def paths() -> dict:
     wake_ack = shared("requestBodies", "WakeAck", request_body(ref("WakeAck")))
     p["/api/v1/devices/{id}/acks"] = {"post": op(
         "acknowledgeWake", "The plugin says what became of a wake", tags=["Wake"], security=DEVICE_SECRET,
-        description="The push's `wake_id`, `handled`, `no_handler` or `failed`; the waker reads it at "
-                    "`GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`.",
+        description="The push's `wake_id`, `handled`, `received`, `no_handler` or `failed`; the waker reads it at "
+                    "`GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`. `received` (the app is at work) "
+                    "gives a pending fallback alert `wake_fallback_grace` from the ack.",
         parameters=[DEVICE_ID], body=wake_ack,
         responses={"204": NO_CONTENT,
                    **errors({400: ["invalid_json"], 401: ["unauthorized"], 404: ["unknown_wake"], 413: ["body_too_large"],

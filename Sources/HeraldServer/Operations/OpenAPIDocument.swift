@@ -942,7 +942,7 @@ enum OpenAPIDocument {
         "operationId": "acknowledgeWake",
         "summary": "The plugin says what became of a wake",
         "tags": ["Wake"],
-        "description": "The push's `wake_id`, `handled`, `no_handler` or `failed`; the waker reads it at `GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`.",
+        "description": "The push's `wake_id`, `handled`, `received`, `no_handler` or `failed`; the waker reads it at `GET /api/v1/wake/{wake_id}`. A later ack never undoes `handled`. `received` (the app is at work) gives a pending fallback alert `wake_fallback_grace` from the ack.",
         "parameters": [{"$ref": "#/components/parameters/DeviceId"}],
         "requestBody": {"$ref": "#/components/requestBodies/WakeAck"},
         "security": [{"deviceSecret": []}],
@@ -3074,7 +3074,7 @@ enum OpenAPIDocument {
                 "pushed": {"type": "boolean"},
                 "present": {"type": "boolean"},
                 "fallback": {"type": "string", "enum": ["none", "pending", "cancelled", "sent", "failed"]},
-                "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}
+                "outcome": {"type": "string", "enum": ["handled", "received", "no_handler", "failed"]}
               },
               "required": ["device_id", "pushed", "present", "fallback"],
               "additionalProperties": false
@@ -3208,7 +3208,7 @@ enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "id": {"type": "string", "format": "uuid"},
-          "outcome": {"type": "string", "enum": ["handled", "no_handler", "failed"]}
+          "outcome": {"type": "string", "enum": ["handled", "received", "no_handler", "failed"]}
         },
         "required": ["id", "outcome"]
       },
