@@ -24,7 +24,7 @@ struct BreezPaymentTests {
     static func nds() throws -> TestNDS {
         var nds = try TestNDS()
         nds.settings.registrationsPerMinute = 1_000
-        nds.settings.breezWebhookSecret = Array(secret.utf8)
+        nds.settings.breez.webhookSecret = Array(secret.utf8)
         return nds
     }
 

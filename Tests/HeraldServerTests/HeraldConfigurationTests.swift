@@ -308,10 +308,10 @@ struct HeraldConfigurationTests {
         let yaml = folder.appendingPathComponent("herald.yaml")
         try Data("breez:\n  webhook_secret_file: \(file.path)\n".utf8).write(to: yaml)
         let on = try await HeraldConfiguration.load(flags: [:], environment: [:], file: yaml.path)
-        #expect(on.server.settings.breezWebhookSecret == Array(secret.utf8))
+        #expect(on.server.settings.breez.webhookSecret == Array(secret.utf8))
         #expect(on.summary.contains { $0.0 == "breez payments" })
         #expect(!on.summary.contains { $0.1.contains(secret) })
-        #expect(try await HeraldConfiguration.load(flags: [:], environment: [:], file: nil).server.settings.breezWebhookSecret == nil)
+        #expect(try await HeraldConfiguration.load(flags: [:], environment: [:], file: nil).server.settings.breez.webhookSecret == nil)
         do {
             _ = try await HeraldConfiguration.load(
                 flags: [:], environment: ["HERALD_BREEZ_WEBHOOK_SECRET_FILE": folder.appendingPathComponent("missing").path], file: nil)

@@ -61,7 +61,7 @@ struct NwcTests {
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var nds = try base ?? TestNDS()
-        nds.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
+        nds.settings.nwc.relays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
         nds.settings.registrationsPerMinute = 1000
         let ready = nds
         try await first.withRunning { one in
@@ -315,7 +315,7 @@ struct NwcTests {
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var nds = try TestNDS()
-        nds.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
+        nds.settings.nwc.relays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
         let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-flood", now: Date()).device
         let wallet = Wallet()
         let ready = nds
@@ -348,8 +348,8 @@ struct NwcTests {
     func relayBudget() async throws {
         try await Self.withRelays { nds, relays in
             var nds = nds
-            nds.settings.nwcMaxRelaysPerHost = 2
-            nds.settings.nwcMaxRelays = 3
+            nds.settings.nwc.maxRelaysPerHost = 2
+            nds.settings.nwc.maxRelays = 3
             let device = try await nds.store.registerDevice(platform: .android, token: "fcm-nwc-budget", now: Date()).device
             let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"
             let base = relays[0].1  // wss://localhost:PORT
@@ -510,7 +510,7 @@ struct NwcTests {
             }
             // Without nostr.allow_private_relays, a relay on loopback is refused.
             var loosened = nds
-            loosened.settings.nwcRelays.allowPrivateRelays = false
+            loosened.settings.nwc.relays.allowPrivateRelays = false
             let strict = loosened
             try await strict.app().test(.live) { client in
                 let response = try await client.post(
@@ -528,7 +528,7 @@ struct NwcTests {
         let caFile = try certificate.writeCAToTemporaryFile()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var made = try TestNDS()
-        made.settings.nwcRelays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
+        made.settings.nwc.relays = NostrRelayProvider.Configuration(allowPrivateRelays: true, extraTrustRootsPEMFile: caFile)
         let device = try await made.store.registerDevice(platform: .android, token: token, now: Date()).device
         try await body(made, MockNostrRelay(certificate: certificate), device, "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)")
     }
@@ -704,7 +704,7 @@ struct NwcTests {
     func concurrentRegistrations() async throws {
         try await Self.withRelays { base, relays in
             var nds = base
-            nds.settings.nwcRegistrationsPerKey = 10
+            nds.settings.nwc.registrationsPerKey = 10
             let ready = nds
             let device = try await ready.store.registerDevice(platform: .android, token: "fcm-nwc-concurrent", now: Date()).device
             let webhook = "http://nds.test/api/v1/notify?platform=android&token=\(device.alias)"

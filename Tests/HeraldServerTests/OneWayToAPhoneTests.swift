@@ -442,7 +442,7 @@ struct OneWayToAPhoneTests {
     @Test("an identity is proven on at most identity_devices_max devices: one more is 409 too_many_devices, on either route, until one is deleted")
     func identityCap() async throws {
         var configured = try BreezPaymentTests.nds()
-        configured.settings.identityDevicesMax = 3
+        configured.settings.identity.devicesMax = 3
         configured.settings.wakeGateway = WakeGatewaySettings(topics: [WakeGatewayTests.htlc.name: WakeGatewayTests.htlc])
         let nds = configured
         let alice = BreezPaymentTests.alice

@@ -319,7 +319,7 @@ struct WakeGatewayTests {
     func concurrentCallers() async throws {
         var configured = try gatewayNDS()
         // Forty phones of one identity: past the default cap of devices per identity.
-        configured.settings.identityDevicesMax = 40
+        configured.settings.identity.devicesMax = 40
         // The acks race nothing but each other: no fallback falls due while forty of them land on a busy machine.
         var htlc = Self.htlc
         htlc.fallbackAfterSeconds = 30

@@ -193,7 +193,7 @@ struct WakeTests {
     )
     func fallbackReceived() async throws {
         var made = try TestNDS()
-        made.settings.wakeFallbackGrace = 30
+        made.settings.wakes.fallbackGrace = 30
         let nds = made
         let key = try await nds.apiKey([.wake])
         let device = try await register(nds, token: String(repeating: "a8", count: 32))

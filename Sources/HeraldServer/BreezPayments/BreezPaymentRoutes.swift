@@ -23,7 +23,7 @@ struct BreezPaymentRoutes: Sendable {
     }
 
     func receive(_ request: Request) async throws -> Response {
-        guard let secret = settings.breezWebhookSecret else {
+        guard let secret = settings.breez.webhookSecret else {
             throw APIError(.notConfigured, "Breez payment webhooks are off: set breez.webhook_secret_file")
         }
         var request = request

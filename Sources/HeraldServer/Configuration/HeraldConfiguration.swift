@@ -1,6 +1,5 @@
 import Configuration
 import Foundation
-import HeraldDNS
 import HeraldNostr
 import HeraldPush
 import HeraldWire
@@ -80,8 +79,12 @@ public struct HeraldConfiguration: Sendable {
     static let defaultSettings = ServerSettings(publicURL: "http://\(defaultHost):\(defaultPort)")
     static let defaultEdge = EdgeLimits()
 
-    /// Every setting, in docs/configuration.md's order.
-    public static let settings: [SettingDescription] = {
+    /// Every setting, in docs/configuration.md's order: the core's, then each room's
+    /// (``ServerSettings/rooms``).
+    public static let settings: [SettingDescription] = core + ServerSettings.rooms.flatMap { $0.rows }
+
+    /// The settings no capability owns: the server's, the push providers' and the egress's.
+    static let core: [SettingDescription] = {
         func seconds(_ duration: Duration) -> String { String(duration.components.seconds) }
         let dispatcher = defaultDispatcher
         let intake = defaultIntake
@@ -102,21 +105,6 @@ public struct HeraldConfiguration: Sendable {
             .init(
                 "registrations_per_minute", default: String(server.registrationsPerMinute),
                 "Registrations one client address may make per minute on each registration route (devices, wake gateway, NWC); past it 429"),
-            .init(
-                "identity_devices_max", default: String(server.identityDevicesMax),
-                "Devices one identity (ln: or pk:) may be proven on; one more is 409 too_many_devices until one is deleted"),
-            .init(
-                "wake_alert", default: server.wakeAlert.rawValue,
-                "When a wake of an iPhone shows its alert: always (with the silent push) or fallback (only if not acknowledged handled in time)"),
-            .init(
-                "wake_fallback_after", default: String(server.wakeFallbackAfter),
-                "Seconds a fallback wake waits for the device's handled ack before its alert"),
-            .init(
-                "wake_fallback_grace", default: String(server.wakeFallbackGrace),
-                "Seconds a fallback alert waits, from the device's received ack, for its handled ack"),
-            .init(
-                "live_activity_attributes_type", default: server.liveActivityAttributesType,
-                "The name of the app's ActivityAttributes type that a swap's Live Activity is started with"),
             .init(
                 "trusted_proxies", default: "",
                 "Reverse proxies (addresses and CIDR ranges, comma-separated) whose X-Forwarded-For, Forwarded and X-Forwarded-Proto name the client"
@@ -164,30 +152,11 @@ public struct HeraldConfiguration: Sendable {
                 "The https URL a declarative Web Push notification opens when tapped; with neither it nor an https public_url, declarative subscriptions get the plain form"
             ),
             .init(
-                "bip353.server", default: "",
-                "host:port of the DNS primary that takes RFC 2136 updates for the BIP-353 zone; turns BIP-353 names on"),
-            .init(
-                "bip353.tsig_key_file", flag: false, default: "",
-                "The TSIG key the updates are signed with: a BIND key file as tsig-keygen writes it (hmac-sha256 or hmac-sha512)"),
-            .init("bip353.zone", default: "_bitcoin-payment.<public_url host>", "The zone records are written in: <username>.user.<zone>"),
-            .init(
-                "bip353.ttl", default: String(Bip353Settings.defaultTTL),
-                "Seconds a BIP-353 record lives in caches; less when its offer expires sooner"),
-            .init(
                 "nostr.secret_key_file", flag: false, default: "",
                 "Nostr secret key (hex or nsec) zap receipts are signed with; turns zaps on (`herald nostr keygen`)"),
             .init(
                 "nostr.allow_private_relays", default: "false",
                 "Take zap requests naming relays on loopback, private, link-local or multicast addresses"),
-            .init(
-                "nostr.max_relays", default: String(server.nwcMaxRelays),
-                "Distinct relays all NWC registrations together may name; past it 400 too_many_relays"),
-            .init(
-                "nostr.max_relays_per_host", default: String(server.nwcMaxRelaysPerHost),
-                "Distinct NWC relays on one host; past it 400 too_many_relays"),
-            .init(
-                "breez.webhook_secret_file", flag: false, default: "",
-                "The webhook secret Breez gave for your domain; turns on `POST /api/v1/breez/payments`"),
             .init(
                 "wake_gateway.audience", flag: false, default: "public_url's host",
                 "The audience wake gateway registrations are signed for (`GET /wake/v1/info`)"),
@@ -292,6 +261,17 @@ public struct HeraldConfiguration: Sendable {
         return ConfigReader(providers: providers)
     }
 
+    /// The resolved values (by `HERALD_*` name) as a reader by key, which the rooms read
+    /// scoped to their own keys.
+    static func reader(values: [String: String]) -> ConfigReader {
+        var entries: [AbsoluteConfigKey: ConfigValue] = [:]
+        for setting in settings {
+            guard let value = values[setting.environment] else { continue }
+            entries[AbsoluteConfigKey(ConfigKey(setting.key))] = ConfigValue(.string(value), isSecret: false)
+        }
+        return ConfigReader(provider: InMemoryProvider(name: "settings", values: entries))
+    }
+
     /// Where a setting's value came from, for errors: its flag, its variable, or its key in the
     /// file; its variable when it is set nowhere (the name to set it by).
     static func source(
@@ -324,18 +304,8 @@ public struct HeraldConfiguration: Sendable {
             guard let value = values[key]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
             return value
         }
-        func int(_ key: String) throws -> Int? {
-            guard let text = text(key) else { return nil }
-            guard let value = Int(text), value > 0 else { throw Invalid("\(source(key)) must be a positive integer, not '\(text)'") }
-            return value
-        }
-        func bool(_ key: String) throws -> Bool? {
-            guard let value = text(key) else { return nil }
-            guard let parsed = Self.parseBool(value) else {
-                throw Invalid("\(source(key)) must be true or false, not '\(value.lowercased())'")
-            }
-            return parsed
-        }
+        func int(_ key: String) throws -> Int? { try text(key).map { try Self.positiveInt($0, source: source(key)) } }
+        func bool(_ key: String) throws -> Bool? { try text(key).map { try Self.bool($0, source: source(key)) } }
         let host = text("HERALD_HOST") ?? Self.defaultHost
         let port = try int("HERALD_PORT") ?? Self.defaultPort
         database = text("HERALD_DATABASE") ?? Self.defaultDatabase
@@ -386,43 +356,10 @@ public struct HeraldConfiguration: Sendable {
         settings.localProvider = providers.usesLocal
         settings.localWebPush = providers.isLocal
         settings.webPush = providers.webPushPolicy
-        // NWC's subscriptions connect as zap receipts are published: the same rule for private relays.
-        settings.nwcRelays = NostrRelayProvider.Configuration(
-            allowPrivateRelays: try bool("HERALD_NOSTR_ALLOW_PRIVATE_RELAYS") ?? false, extraTrustRootsPEMFile: providers.extraTrustRootsFile,
-            proxy: providers.proxy)
-        if let value = try int("HERALD_NOSTR_MAX_RELAYS") { settings.nwcMaxRelays = value }
-        if let value = try int("HERALD_NOSTR_MAX_RELAYS_PER_HOST") { settings.nwcMaxRelaysPerHost = value }
-        if let value = try int("HERALD_IDENTITY_DEVICES_MAX") { settings.identityDevicesMax = value }
-        if let server = text("HERALD_BIP353_SERVER") {
-            settings.bip353 = try Self.bip353(server: server, publicURL: settings.publicURL, text: text, int: int, source: source)
-        }
-        if let value = text("HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE") {
-            // A Swift type's name: ActivityKit matches it against the app's type.
-            guard !value.isEmpty, value.utf8.count <= 128,
-                value.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") })
-            else {
-                throw Invalid("\(source("HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE")) must be a Swift type name, not '\(value)'")
-            }
-            settings.liveActivityAttributesType = value
-        }
-        if let value = text("HERALD_WAKE_ALERT") {
-            guard let alert = WakeAlert(rawValue: value.lowercased()) else {
-                throw Invalid("\(source("HERALD_WAKE_ALERT")) must be always or fallback, not '\(value)'")
-            }
-            settings.wakeAlert = alert
-        }
-        if let value = try int("HERALD_WAKE_FALLBACK_AFTER") {
-            guard value <= WakeRoutes.maxFallbackAfterSecs else {
-                throw Invalid("\(source("HERALD_WAKE_FALLBACK_AFTER")) must be 1 to \(WakeRoutes.maxFallbackAfterSecs) seconds, not \(value)")
-            }
-            settings.wakeFallbackAfter = value
-        }
-        if let value = try int("HERALD_WAKE_FALLBACK_GRACE") {
-            guard value <= WakeRoutes.maxFallbackAfterSecs else {
-                throw Invalid("\(source("HERALD_WAKE_FALLBACK_GRACE")) must be 1 to \(WakeRoutes.maxFallbackAfterSecs) seconds, not \(value)")
-            }
-            settings.wakeFallbackGrace = value
-        }
+        try settings.readRooms(from: SettingsReader(reader: Self.reader(values: values), publicURL: settings.publicURL, source: source))
+        // NWC's subscriptions connect through the same egress as every other connection.
+        settings.nwc.relays.extraTrustRootsPEMFile = providers.extraTrustRootsFile
+        settings.nwc.relays.proxy = providers.proxy
         if let file = text("HERALD_NOSTR_SECRET_KEY_FILE") {
             let key: NostrSecretKey
             do {
@@ -436,23 +373,24 @@ public struct HeraldConfiguration: Sendable {
             settings.zaps = ZapSettings(key: key, allowPrivateRelays: allowPrivate)
             providers.relays = NostrRelayProvider.Configuration(allowPrivateRelays: allowPrivate)
         }
-        if let file = text("HERALD_BREEZ_WEBHOOK_SECRET_FILE") {
-            guard let contents = FileManager.default.contents(atPath: file) else {
-                throw Invalid("\(source("HERALD_BREEZ_WEBHOOK_SECRET_FILE")): cannot read '\(file)'")
-            }
-            // The secret as Breez gave it (hex or any other text) is the HMAC key, as their own
-            // examples use it; only a final line break, which editors add, is not part of it.
-            var secret = Array(contents)
-            while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
-            guard !secret.isEmpty else { throw Invalid("\(source("HERALD_BREEZ_WEBHOOK_SECRET_FILE")): '\(file)' is empty") }
-            settings.breezWebhookSecret = secret
-        }
         settings.wakeGateway.audience = text("HERALD_WAKE_GATEWAY_AUDIENCE")
         var edge = Self.defaultEdge
         if let value = try seconds("HERALD_IDLE_TIMEOUT") { edge.idleTimeout = value }
         if let value = try seconds("HERALD_REQUEST_READ_TIMEOUT") { edge.requestReadTimeout = value }
         if let value = try int("HERALD_MAX_CONNECTIONS") { edge.maxConnections = value }
         server = HeraldServerConfiguration(host: host, port: port, settings: settings, intake: intake, dispatcher: dispatcher, edge: edge)
+    }
+
+    /// A setting's value that must be a positive integer; `source` names where it came from.
+    static func positiveInt(_ text: String, source: String) throws -> Int {
+        guard let value = Int(text), value > 0 else { throw Invalid("\(source) must be a positive integer, not '\(text)'") }
+        return value
+    }
+
+    /// A setting's value that must be true or false; `source` names where it came from.
+    static func bool(_ text: String, source: String) throws -> Bool {
+        guard let parsed = parseBool(text) else { throw Invalid("\(source) must be true or false, not '\(text.lowercased())'") }
+        return parsed
     }
 
     /// A true-or-false setting as every layer may write it; nil for anything else.
@@ -494,44 +432,12 @@ public struct HeraldConfiguration: Sendable {
         if !server.settings.trustedProxies.isEmpty { lines.append(("trusted proxies", server.settings.trustedProxies.description)) }
         if let proxy = providers.proxy { lines.append(("https proxy", proxy.description)) }
         if let zaps = server.settings.zaps { lines.append(("zaps", "on, nostrPubkey \(zaps.key.publicKeyHex)")) }
-        if server.settings.breezWebhookSecret != nil { lines.append(("breez payments", "on, POST /api/v1/breez/payments")) }
+        if server.settings.breez.webhookSecret != nil { lines.append(("breez payments", "on, POST /api/v1/breez/payments")) }
         for topic in server.settings.wakeGateway.topics.values.sorted(by: { $0.name < $1.name }) {
             let fallback = topic.alertable ? ", fallback after \(topic.fallbackAfterSeconds) s" : ""
             lines.append(("wake topic \(topic.name)", "\(topic.urgency.rawValue), deadline \(topic.deadlineSeconds) s\(fallback)"))
         }
         if let file { lines.append(("file", file)) }
         return lines
-    }
-}
-
-extension HeraldConfiguration {
-    /// `bip353.*`: the server, its TSIG key (required with it) and the zone.
-    static func bip353(
-        server: String, publicURL: String, text: (String) -> String?, int: (String) throws -> Int?, source: (String) -> String
-    ) throws -> Bip353Settings {
-        guard let address = DNSServerAddress(server) else {
-            throw Invalid("\(source("HERALD_BIP353_SERVER")) must be host:port (or host, port 53), not '\(server)'")
-        }
-        guard let file = text("HERALD_BIP353_TSIG_KEY_FILE") else {
-            throw Invalid("\(source("HERALD_BIP353_SERVER")) needs \(source("HERALD_BIP353_TSIG_KEY_FILE")): updates are signed with TSIG")
-        }
-        let key: TSIGKey
-        do {
-            key = try BINDKeyFile.parse(String(contentsOfFile: file, encoding: .utf8))
-        } catch let error as BINDKeyFileError {
-            throw Invalid("\(source("HERALD_BIP353_TSIG_KEY_FILE")) '\(file)': \(error.description)")
-        } catch {
-            throw Invalid("\(source("HERALD_BIP353_TSIG_KEY_FILE")): cannot read '\(file)'")
-        }
-        let zoneText = text("HERALD_BIP353_ZONE") ?? "_bitcoin-payment." + (URLComponents(string: publicURL)?.host ?? "")
-        let zone: DNSName
-        do {
-            zone = try DNSName(zoneText.lowercased())
-        } catch {
-            throw Invalid("\(source("HERALD_BIP353_ZONE")) is not a DNS name: \(error.description)")
-        }
-        var settings = Bip353Settings(server: address, key: key, zone: zone)
-        if let ttl = try int("HERALD_BIP353_TTL") { settings.ttl = ttl }
-        return settings
     }
 }

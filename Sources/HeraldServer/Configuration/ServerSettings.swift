@@ -53,36 +53,32 @@ public struct ServerSettings: Sendable {
     public var zaps: ZapSettings?
     /// Who may register a device, and so point an alias at a push token.
     public var registration: RegistrationMode = .open
-    /// The HMAC key of Breez's payment webhooks (`breez.webhook_secret_file`); nil turns the route off.
-    public var breezWebhookSecret: [UInt8]?
     /// The wake gateway's audience and topics (`wake_gateway`).
     public var wakeGateway = WakeGatewaySettings()
-    /// How Nostr Wallet Connect subscriptions reach relays (trust roots, proxy, private relays).
-    public var nwcRelays = NostrRelayProvider.Configuration()
-    /// Registrations one node key may hold (`POST /nwc/{pubkey}`).
-    public var nwcRegistrationsPerKey = 50
-    /// Distinct relays all NWC registrations together may name (`nostr.max_relays`): each is a
-    /// connection Herald holds.
-    public var nwcMaxRelays = 100
-    /// Distinct relays on one host (`nostr.max_relays_per_host`): ten spellings or paths of one
-    /// host are not ten connections to aim at it.
-    public var nwcMaxRelaysPerHost = 4
-    /// Devices one identity may be proven on (`identity_devices_max`): a push to the identity
-    /// goes to each, so one proof must not fan a producer's call out to any number of tokens.
-    public var identityDevicesMax = 10
-    /// When a wake of an iPhone shows its alert, for wakes that do not say (`wake_alert`).
-    public var wakeAlert = WakeAlert.always
-    /// Seconds after a `fallback` wake before its alert, unless acknowledged `handled`
-    /// (`wake_fallback_after`).
-    public var wakeFallbackAfter = 4
-    /// Seconds a fallback alert waits, from a `received` ack, for the app to ack `handled`
-    /// (`wake_fallback_grace`): a silently woken app needs a few seconds to start its node.
-    public var wakeFallbackGrace = 10
-    /// The name of the app's `ActivityAttributes` type, which a push that starts a swap's Live
-    /// Activity names (`live_activity_attributes_type`).
-    public var liveActivityAttributesType = LiveActivityAPS.swapAttributesType
-    /// BIP-353 names, published by DNS UPDATE (`bip353.*`); nil: off.
+    /// The capabilities' own settings, each read by its room (``rooms``).
+    public var identity = IdentitySettings()
+    public var wakes = WakeSettings()
+    public var liveActivities = LiveActivitySettings()
+    public var nwc = NwcSettings()
+    /// BIP-353 names, published by DNS UPDATE; nil: off.
     public var bip353: Bip353Settings?
+    public var breez = BreezSettings()
+
+    /// The rooms whose rows follow the core settings in ``HeraldConfiguration/settings`` (and
+    /// docs/configuration.md), in that order.
+    static let rooms: [any RoomSettings.Type] = [
+        IdentitySettings.self, WakeSettings.self, LiveActivitySettings.self, NwcSettings.self, Bip353Settings.self, BreezSettings.self,
+    ]
+
+    /// Reads each room's settings, through a reader scoped to it.
+    mutating func readRooms(from reader: SettingsReader) throws {
+        identity = try IdentitySettings(reader: reader.scoped(for: IdentitySettings.self))
+        wakes = try WakeSettings(reader: reader.scoped(for: WakeSettings.self))
+        liveActivities = try LiveActivitySettings(reader: reader.scoped(for: LiveActivitySettings.self))
+        nwc = try NwcSettings(reader: reader.scoped(for: NwcSettings.self))
+        bip353 = try Bip353Settings(reader: reader.scoped(for: Bip353Settings.self))
+        breez = try BreezSettings(reader: reader.scoped(for: BreezSettings.self))
+    }
 
     /// The audience registrations through the wake gateway are signed for.
     var wakeGatewayAudience: String {

@@ -132,7 +132,7 @@ struct DeviceDirectory: Sendable {
             let others = try await self.identities.devices(identity: identity).compactMap(\.device).filter {
                 $0.id != deviceID && $0.token != token
             }
-            if others.count >= settings.identityDevicesMax {
+            if others.count >= settings.identity.devicesMax {
                 throw APIError(
                     .tooManyDevices,
                     "\(identity.prefix(24))… is proven on \(others.count) devices already (identity_devices_max); delete one, or register this phone without it"

@@ -39,7 +39,7 @@ struct SwapActivities: Sendable {
                 metrics.liveActivity("skipped_" + skipped.reason.rawValue)
             case .success(let push):
                 let message = try Self.message(
-                    push, swapID: swapID, step: step, attributesType: settings.liveActivityAttributesType, now: moment)
+                    push, swapID: swapID, step: step, attributesType: settings.liveActivities.attributesType, now: moment)
                 // Not sealed: ActivityKit reads the payload itself, with no extension to open it.
                 var recipient = PushDelivery.Recipient(target: PushTarget(platform: .ios, token: push.token, app: device.app))
                 recipient.jobID = push.jobID

@@ -48,7 +48,7 @@ struct NwcRoutes: Sendable {
             }
             relays.insert(normalized)
         }
-        for relay in relays where !settings.nwcRelays.allowPrivateRelays {
+        for relay in relays where !settings.nwc.relays.allowPrivateRelays {
             let parsed = URLComponents(string: relay)
             do {
                 _ = try await EndpointAddresses.checkedAddress(host: parsed?.host ?? relay, port: parsed?.port ?? 443)
@@ -67,11 +67,11 @@ struct NwcRoutes: Sendable {
         let registration = NwcRegistration(
             walletServicePubkey: body.walletServicePubkey, appPubkey: body.appPubkey, ownerPubkey: owner.hex, webhookURL: body.webhookUrl,
             relays: relays.sorted(), createdAt: moment, lastUsedAt: moment)
-        let outcome: NwcPutOutcome = try await store.putNwcRegistration(registration, limit: settings.nwcRegistrationsPerKey)
+        let outcome: NwcPutOutcome = try await store.putNwcRegistration(registration, limit: settings.nwc.registrationsPerKey)
         switch outcome {
         case .stored: break
         case .limitReached:
-            throw APIError(.tooManyRegistrations, "this key holds \(settings.nwcRegistrationsPerKey) registrations already")
+            throw APIError(.tooManyRegistrations, "this key holds \(settings.nwc.registrationsPerKey) registrations already")
         }
         watcher.registrationsChanged()
         return Self.text("Pubkey registered successfully")
@@ -104,10 +104,10 @@ struct NwcRoutes: Sendable {
         guard named.union(relays).count <= Self.maxRelays else {
             throw APIError(.tooManyRelays, "one node key's registrations name \(Self.maxRelays) relays at most")
         }
-        guard watcher.admitRelays(relays, maxTotal: settings.nwcMaxRelays, maxPerHost: settings.nwcMaxRelaysPerHost) else {
+        guard watcher.admitRelays(relays, maxTotal: settings.nwc.maxRelays, maxPerHost: settings.nwc.maxRelaysPerHost) else {
             throw APIError(
                 .tooManyRelays,
-                "this server watches \(settings.nwcMaxRelays) relays at most, \(settings.nwcMaxRelaysPerHost) on one host (nostr.max_relays, nostr.max_relays_per_host)"
+                "this server watches \(settings.nwc.maxRelays) relays at most, \(settings.nwc.maxRelaysPerHost) on one host (nostr.max_relays, nostr.max_relays_per_host)"
             )
         }
     }

@@ -61,7 +61,7 @@ final class NwcWatcher: Service, Sendable {
         self.lease = lease
         self.store = store
         self.delivery = delivery
-        self.subscriber = try? NostrRelaySubscriber(configuration: settings.nwcRelays)
+        self.subscriber = try? NostrRelaySubscriber(configuration: settings.nwc.relays)
         self.settings = settings
         self.metrics = metrics
         hostAllowance = RateLimiter(perMinute: settings.targetPushesPerMinute, burst: settings.targetPushBurst, now: now)

@@ -261,7 +261,7 @@ extension WakeService {
         guard let ledger else { return nil }
         let moment = now()
         let delivery: WakeDeliveryRecord? = try await ledger.acknowledgeWake(
-            id: wakeID, deviceID: deviceID, outcome: outcome, now: moment, receivedGrace: TimeInterval(settings.wakeFallbackGrace))
+            id: wakeID, deviceID: deviceID, outcome: outcome, now: moment, receivedGrace: TimeInterval(settings.wakes.fallbackGrace))
         // Counted when recorded now: a repeat, or an ack after `handled`, left the earlier one.
         if let delivery, delivery.outcome == outcome, delivery.ackedAt == moment {
             metrics.wakeAcked(outcome)

@@ -58,8 +58,8 @@ struct WakeService: Sendable {
         do {
             // The alert waits for the ack only where an ack can name the wake (the ledger), and
             // only on iOS: Android's and Web Push's data message always reaches the app.
-            let alert = body.wakeAlert ?? settings.wakeAlert
-            let fallbackAfter = body.fallbackAfterSecs ?? settings.wakeFallbackAfter
+            let alert = body.wakeAlert ?? settings.wakes.alert
+            let fallbackAfter = body.fallbackAfterSecs ?? settings.wakes.fallbackAfter
             let usesFallback = alert == .fallback && device.platform == .ios && ledger != nil
             // Recorded before the push is committed: an ack racing it finds its wake.
             // A wake sent with an Idempotency-Key has an id made from the key: a retry answers the same one.
