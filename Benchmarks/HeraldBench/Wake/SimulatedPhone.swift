@@ -121,7 +121,7 @@ actor SimulatedPhone {
             guard delivered, (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
             counts.backgroundWakes += 1
             // The plugin, started by the wake, says so at once: a fallback alert waits longer.
-            if !taken { await acknowledge(.received) }
+            if !taken, options.acksReceived { await acknowledge(.received) }
             await appRuns(payableAfter: payable)
         case .alert:
             guard strategy.usesAlert else { return }

@@ -39,6 +39,8 @@ struct WakeBenchOptions {
     var offlineFor = 1.0...5.0
     /// APNs may reorder pushes to one token: the chance that a wake's two pushes swap places.
     var reorder = 0.1
+    /// Whether a silently woken app acks `received` at once, so a fallback alert waits longer.
+    var acksReceived = true
     /// Which push rules to simulate, each a run of its own with the same seed.
     var rules: [WakePushRules] = WakePushRules.allCases
     /// The `herald` binary; by default the one built beside this one.
@@ -67,6 +69,7 @@ struct WakeBenchOptions {
                                   push for each, as Apple documents (0.1)
           --offline-for A-B       how long they stay out of reach, uniform (1-5)
           --reorder P             chance that APNs swaps a wake's two pushes (0.1)
+          --no-received-ack       a silently woken app acks only `handled`, never `received`
           --rules LIST            push rules, each run in turn with the same seed: today (both pushes
                                   stored and collapsed, sent in no set order) and/or apple (the silent
                                   push never stored, written first) (today,apple)
@@ -78,6 +81,10 @@ struct WakeBenchOptions {
     init(arguments: [String]) throws {
         var iterator = arguments.makeIterator()
         while let flag = iterator.next() {
+            if flag == "--no-received-ack" {
+                acksReceived = false
+                continue
+            }
             guard let value = iterator.next() else { throw Invalid(description: "\(flag) needs a value") }
             func number() throws -> Double {
                 guard let n = Double(value), n >= 0 else { throw Invalid(description: "\(flag): '\(value)' is not a number ≥ 0") }
@@ -169,7 +176,8 @@ struct WakeBenchOptions {
             retry waits \(Self.describe(retryDelays)) s; \
             silent pushes dropped \(fmt(silentDrop * 100))%, push delay \(r(pushDelay)), background wake → payable \(r(backgroundComplete)); \
             alert → open log-normal median \(fmt(openMedian)) s σ \(fmt(openSigma)), never opened \(fmt(neverOpen * 100))%, open → payable \(r(openComplete)); \
-            out of reach \(fmt(offline * 100))% for \(r(offlineFor)), pushes reordered \(fmt(reorder * 100))%
+            out of reach \(fmt(offline * 100))% for \(r(offlineFor)), pushes reordered \(fmt(reorder * 100))%\
+            \(acksReceived ? "" : "; no received acks")
             """
     }
 }
