@@ -41,6 +41,12 @@ enum UnixSocket {
     static func makeSocket() throws(POSIXFailure) -> Int32 {
         let fd = socket(AF_UNIX, streamType, 0)
         guard fd >= 0 else { throw POSIXFailure(operation: "socket", code: errno) }
+        return prepared(fd)
+    }
+
+    /// `fd` closed on exec, non-blocking, and (on Darwin, which has no `MSG_NOSIGNAL`) never
+    /// raising SIGPIPE: what every socket here, made or accepted, needs.
+    private static func prepared(_ fd: Int32) -> Int32 {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         #if canImport(Darwin)
@@ -91,13 +97,7 @@ enum UnixSocket {
     static func accept(from listener: Int32) -> Int32? {
         let fd = systemAccept(listener, nil, nil)
         guard fd >= 0 else { return nil }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        #if canImport(Darwin)
-        var on: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-        return fd
+        return prepared(fd)
     }
 
     /// Reads up to a newline (at most 256 bytes) within `timeout`; `nil` on timeout, close or error.
