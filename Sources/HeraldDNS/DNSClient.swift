@@ -120,34 +120,29 @@ public enum DNSUpdateResult: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why there is no answer to report: the server could not be reached or held to its word.
-public struct DNSClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: String, Sendable {
-        /// No TCP connection (refused, unreachable, the name did not resolve).
-        case connectionFailed = "connection_failed"
-        /// No whole answer within the timeout.
-        case timedOut = "timed_out"
-        /// The server closed the connection before a whole answer.
-        case connectionClosed = "connection_closed"
-        /// Over 65,535 bytes: more than TCP's length prefix can frame.
-        case messageTooLarge = "message_too_large"
-        /// An answer that does not parse.
-        case malformedResponse = "malformed_response"
-        /// An answer to another message: another ID, not QR, another OPCODE.
-        case unexpectedResponse = "unexpected_response"
-        /// A success without a TSIG record: it could be anyone's.
-        case unsignedResponse = "unsigned_response"
-        /// A TSIG record that does not verify with the request's key.
-        case badResponseSignature = "bad_response_signature"
-    }
+public typealias DNSClientError = DNSError<DNSClientErrorReason>
 
-    public var reason: Reason
-    public var detail: String
+/// Where an exchange with the server failed (``DNSClientError``).
+public enum DNSClientErrorReason: String, Sendable {
+    /// No TCP connection (refused, unreachable, the name did not resolve).
+    case connectionFailed = "connection_failed"
+    /// No whole answer within the timeout.
+    case timedOut = "timed_out"
+    /// The server closed the connection before a whole answer.
+    case connectionClosed = "connection_closed"
+    /// Over 65,535 bytes: more than TCP's length prefix can frame.
+    case messageTooLarge = "message_too_large"
+    /// An answer that does not parse.
+    case malformedResponse = "malformed_response"
+    /// An answer to another message: another ID, not QR, another OPCODE.
+    case unexpectedResponse = "unexpected_response"
+    /// A success without a TSIG record: it could be anyone's.
+    case unsignedResponse = "unsigned_response"
+    /// A TSIG record that does not verify with the request's key.
+    case badResponseSignature = "bad_response_signature"
+}
 
-    public init(_ reason: Reason, _ detail: String = "") {
-        self.reason = reason
-        self.detail = detail
-    }
-
+extension DNSError where Why == DNSClientErrorReason {
     /// Whether trying again later may succeed: the server was unreachable or went away. An
     /// answer that cannot be read or trusted stays so, and needs a person.
     public var isRetryable: Bool {
@@ -156,8 +151,6 @@ public struct DNSClientError: Error, Sendable, Equatable, CustomStringConvertibl
         case .messageTooLarge, .malformedResponse, .unexpectedResponse, .unsignedResponse, .badResponseSignature: false
         }
     }
-
-    public var description: String { detail.isEmpty ? reason.rawValue : "\(reason.rawValue): \(detail)" }
 }
 
 /// Sends UPDATEs and queries over TCP (RFC 1035 §4.2.2: each message behind a 2-byte length),

@@ -110,38 +110,47 @@ struct DNSReader {
     }
 }
 
-/// Why a message could not be built or read.
-public struct DNSMessageError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: String, Sendable {
-        /// A character-string over 255 bytes.
-        case characterStringTooLong = "character_string_too_long"
-        /// A TXT record with no character-string.
-        case emptyText = "empty_text"
-        /// A text over ``TXTText/maximumTextLength``.
-        case textTooLong = "text_too_long"
-        /// An update for a name outside the zone it is sent to (the server would answer NOTZONE).
-        case nameOutsideZone = "name_outside_zone"
-        /// An UPDATE with nothing to do.
-        case noUpdates = "no_updates"
-        /// A message or RDATA over 65,535 bytes, what DNS's 16-bit lengths can carry.
-        case messageTooLarge = "message_too_large"
-        /// A message that ends early.
-        case truncated = "truncated"
-        /// A compression pointer that does not point backwards.
-        case badCompressionPointer = "bad_compression_pointer"
-        /// A label of a reserved type, or a name over 255 bytes.
-        case badLabel = "bad_label"
-        /// Bytes left over after the last section, or a record whose RDATA does not parse.
-        case malformed = "malformed"
-    }
+/// A DNS failure: a reason, whose raw value is its stable name, and the particulars. The
+/// message, TSIG and client errors differ only in their reasons, so they are this with each.
+public struct DNSError<Why: RawRepresentable & Sendable & Hashable>: Error, Sendable, Equatable, CustomStringConvertible
+where Why.RawValue == String {
+    /// So callers name the reasons as `DNSClientError.Reason`.
+    public typealias Reason = Why
 
-    public var reason: Reason
+    public var reason: Why
     public var detail: String
 
-    public init(_ reason: Reason, _ detail: String = "") {
+    public init(_ reason: Why, _ detail: String = "") {
         self.reason = reason
         self.detail = detail
     }
 
     public var description: String { detail.isEmpty ? reason.rawValue : "\(reason.rawValue): \(detail)" }
+}
+
+/// Why a message could not be built or read.
+public typealias DNSMessageError = DNSError<DNSMessageErrorReason>
+
+/// What is wrong with a message (``DNSMessageError``).
+public enum DNSMessageErrorReason: String, Sendable {
+    /// A character-string over 255 bytes.
+    case characterStringTooLong = "character_string_too_long"
+    /// A TXT record with no character-string.
+    case emptyText = "empty_text"
+    /// A text over ``TXTText/maximumTextLength``.
+    case textTooLong = "text_too_long"
+    /// An update for a name outside the zone it is sent to (the server would answer NOTZONE).
+    case nameOutsideZone = "name_outside_zone"
+    /// An UPDATE with nothing to do.
+    case noUpdates = "no_updates"
+    /// A message or RDATA over 65,535 bytes, what DNS's 16-bit lengths can carry.
+    case messageTooLarge = "message_too_large"
+    /// A message that ends early.
+    case truncated = "truncated"
+    /// A compression pointer that does not point backwards.
+    case badCompressionPointer = "bad_compression_pointer"
+    /// A label of a reserved type, or a name over 255 bytes.
+    case badLabel = "bad_label"
+    /// Bytes left over after the last section, or a record whose RDATA does not parse.
+    case malformed = "malformed"
 }

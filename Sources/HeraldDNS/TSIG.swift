@@ -185,25 +185,16 @@ public struct TSIGRecord: Sendable, Hashable {
 }
 
 /// Why a response's TSIG record does not prove it came from the key's holder.
-public struct TSIGVerificationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: String, Sendable {
-        /// No TSIG record: anyone could have sent it.
-        case unsigned = "unsigned"
-        /// Signed with another key or algorithm than the request.
-        case keyMismatch = "key_mismatch"
-        /// A MAC that is not the key's over this response.
-        case badMAC = "bad_mac"
-        /// Signed further from now than its fudge allows: possibly a replay.
-        case timeOutOfRange = "time_out_of_range"
-    }
+public typealias TSIGVerificationError = DNSError<TSIGVerificationErrorReason>
 
-    public var reason: Reason
-    public var detail: String
-
-    public init(_ reason: Reason, _ detail: String = "") {
-        self.reason = reason
-        self.detail = detail
-    }
-
-    public var description: String { detail.isEmpty ? reason.rawValue : "\(reason.rawValue): \(detail)" }
+/// What is wrong with a response's signature (``TSIGVerificationError``).
+public enum TSIGVerificationErrorReason: String, Sendable {
+    /// No TSIG record: anyone could have sent it.
+    case unsigned = "unsigned"
+    /// Signed with another key or algorithm than the request.
+    case keyMismatch = "key_mismatch"
+    /// A MAC that is not the key's over this response.
+    case badMAC = "bad_mac"
+    /// Signed further from now than its fudge allows: possibly a replay.
+    case timeOutOfRange = "time_out_of_range"
 }
