@@ -69,8 +69,8 @@ public struct HeraldConfiguration: Sendable {
     }
 
     /// Where nothing is set. Each default is written once, in its type's initialiser
-    /// (``DispatcherConfiguration``, ``IntakeConfiguration``, ``ServerSettings``, ``EdgeLimits``)
-    /// or here; the settings table and the parser below read them from these values.
+    /// (``DispatcherConfiguration``, ``IntakeConfiguration``, ``ServerSettings``, ``EdgeLimits``, a
+    /// room's settings) or here; the settings table and the parsers read them from these values.
     public static let defaultHost = "127.0.0.1"
     public static let defaultPort = 8080
     public static let defaultDatabase = "./herald.sqlite"
