@@ -37,14 +37,8 @@ struct SessionPatchBody: Codable, Sendable {
     var sealKey: String?
     var app: String?
 
-    enum CodingKeys: String, CodingKey {
-        case allowNotifications = "allow_notifications"
-        case platform
-        case pushToken = "push_token"
-        case subscription
-        case sealKey = "seal_key"
-        case app
-    }
+    /// The PUT's fields, by the same names.
+    typealias CodingKeys = SessionPutBody.CodingKeys
 }
 
 /// One session as the backend reads it back.
