@@ -124,7 +124,8 @@ let package = Package(
         .target(
             name: "HeraldPush",
             dependencies: [
-                "HeraldWire",
+                // Provider tokens shared through the store by every process on one database.
+                "HeraldStore", "HeraldWire",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,39 +1,14 @@
 import Foundation
+import HeraldStore
 import Logging
 
-/// Where several Herald processes on one database share each key's provider token, so a key is
-/// signed (APNs) or exchanged (Google OAuth) once per refresh for the whole deployment instead
-/// of once per process: Apple answers `TooManyProviderTokenUpdates` to a key whose token
-/// changes more often than every 20 minutes, and Google rate-limits its token endpoint.
-public protocol ProviderTokenSharing: Sendable {
-    /// The token last published for `key`, if any.
-    func sharedToken(key: String) async throws -> SharedProviderToken?
-    /// Takes the right to issue `key`'s next token until `until`, if its token is due (missing,
-    /// past `refreshAt`, or withdrawn) and no other process holds that right; whether it did.
-    func claimTokenIssue(key: String, holder: String, now: Date, until: Date) async throws -> Bool
-    /// Publishes a new token for `key` and releases the claim.
-    func publishToken(key: String, token: SharedProviderToken) async throws
-    /// Marks `value` due for refresh if it is still `key`'s token (the push service rejected it).
-    func withdrawToken(key: String, value: String) async throws
-}
-
-/// A provider token as shared between processes.
-public struct SharedProviderToken: Sendable, Hashable {
-    public var value: String
-    public var issuedAt: Date
-    /// From this moment the token is replaced before use.
-    public var refreshAt: Date
-
-    public init(value: String, issuedAt: Date, refreshAt: Date) {
-        self.value = value
-        self.issuedAt = issuedAt
-        self.refreshAt = refreshAt
-    }
-}
-
-/// A provider's place in the sharing: the store, the key's name there, and who this process is.
+/// A provider's place in the store's token sharing (``ProviderTokenStore``): several Herald
+/// processes on one database share each key's provider token, so a key is signed (APNs) or
+/// exchanged (Google OAuth) once per refresh for the whole deployment instead of once per
+/// process. Apple answers `TooManyProviderTokenUpdates` to a key whose token changes more
+/// often than every 20 minutes, and Google rate-limits its token endpoint.
 public struct TokenSharing: Sendable {
-    public var store: any ProviderTokenSharing
+    public var store: any ProviderTokenStore
     /// This process, as the holder of a claim (random per process).
     public var holder: String
     public var logger: Logger
@@ -42,7 +17,7 @@ public struct TokenSharing: Sendable {
     /// How often a process waiting for another's token looks again.
     public var pollEvery: Duration = .milliseconds(50)
 
-    public init(store: any ProviderTokenSharing, holder: String = UUID().uuidString, logger: Logger) {
+    public init(store: any ProviderTokenStore, holder: String = UUID().uuidString, logger: Logger) {
         self.store = store
         self.holder = holder
         self.logger = logger
@@ -59,13 +34,13 @@ public struct TokenSharing: Sendable {
         do {
             while true {
                 let current = now()
-                if let shared = try await store.sharedToken(key: key), current < shared.refreshAt {
+                if let shared = try await store.providerToken(key: key), current < shared.refreshAt {
                     return .init(value: shared.value, refreshAt: shared.refreshAt)
                 }
-                if try await store.claimTokenIssue(key: key, holder: holder, now: current, until: current.addingTimeInterval(claimFor)) {
+                if try await store.claimProviderTokenIssue(key: key, holder: holder, now: current, until: current.addingTimeInterval(claimFor)) {
                     let token = try await issue()
-                    try await store.publishToken(
-                        key: key, token: SharedProviderToken(value: token.value, issuedAt: current, refreshAt: token.refreshAt))
+                    try await store.storeProviderToken(
+                        key: key, token: StoredProviderToken(value: token.value, issuedAt: current, refreshAt: token.refreshAt))
                     logger.info("issued the shared provider token", metadata: ["key": "\(key)"])
                     return token
                 }
@@ -82,7 +57,7 @@ public struct TokenSharing: Sendable {
 
     func withdraw(key: String, value: String) async {
         do {
-            try await store.withdrawToken(key: key, value: value)
+            try await store.withdrawProviderToken(key: key, value: value)
         } catch {
             logger.warning("could not withdraw the shared provider token", metadata: ["key": "\(key)", "error": "\(error)"])
         }

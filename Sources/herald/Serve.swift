@@ -65,7 +65,7 @@ struct Serve: AsyncParsableCommand {
         do {
             let providers = try providerSettings.makeRouter(
                 httpClient: httpClient,
-                sharing: TokenSharing(store: StoreTokenSharing(store: store), logger: logger.with(component: "provider-tokens")),
+                sharing: TokenSharing(store: store, logger: logger.with(component: "provider-tokens")),
                 logger: logger
             )
             for warning in settings.warnings { logger.warning("\(warning)") }

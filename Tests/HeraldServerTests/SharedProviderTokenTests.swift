@@ -36,7 +36,7 @@ struct SharedProviderTokenTests {
             let processes = try (0..<2).map { index in
                 try APNsProvider(
                     configuration: configuration, httpClient: client,
-                    sharing: TokenSharing(store: StoreTokenSharing(store: store), holder: "process-\(index)", logger: logger),
+                    sharing: TokenSharing(store: store, holder: "process-\(index)", logger: logger),
                     now: clock.function)
             }
             let message = PushMessage(kind: .alert, data: ["k": "v"], alert: .init(title: "t", body: "b"))
