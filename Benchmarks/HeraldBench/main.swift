@@ -197,7 +197,7 @@ if CommandLine.arguments.contains("--micro") {
         for _ in 0..<batches {
             let jobs = (0..<100).map { _ in
                 NewJob(
-                    platform: .ios, token: deviceToken, notificationType: "swap_updated", payload: payload,
+                    destination: .device(.ios), token: deviceToken, notificationType: "swap_updated", payload: payload,
                     idempotencyKey: nil, expiresAt: Date().addingTimeInterval(3600), app: Device.defaultApp)
             }
             var start = ContinuousClock.now

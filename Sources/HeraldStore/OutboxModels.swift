@@ -42,23 +42,6 @@ public struct NewJob: Sendable, Hashable {
         self.expiresAt = expiresAt
         self.app = app
     }
-
-    /// A push to a device.
-    public init(
-        id: String = JobID.make(),
-        platform: Platform,
-        token: String,
-        notificationType: String,
-        payload: Data,
-        idempotencyKey: String?,
-        idempotencyFingerprint: String? = nil,
-        expiresAt: Date,
-        app: String
-    ) {
-        self.init(
-            id: id, destination: .device(platform), token: token, notificationType: notificationType, payload: payload,
-            idempotencyKey: idempotencyKey, idempotencyFingerprint: idempotencyFingerprint, expiresAt: expiresAt, app: app)
-    }
 }
 
 /// The answer to an enqueue: the job's id, and whether an earlier job with the same idempotency

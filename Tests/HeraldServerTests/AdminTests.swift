@@ -211,7 +211,7 @@ extension TestNDS {
     /// A dead letter made as the dispatcher makes one: enqueued, tried, given up on.
     func deadLetter(token: String, reason: String) async throws -> String {
         let new = NewJob(
-            platform: .ios, token: TestToken.apns(token), notificationType: "swap_updated",
+            destination: .device(.ios), token: TestToken.apns(token), notificationType: "swap_updated",
             payload: PushMessageFixture.storedSwap, idempotencyKey: nil, expiresAt: Date().addingTimeInterval(600), app: Device.defaultApp
         )
         _ = try await store.enqueue([new], now: Date(), leaseUntil: Date().addingTimeInterval(60))

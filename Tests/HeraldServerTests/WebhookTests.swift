@@ -196,7 +196,7 @@ struct WebhookTests {
         let nds = try TestNDS()
         let past = Date().addingTimeInterval(-1)
         let job = NewJob(
-            platform: .ios, token: "74746c2d746f6b656e", notificationType: "swap_updated",
+            destination: .device(.ios), token: "74746c2d746f6b656e", notificationType: "swap_updated",
             payload: Data(#"{"kind":"wake","data":{}}"#.utf8), idempotencyKey: nil, expiresAt: past, app: Device.defaultApp
         )
         _ = try await nds.store.enqueue([job], now: past.addingTimeInterval(-60), leaseUntil: past)

@@ -39,7 +39,7 @@ struct DatabaseThreadTests {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         func job(_ n: Int) -> NewJob {
             NewJob(
-                platform: .ios, token: String(format: "%064x", n), notificationType: "t", payload: Data("{}".utf8),
+                destination: .device(.ios), token: String(format: "%064x", n), notificationType: "t", payload: Data("{}".utf8),
                 idempotencyKey: nil, expiresAt: now.addingTimeInterval(3600), app: "default")
         }
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -9,7 +9,7 @@ private func deadLetter(
     answer: String? = nil, triedAt: Date = t0, diedAt: Date = t0.addingTimeInterval(10)
 ) async throws -> String {
     let new = NewJob(
-        platform: platform, token: token, notificationType: "swap_updated", payload: Data(#"{"n":1}"#.utf8),
+        destination: .device(platform), token: token, notificationType: "swap_updated", payload: Data(#"{"n":1}"#.utf8),
         idempotencyKey: nil, expiresAt: t0.addingTimeInterval(600), app: Device.defaultApp
     )
     _ = try await store.enqueue([new], now: t0, leaseUntil: t0.addingTimeInterval(60))
@@ -172,7 +172,7 @@ struct DeadLetterStoreTests {
     func replayKeepsEveryColumn(_ backend: Backend) async throws {
         try await withStore(backend) { store in
             let new = NewJob(
-                platform: .android, token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
+                destination: .device(.android), token: "fcm-roundtrip-0001", notificationType: "wake:incomingHtlc",
                 payload: Data(#"{"kind":"wake"}"#.utf8), idempotencyKey: "k-roundtrip", expiresAt: t0.addingTimeInterval(600),
                 app: "com.example.beta"
             )
@@ -204,7 +204,7 @@ struct DeadLetterStoreTests {
             let leased = job("tok-a")
             _ = try await store.enqueue([leased], now: t0, leaseUntil: t0.addingTimeInterval(60))
             let waiting = NewJob(
-                platform: .android, token: "fcm-b", notificationType: "x", payload: Data(), idempotencyKey: nil,
+                destination: .device(.android), token: "fcm-b", notificationType: "x", payload: Data(), idempotencyKey: nil,
                 expiresAt: t0.addingTimeInterval(600), app: "com.example.beta"
             )
             _ = try await store.enqueue([waiting], now: t0.addingTimeInterval(1), leaseUntil: t0, leasing: 0)

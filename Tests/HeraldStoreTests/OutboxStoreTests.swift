@@ -7,7 +7,7 @@ let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
 func job(_ token: String = "tok", key: String? = nil, ttl: TimeInterval = 3600) -> NewJob {
     NewJob(
-        platform: .ios,
+        destination: .device(.ios),
         token: token,
         notificationType: "swap_updated",
         payload: Data("{}".utf8),

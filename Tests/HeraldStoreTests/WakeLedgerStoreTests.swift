@@ -73,7 +73,7 @@ struct WakeLedgerStoreTests {
 
             // A pending wake with its fallback, then the owner registers again on a new token.
             var fallback = NewJob(
-                platform: .ios, token: String(repeating: "ab", count: 32), notificationType: "wake_fallback", payload: Data("{}".utf8),
+                destination: .device(.ios), token: String(repeating: "ab", count: 32), notificationType: "wake_fallback", payload: Data("{}".utf8),
                 idempotencyKey: nil, expiresAt: t0.addingTimeInterval(60), app: Device.defaultApp)
             fallback.dueAt = t0.addingTimeInterval(15)
             _ = try await store.enqueue([fallback], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 0)
@@ -130,8 +130,8 @@ struct WakeLedgerStoreTests {
         try await withStore(backend) { store in
             func fallbackJob(_ due: Date) -> NewJob {
                 var job = NewJob(
-                    platform: .ios, token: String(repeating: "ab", count: 32), notificationType: "wake_fallback", payload: Data("{}".utf8),
-                    idempotencyKey: nil, expiresAt: t0.addingTimeInterval(60), app: Device.defaultApp)
+                    destination: .device(.ios), token: String(repeating: "ab", count: 32), notificationType: "wake_fallback",
+                    payload: Data("{}".utf8), idempotencyKey: nil, expiresAt: t0.addingTimeInterval(60), app: Device.defaultApp)
                 job.dueAt = due
                 return job
             }
@@ -183,8 +183,8 @@ struct WakeLedgerStoreTests {
         try await withStore(backend) { store in
             func fallbackJob() -> NewJob {
                 var job = NewJob(
-                    platform: .ios, token: String(repeating: "cd", count: 32), notificationType: "wake_fallback", payload: Data("{}".utf8),
-                    idempotencyKey: nil, expiresAt: t0.addingTimeInterval(120), app: Device.defaultApp)
+                    destination: .device(.ios), token: String(repeating: "cd", count: 32), notificationType: "wake_fallback",
+                    payload: Data("{}".utf8), idempotencyKey: nil, expiresAt: t0.addingTimeInterval(120), app: Device.defaultApp)
                 job.dueAt = t0.addingTimeInterval(4)
                 return job
             }

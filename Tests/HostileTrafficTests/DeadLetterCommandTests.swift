@@ -38,7 +38,7 @@ struct DeadLetterCommandTests {
     static func deadLetter(_ store: any HeraldStoreBackend, token: String, reason: String) async throws -> String {
         let now = Date()
         let new = NewJob(
-            platform: .ios, token: token, notificationType: "swap_updated", payload: Data("{}".utf8), idempotencyKey: nil,
+            destination: .device(.ios), token: token, notificationType: "swap_updated", payload: Data("{}".utf8), idempotencyKey: nil,
             expiresAt: now.addingTimeInterval(600), app: Device.defaultApp
         )
         _ = try await store.enqueue([new], now: now, leaseUntil: now.addingTimeInterval(60))
