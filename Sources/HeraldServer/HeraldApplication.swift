@@ -103,11 +103,6 @@ public func buildApplication(
         metrics.wakeToPresence.record(.milliseconds(Int64((took * 1000).rounded())))
     }
 
-    let router = Router(context: HeraldRequestContext.self)
-    router.add(middleware: ClientAddressMiddleware(resolver: ClientAddressResolver(trusted: configuration.settings.trustedProxies)))
-    router.add(middleware: JSONErrorMiddleware())
-    router.add(middleware: FormQueryMiddleware())
-    let api = router.group("api/v1")
     // Every push a route causes goes through the one delivery; wakes through the wake service.
     let directory = DeviceDirectory(
         devices: store, identities: store, challenges: store, providers: providers, settings: configuration.settings)
@@ -115,69 +110,18 @@ public func buildApplication(
         intake: intake, relay: relay, devices: store, directory: directory, providers: providers, targets: targets, metrics: metrics,
         settings: configuration.settings, now: now
     )
-    let wakeService = WakeService(
-        delivery: delivery, presence: presence, metrics: metrics, settings: configuration.settings, now: now, claims: shared,
-        ledger: store
-    )
-    let swapActivities = SwapActivities(
-        store: store, delivery: delivery, settings: configuration.settings, metrics: metrics, now: now,
-        logger: logger.with(component: "live-activities"))
-    WebhookRoutes(
-        delivery: delivery, devices: store, providers: providers, settings: configuration.settings,
-        lsps5: LSPS5Intake(store: store, wakes: wakeService, metrics: metrics, now: now), activities: swapActivities
-    ).register(on: api)
-    LiveActivityRoutes(devices: store, activities: store, now: now).register(on: api)
-    BreezPaymentRoutes(delivery: delivery, settings: configuration.settings, metrics: metrics)
-        .register(on: api)
-    ReplyRoutes(relay: relay, settings: configuration.settings).register(on: api)
-    let bip353 = configuration.settings.bip353.map { Bip353Names(settings: $0, store: store, delivery: delivery, now: now) }
-    LightningAddressRoutes(
-        devices: store, addresses: store, cache: store, settings: configuration.settings, challenges: store, now: now, bip353: bip353
-    ).register(on: api)
-    LnurlPayRoutes(
-        addresses: store, devices: store, cache: store, delivery: delivery, settings: configuration.settings,
-        zaps: ZapReceipts(zaps: store, delivery: delivery, settings: configuration.settings, now: now), now: now
-    ).register(on: router)
-    DeviceRoutes(
-        devices: store,
-        localPushes: store,
-        keys: store,
-        challenges: store,
-        replays: store,
-        delivery: delivery,
-        settings: configuration.settings,
-        providers: providers,
-        limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now),
-        now: now,
-        clock: clock,
-        ledger: store,
-        liveActivities: store,
-        bip353: bip353
-    ).register(on: api)
-    PresenceRoutes(devices: store, presence: presence, settings: configuration.settings, now: now, clock: clock, wakes: wakeService)
-        .register(on: api)
-    WakeRoutes(wakes: wakeService, devices: store, keys: store, providers: providers, metrics: metrics, now: now)
-        .register(on: api)
-    WakeGatewayRoutes(
-        wakes: wakeService, devices: store, keys: store, replays: store, challenges: store, ledger: store, providers: providers,
-        settings: configuration.settings,
-        limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
-    ).register(on: router)
     let nwcWatcher = NwcWatcher(
         store: store, delivery: delivery, settings: configuration.settings, metrics: metrics, lease: configuration.dispatcher.lease,
         now: now, clock: clock, logger: logger.with(component: "nwc"))
-    NwcRoutes(
-        store: store, watcher: nwcWatcher, directory: directory, settings: configuration.settings,
-        limiter: RateLimiter(perMinute: configuration.settings.registrationsPerMinute, now: now), now: now
-    ).register(on: router)
-    BackendRoutes(delivery: delivery, store: store, providers: providers, settings: configuration.settings, now: now).register(on: api)
-    AdminRoutes(store: store, keys: store, replayed: { dispatcher.deferred() }, now: now).register(on: api)
-    DashboardRoutes(
-        store: store, keys: store, metrics: metrics, providers: providers, relay: relay, settings: configuration.settings,
-        replayed: { dispatcher.deferred() }, now: now
-    ).register(on: router)
-    OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
-    OpenAPIRoutes().register(on: router)
+    let router = buildRouter(
+        ServerParts(
+            settings: configuration.settings, store: store, providers: providers, metrics: metrics, relay: relay, presence: presence,
+            directory: directory, delivery: delivery,
+            wakes: WakeService(
+                delivery: delivery, presence: presence, metrics: metrics, settings: configuration.settings, now: now, claims: shared,
+                ledger: store),
+            nwcWatcher: nwcWatcher, registrationsPerMinute: configuration.settings.registrationsPerMinute,
+            replayed: { dispatcher.deferred() }, now: now, clock: clock, logger: logger))
     routesRegistered(router.routes.map { RegisteredRoute(method: $0.method.rawValue, path: $0.path.description) })
 
     var app = Application(
@@ -199,6 +143,84 @@ public func buildApplication(
         app.addServices(PresenceMirror(registry: presence, store: shared, now: now, clock: clock, logger: logger.with(component: "presence")))
     }
     return app
+}
+
+/// What the rooms' routes are made from: the settings, the store and the services
+/// ``buildApplication`` started.
+struct ServerParts<Store: HeraldStoreBackend>: Sendable {
+    let settings: ServerSettings
+    let store: Store
+    let providers: PushRouter
+    let metrics: HeraldMetrics
+    let relay: ReplyRelay
+    let presence: PresenceRegistry
+    let directory: DeviceDirectory
+    let delivery: PushDelivery
+    let wakes: WakeService
+    let nwcWatcher: NwcWatcher
+    let registrationsPerMinute: Int
+    /// Tells the dispatcher that replayed jobs wait in the store.
+    let replayed: @Sendable () -> Void
+    let now: @Sendable () -> Date
+    let clock: any Clock<Duration>
+    let logger: Logger
+
+    /// A registration route's own allowance per client address.
+    func registrationLimiter() -> RateLimiter { RateLimiter(perMinute: registrationsPerMinute, now: now) }
+}
+
+/// Registers every room's routes, one statement a room, behind the edge's middleware.
+func buildRouter<Store: HeraldStoreBackend>(_ parts: ServerParts<Store>) -> Router<HeraldRequestContext> {
+    let (settings, store, delivery, providers, metrics, now, clock) =
+        (parts.settings, parts.store, parts.delivery, parts.providers, parts.metrics, parts.now, parts.clock)
+    let router = Router(context: HeraldRequestContext.self)
+    router.add(middleware: ClientAddressMiddleware(resolver: ClientAddressResolver(trusted: settings.trustedProxies)))
+    router.add(middleware: JSONErrorMiddleware())
+    router.add(middleware: FormQueryMiddleware())
+    let api = router.group("api/v1")
+    let activities = SwapActivities(
+        store: store, delivery: delivery, settings: settings, metrics: metrics, now: now,
+        logger: parts.logger.with(component: "live-activities"))
+    let bip353 = settings.bip353.map { Bip353Names(settings: $0, store: store, delivery: delivery, now: now) }
+    WebhookRoutes(
+        delivery: delivery, devices: store, providers: providers, settings: settings,
+        lsps5: LSPS5Intake(store: store, wakes: parts.wakes, metrics: metrics, now: now), activities: activities
+    ).register(on: api)
+    LiveActivityRoutes(devices: store, activities: store, now: now).register(on: api)
+    BreezPaymentRoutes(delivery: delivery, settings: settings, metrics: metrics).register(on: api)
+    ReplyRoutes(relay: parts.relay, settings: settings).register(on: api)
+    LightningAddressRoutes(
+        devices: store, addresses: store, cache: store, settings: settings, challenges: store, now: now, bip353: bip353
+    ).register(on: api)
+    LnurlPayRoutes(
+        addresses: store, devices: store, cache: store, delivery: delivery, settings: settings,
+        zaps: ZapReceipts(zaps: store, delivery: delivery, settings: settings, now: now), now: now
+    ).register(on: router)
+    DeviceRoutes(
+        devices: store, localPushes: store, keys: store, challenges: store, replays: store, delivery: delivery, settings: settings,
+        providers: providers, limiter: parts.registrationLimiter(), now: now, clock: clock, ledger: store, liveActivities: store,
+        bip353: bip353
+    ).register(on: api)
+    PresenceRoutes(devices: store, presence: parts.presence, settings: settings, now: now, clock: clock, wakes: parts.wakes)
+        .register(on: api)
+    WakeRoutes(wakes: parts.wakes, devices: store, keys: store, providers: providers, metrics: metrics, now: now).register(on: api)
+    WakeGatewayRoutes(
+        wakes: parts.wakes, devices: store, keys: store, replays: store, challenges: store, ledger: store, providers: providers,
+        settings: settings, limiter: parts.registrationLimiter(), now: now
+    ).register(on: router)
+    NwcRoutes(
+        store: store, watcher: parts.nwcWatcher, directory: parts.directory, settings: settings, limiter: parts.registrationLimiter(),
+        now: now
+    ).register(on: router)
+    BackendRoutes(delivery: delivery, store: store, providers: providers, settings: settings, now: now).register(on: api)
+    AdminRoutes(store: store, keys: store, replayed: parts.replayed, now: now).register(on: api)
+    DashboardRoutes(
+        store: store, keys: store, metrics: metrics, providers: providers, relay: parts.relay, settings: settings,
+        replayed: parts.replayed, now: now
+    ).register(on: router)
+    OperationsRoutes(store: store, providers: providers, metrics: metrics).register(on: router)
+    OpenAPIRoutes().register(on: router)
+    return router
 }
 
 extension Logger {
