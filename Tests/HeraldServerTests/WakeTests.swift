@@ -234,6 +234,62 @@ struct WakeTests {
         }
     }
 
+    @Test(
+        "twenty fallback wakes acked received and handled at once, in either order, by their own phones: every alert cancelled; a stranger's received moves nothing"
+    )
+    func concurrentAcks() async throws {
+        let nds = try TestNDS()
+        let key = try await nds.apiKey([.wake])
+        var registered: [DeviceRegistration] = []
+        for i in 0..<20 { registered.append(try await register(nds, token: String(format: "%064x", 0xb000 + i))) }
+        let phones = registered
+        let stranger = try await register(nds, token: String(repeating: "5e", count: 32))
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                var wakeIDs: [String] = []
+                for (i, phone) in phones.enumerated() {
+                    let wake = try await client.call(
+                        .post, "/api/v1/wake", key: key,
+                        json: Self.wake(
+                            phone.device.id, hash: String(format: "%064x", i), extra: #","wake_alert":"fallback","fallback_after_secs":30"#))
+                    #expect(wake.status == .accepted)
+                    wakeIDs.append(try #require(wake.json["wake_id"] as? String))
+                }
+                // Another device's secret, or another device's path: the wake is not its own.
+                let foreign = try await client.call(
+                    .post, "/api/v1/devices/\(stranger.device.id)/acks", key: stranger.secret,
+                    json: #"{"id":"\#(wakeIDs[0])","outcome":"received"}"#)
+                #expect(foreign.status == .notFound && foreign.json["error"] as? String == "unknown_wake")
+                let wrongSecret = try await client.call(
+                    .post, "/api/v1/devices/\(phones[0].device.id)/acks", key: stranger.secret,
+                    json: #"{"id":"\#(wakeIDs[0])","outcome":"received"}"#)
+                #expect(wrongSecret.status == .unauthorized)
+                let due = try await nds.store.nextDueAt(now: Date())
+                #expect(due.map { $0.timeIntervalSinceNow < 31 } == true)
+
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for (i, phone) in phones.enumerated() {
+                        for outcome in i.isMultiple(of: 2) ? ["received", "handled"] : ["handled", "received"] {
+                            let body = #"{"id":"\#(wakeIDs[i])","outcome":"\#(outcome)"}"#
+                            group.addTask {
+                                try await client.call(.post, "/api/v1/devices/\(phone.device.id)/acks", key: phone.secret, json: body).status
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.count == 40 && statuses.allSatisfy { $0 == .noContent })
+                for id in wakeIDs {
+                    let status = try await client.call(.get, "/api/v1/wake/\(id)", key: key)
+                    let shown = try #require((status.json["devices"] as? [[String: Any]])?.first)
+                    #expect(shown["outcome"] as? String == "handled" && shown["fallback"] as? String == "cancelled", "\(shown)")
+                }
+                #expect(try await nds.store.nextDueAt(now: Date()) == nil)
+                #expect(try await servers.apns.requests.all.allSatisfy { $0.headers["apns-push-type"] == "background" })
+            }
+        }
+    }
+
     /// Apple's delivery rules, header by header: the silent push is never stored and collapses
     /// nothing, the alert carries the expiry and the collapse id, and the silent push's stream
     /// was opened first on the same connection.
