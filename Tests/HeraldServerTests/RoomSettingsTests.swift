@@ -7,11 +7,7 @@ import Testing
 /// layer a value came from.
 @Suite("Room settings")
 struct RoomSettingsTests {
-    static func yaml(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(UUID().uuidString).yaml")
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return url.path
-    }
+    static func yaml(_ text: String) throws -> String { try HeraldConfigurationTests.yaml(text) }
 
     @Test("a room's settings come from its flags, variables and file keys, scoped or not; unset, its defaults")
     func layers() async throws {
