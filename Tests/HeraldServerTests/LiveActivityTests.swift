@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldDevice
 import HeraldPush
 import HeraldServer
 import HeraldStore
@@ -203,6 +204,144 @@ struct LiveActivityTests {
                 // Only the two challenge pushes went out.
                 #expect(try await eventually { await servers.apns.requests.all.count == 2 })
                 #expect(await servers.apns.requests.all.allSatisfy { $0.deviceToken != Self.startToken })
+            }
+        }
+    }
+
+    /// The pushes the APNs look-alike took for `token`.
+    static func received(_ servers: MockPushServers, _ token: String) async -> [MockAPNsRequest] {
+        await servers.apns.requests.all.filter { $0.deviceToken == token }
+    }
+
+    @Test(
+        "key: a push-to-start token is registered only with a devices key (401 unauthorized without one or with a device secret, 403 forbidden with another scope); the app's activity token goes in with the device secret; strangers, and the API key itself, cannot set, replace or delete either token"
+    )
+    func keyMode() async throws {
+        var configured = try TestNDS()
+        configured.settings.registration = .key
+        let nds = configured
+        let devicesKey = try await nds.apiKey([.devices])
+        let wakeKey = try await nds.apiKey([.wake])
+        let deviceToken = String(repeating: "d3", count: 32)
+        let strangerToken = String(repeating: "af", count: 32)
+        let registration = #"{"platform":"ios","push_token":"\#(deviceToken)","live_activity":{"push_to_start_token":"\#(Self.startToken)"}}"#
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                let anonymous = try await client.post("/api/v1/devices", json: registration)
+                #expect(anonymous.status == .unauthorized && anonymous.json["error"] as? String == "unauthorized", "\(anonymous.text)")
+                let wrongScope = try await client.post("/api/v1/devices", json: registration, headers: [.authorization: "Bearer \(wakeKey)"])
+                #expect(wrongScope.status == .forbidden && wrongScope.json["error"] as? String == "forbidden", "\(wrongScope.text)")
+
+                let created = try await client.post("/api/v1/devices", json: registration, headers: [.authorization: "Bearer \(devicesKey)"])
+                #expect(created.status == .created, "\(created.text)")
+                let device = try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                #expect(try await nds.store.liveActivityStartToken(deviceID: device.deviceID) == Self.startToken)
+                let other = try WireJSON.decode(
+                    DeviceRegistrationAnswer.self,
+                    from: Data(
+                        buffer: try await client.post(
+                            "/api/v1/devices", json: #"{"platform":"ios","push_token":"e5e5"}"#, headers: [.authorization: "Bearer \(devicesKey)"]
+                        ).body))
+                // A device secret is not a devices key: it registers nothing.
+                let bySecret = try await client.post(
+                    "/api/v1/devices", json: registration, headers: [.authorization: "Bearer \(other.deviceSecret ?? "")"])
+                #expect(bySecret.status == .unauthorized && bySecret.json["error"] as? String == "unauthorized", "\(bySecret.text)")
+
+                // Nobody but the device moves its push-to-start token; the device does, with its secret alone.
+                let moveStart = #"{"live_activity":{"push_to_start_token":"\#(strangerToken)"}}"#
+                for key in [other.deviceSecret, nil, "not-a-secret", devicesKey] {
+                    let moved = try await client.call(.put, "/api/v1/devices/\(device.deviceID)", key: key, json: moveStart)
+                    #expect(moved.status == .unauthorized && moved.json["error"] as? String == "unauthorized", "\(moved.text)")
+                }
+                #expect(try await nds.store.liveActivityStartToken(deviceID: device.deviceID) == Self.startToken)
+                let kept = try await client.call(
+                    .put, "/api/v1/devices/\(device.deviceID)", key: device.deviceSecret,
+                    json: #"{"live_activity":{"push_to_start_token":"\#(Self.startToken)"}}"#)
+                #expect(kept.status == .ok, "\(kept.text)")
+
+                let notify = "/api/v1/notify?token=\(device.alias)"
+                #expect(try await client.post(notify, json: Self.swap("s-k", "transaction.mempool")).status == .ok)
+                #expect(try await eventually { await Self.received(servers, Self.startToken).count == 1 })
+
+                // The app hands over the activity's token with the device secret, no API key needed.
+                let path = "/api/v1/devices/\(device.deviceID)/live-activities/s-k"
+                let put = try await client.call(.put, path, key: device.deviceSecret, json: #"{"push_token":"\#(Self.activityToken)"}"#)
+                #expect(put.status == .noContent, "\(put.text)")
+                for key in [other.deviceSecret, nil, "not-a-secret", devicesKey] {
+                    let replaced = try await client.call(.put, path, key: key, json: #"{"push_token":"\#(strangerToken)"}"#)
+                    #expect(replaced.status == .unauthorized && replaced.json["error"] as? String == "unauthorized", "\(replaced.text)")
+                    let deleted = try await client.call(.delete, path, key: key)
+                    #expect(deleted.status == .unauthorized && deleted.json["error"] as? String == "unauthorized", "\(deleted.text)")
+                }
+                // The next status updates the device's activity: neither replaced nor forgotten.
+                #expect(try await client.post(notify, json: Self.swap("s-k", "transaction.confirmed")).status == .ok)
+                let update = try await Self.activityPushes(servers, count: 1)[0]
+                #expect(try Self.aps(update)["event"] as? String == "update")
+                #expect(try await eventually { try await nds.store.counts().pending == 0 })
+                #expect(await Self.received(servers, strangerToken).isEmpty)
+                #expect(await Self.received(servers, Self.startToken).count == 1)
+                #expect(await Self.received(servers, deviceToken).count == 2)
+            }
+        }
+    }
+
+    @Test(
+        "challenge: a confirmed phone that moves to a new token drives no Live Activity (start token or activity token) until the new token is confirmed; then the activity is updated again"
+    )
+    func challengeAfterMove() async throws {
+        var configured = try TestNDS()
+        configured.settings.registration = .challenge
+        let nds = configured
+        let firstToken = String(repeating: "e3", count: 32)
+        let movedToken = String(repeating: "e4", count: 32)
+        try await nds.withMockPush { servers, providers in
+            try await nds.app(providers: providers).test(.live) { client in
+                /// What the plugin does with the challenge push that reached `token`: posts its code back.
+                func confirm(_ token: String) async throws {
+                    #expect(try await eventually { await !Self.received(servers, token).isEmpty })
+                    let pushed = try #require(await Self.received(servers, token).last)
+                    guard case .deviceChallenge(let challenge) = IncomingPush(json: pushed.body).notification else {
+                        Issue.record("not a challenge: \(pushed.json ?? [:])")
+                        return
+                    }
+                    let confirmed = try await client.post(
+                        String(challenge.confirmURL.dropFirst("http://nds.test".count)),
+                        json: String(decoding: try WireJSON.encode(DeviceConfirmation(code: challenge.code)), as: UTF8.self))
+                    #expect(confirmed.status == .ok, "\(confirmed.text)")
+                }
+                let created = try await client.post(
+                    "/api/v1/devices",
+                    json: #"{"platform":"ios","push_token":"\#(firstToken)","live_activity":{"push_to_start_token":"\#(Self.startToken)"}}"#)
+                #expect(created.status == .created)
+                let device = try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                try await confirm(firstToken)
+                let notify = "/api/v1/notify?token=\(device.alias)"
+                #expect(try await client.post(notify, json: Self.swap("s-m", "transaction.mempool")).status == .ok)
+                #expect(try await eventually { await Self.received(servers, Self.startToken).count == 1 })
+                let path = "/api/v1/devices/\(device.deviceID)/live-activities/s-m"
+                #expect(
+                    try await client.call(.put, path, key: device.deviceSecret, json: #"{"push_token":"\#(Self.activityToken)"}"#).status
+                        == .noContent)
+
+                // The secret moves the device to a token not proven yet.
+                let moved = try await client.call(
+                    .put, "/api/v1/devices/\(device.deviceID)", key: device.deviceSecret, json: #"{"platform":"ios","push_token":"\#(movedToken)"}"#)
+                #expect(moved.status == .ok && moved.json["confirmed"] as? Bool == false, "\(moved.text)")
+                for status in ["transaction.confirmed", "transaction.claim.pending"] {
+                    let refused = try await client.post(notify, json: Self.swap("s-m", status))
+                    #expect(refused.status == .forbidden && refused.json["error"] as? String == "device_unconfirmed", "\(refused.text)")
+                }
+                // Whatever the refused calls enqueued is sent by now: the new token's challenge only.
+                #expect(try await eventually { await Self.received(servers, movedToken).count == 1 })
+                #expect(try await eventually { try await nds.store.counts().pending == 0 })
+                #expect(await Self.received(servers, Self.activityToken).isEmpty)
+                #expect(await Self.received(servers, Self.startToken).count == 1)
+
+                try await confirm(movedToken)
+                #expect(try await client.post(notify, json: Self.swap("s-m", "transaction.confirmed")).status == .ok)
+                let update = try await Self.activityPushes(servers, count: 1)[0]
+                #expect(try Self.aps(update)["event"] as? String == "update")
+                #expect(((try Self.aps(update))["content-state"] as? [String: Any])?["status"] as? String == "transaction.confirmed")
             }
         }
     }
