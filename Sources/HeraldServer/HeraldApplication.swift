@@ -61,7 +61,9 @@ public func buildApplication(
     let shared = store.sharing.capabilities
     // BIP-353 records go through the outbox to the DNS server, like pushes to their services.
     let providers =
-        configuration.settings.bip353.map { providers.updatingDNS(through: Bip353Publisher(settings: $0, store: store, client: DNSClient())) }
+        configuration.settings.bip353.map {
+            providers.updatingDNS(through: Bip353Publisher(settings: $0, store: store, client: DNSClient(), now: now))
+        }
         ?? providers
     var dispatcherConfiguration = configuration.dispatcher
     // Leases found at start are this process's own only when no other process writes the database.

@@ -8,6 +8,7 @@ import HeraldWire
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -68,6 +69,35 @@ struct Bip353Tests {
         return try await client.call(
             .post, "/api/v1/lnurlpay", key: device.deviceSecret,
             json: #"{"device_id":"\#(device.deviceID)","username":"\#(username)"\#(offerField)}"#)
+    }
+
+    /// A BOLT 12 offer written here (HeraldBolt12 reads it on the server): `offer_description`,
+    /// `offer_absolute_expiry` when given, and the secp256k1 generator as `offer_issuer_id`; the
+    /// TLV stream in bech32's 5-bit groups, without a checksum.
+    static func offer(_ description: String, expiry: UInt64? = nil) -> String {
+        func record(_ type: UInt8, _ value: [UInt8]) -> [UInt8] { [type, UInt8(value.count)] + value }
+        var stream = record(10, Array(description.utf8))
+        if let expiry { stream += record(14, withUnsafeBytes(of: expiry.bigEndian) { Array($0.drop { $0 == 0 }) }) }
+        let generator = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+        stream += record(22, stride(from: 0, to: 66, by: 2).map { UInt8(generator.dropFirst($0).prefix(2), radix: 16)! })
+        let alphabet = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l")
+        var groups = ""
+        var (accumulator, bits) = (0, 0)
+        for byte in stream {
+            (accumulator, bits) = (accumulator << 8 | Int(byte), bits + 8)
+            while bits >= 5 {
+                bits -= 5
+                groups.append(alphabet[(accumulator >> bits) & 31])
+            }
+        }
+        if bits > 0 { groups.append(alphabet[(accumulator << (5 - bits)) & 31]) }
+        return "lno1" + groups
+    }
+
+    /// The TTL knot answers the TXT record at `<name>.user.<zone>` with.
+    static func ttl(_ knot: KnotServer, _ name: String) async throws -> UInt32? {
+        try await DNSClient().query(try DNSName("\(name).user.\(knot.zone)"), type: .txt, server: knot.address, timeout: .seconds(5))
+            .answers.first { $0.type == .txt }?.ttl
     }
 
     @Test(
@@ -237,4 +267,164 @@ struct Bip353Tests {
         _ = await server.stop()
         await knot.stop()
     }
+
+    @Test(
+        "an offer expiring in 120 s is published with a TTL of at most 120 under bip353.ttl 3600, also when sent 100 s late or renamed; one without expiry gets 3600"
+    )
+    func ttlCappedAtOfferLife() async throws {
+        let knot = try await KnotServer.start()
+        do {
+            var configured = try TestNDS()
+            configured.settings.bip353 = try Self.settings(knot)
+            configured.settings.bip353?.ttl = 3600
+            let nds = configured
+            // The server's wall clock, moved ahead by hand; it runs on meanwhile, so retries come due.
+            let skew = Skew()
+            let expiring = Self.offer("expires soon", expiry: UInt64(skew.now().timeIntervalSince1970) + 120)
+            let forever = Self.offer("never expires")
+            try await nds.app(now: skew.now).test(.live) { client in
+                func register(_ token: String) async throws -> DeviceRegistrationAnswer {
+                    let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(token)"}"#)
+                    return try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                }
+                let first = try await register("b357")
+                let second = try await register("b358")
+
+                #expect(try await Self.claim(client, first, "tina", offer: expiring).status == .created)
+                try await Self.waitFor(knot, "tina", texts: ["bitcoin:?lno=" + expiring])
+                let capped = try #require(try await Self.ttl(knot, "tina"))
+                #expect(capped > 0 && capped <= 120, "TTL \(capped)")
+
+                #expect(try await Self.claim(client, second, "ursula", offer: forever).status == .created)
+                try await Self.waitFor(knot, "ursula", texts: ["bitcoin:?lno=" + forever])
+                #expect(try await Self.ttl(knot, "ursula") == 3600)
+
+                // Claimed again while knot is down, sent 100 s later: 20 s of the offer are left.
+                let later = Self.offer("expires soon, again", expiry: UInt64(skew.now().timeIntervalSince1970) + 120)
+                await knot.pause()
+                let pending = try await Self.claim(client, first, "tina", offer: later)
+                #expect(pending.status == .ok && pending.json["bip353_state"] as? String == "pending", "\(pending.json)")
+                skew.advance(by: 100)
+                try await knot.resume()
+                try await Self.waitFor(knot, "tina", texts: ["bitcoin:?lno=" + later])
+                let late = try #require(try await Self.ttl(knot, "tina"))
+                #expect(late > 0 && late <= 20, "TTL \(late) for an offer with 20 s left")
+
+                // Renamed 10 s later without a new offer: the record moves with what the offer has left.
+                skew.advance(by: 10)
+                #expect(try await Self.claim(client, first, "tina2").status == .ok)
+                try await Self.waitFor(knot, "tina2", texts: ["bitcoin:?lno=" + later])
+                let renamed = try #require(try await Self.ttl(knot, "tina2"))
+                #expect(renamed > 0 && renamed <= 10, "TTL \(renamed) for an offer with 10 s left")
+                #expect(try await Self.ttl(knot, "ursula") == 3600)
+                #expect(try await eventually { try await nds.store.counts().pending == 0 })
+                #expect(try await nds.store.counts().dead == 0)
+            }
+        } catch {
+            await knot.stop()
+            throw error
+        }
+        await knot.stop()
+    }
+
+    @Test(
+        "40 claims at once, 8 of them racing for one name: each name has one owner, the others 409 username_taken, each winner's record published once and as stored"
+    )
+    func concurrentClaims() async throws {
+        let knot = try await KnotServer.start()
+        do {
+            var configured = try TestNDS()
+            configured.settings.bip353 = try Self.settings(knot)
+            configured.settings.registrationsPerMinute = 1000
+            let nds = configured
+            try await nds.app().test(.live) { client in
+                var registered: [DeviceRegistrationAnswer] = []
+                for index in 0..<40 {
+                    let created = try await client.post(
+                        "/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(String(format: "a0%02x", index))"}"#)
+                    try #require(created.status == .created, "\(created.text)")
+                    registered.append(try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body)))
+                }
+                let devices = registered
+                // Devices 0–31 each claim their own name; 32–39 race for "zed". Every claim has its own offer.
+                let usernames = (0..<40).map { $0 < 32 ? "solo\($0)" : "zed" }
+                let offers = (0..<40).map { Self.offer("offer of device \($0)") }
+                // Each answer's status and its body's text (JSON, kept as text: it crosses tasks).
+                let answers = try await withThrowingTaskGroup(of: (Int, HTTPResponse.Status, String).self) { group in
+                    for index in 0..<40 {
+                        group.addTask {
+                            let answer = try await Self.claim(client, devices[index], usernames[index], offer: offers[index])
+                            return (index, answer.status, answer.text)
+                        }
+                    }
+                    var answers: [Int: (status: HTTPResponse.Status, body: String)] = [:]
+                    for try await (index, status, body) in group { answers[index] = (status, body) }
+                    return answers
+                }
+                func field(_ index: Int, _ key: String) -> String? {
+                    let body = answers[index].map { Data($0.body.utf8) } ?? Data()
+                    return ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?[key] as? String
+                }
+
+                for index in 0..<32 {
+                    #expect(
+                        answers[index]?.status == .created && field(index, "bip353") == "₿solo\(index)@example.com", "\(answers[index]?.body ?? "")")
+                }
+                let winners = (32..<40).filter { answers[$0]?.status == .created }
+                #expect(winners.count == 1, "\((32..<40).map { answers[$0]?.status })")
+                for index in 32..<40 where !winners.contains(index) {
+                    #expect(answers[index]?.status == .conflict && field(index, "error") == "username_taken", "\(answers[index]?.body ?? "")")
+                }
+                let winner = try #require(winners.first)
+
+                // The store: one owner a name, no address and no record for the losers.
+                for index in 0..<32 {
+                    #expect(try await nds.store.lightningAddress(username: "solo\(index)")?.device.id == devices[index].deviceID)
+                }
+                #expect(try await nds.store.lightningAddress(username: "zed")?.device.id == devices[winner].deviceID)
+                for index in 32..<40 where index != winner {
+                    #expect(try await nds.store.lightningAddress(deviceID: devices[index].deviceID) == nil)
+                    #expect(try await nds.store.bip353Record(deviceID: devices[index].deviceID) == nil)
+                }
+
+                // Knot: each name as the store holds it, the winner's offer under "zed".
+                let names = (0..<32).map { "solo\($0)" } + ["zed"]
+                let rows = Dictionary(uniqueKeysWithValues: try await nds.store.bip353Records(names: names).map { ($0.name, $0) })
+                #expect(rows.count == 33)
+                #expect(rows["zed"]?.deviceID == devices[winner].deviceID && rows["zed"]?.uri == "bitcoin:?lno=" + offers[winner])
+                for name in names {
+                    let row = try #require(rows[name])
+                    try await Self.waitFor(knot, name, texts: [try #require(row.uri)])
+                    #expect(try await Self.ttl(knot, name) == UInt32(row.ttl))
+                }
+
+                // Each winner's claim was one job, delivered once, and one UPDATE knot applied.
+                #expect(try await eventually { try await nds.store.counts().pending == 0 })
+                let counts = try await nds.store.counts()
+                #expect(counts.delivered == 33 && counts.dead == 0 && counts.pending == 0, "\(counts)")
+                #expect(try await nds.store.pendingCount() == 0)
+                let applied = Self.updatesApplied(knot)
+                #expect(applied == 33, "knot applied \(applied) updates:\n\(knot.log)")
+            }
+        } catch {
+            await knot.stop()
+            throw error
+        }
+        await knot.stop()
+    }
+
+    /// How many UPDATE messages knot applied, from its log (`DDNS, processing N updates`).
+    static func updatesApplied(_ knot: KnotServer) -> Int {
+        knot.log.split(separator: "\n").reduce(0) { total, line in
+            guard let range = line.range(of: "DDNS, processing ") else { return total }
+            return total + (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0)
+        }
+    }
+}
+
+/// `Date()` moved ahead by what a test adds: the server's wall clock, later than the real one.
+final class Skew: Sendable {
+    private let seconds = Mutex<TimeInterval>(0)
+    func advance(by interval: TimeInterval) { seconds.withLock { $0 += interval } }
+    var now: @Sendable () -> Date { { [self] in Date().addingTimeInterval(seconds.withLock { $0 }) } }
 }

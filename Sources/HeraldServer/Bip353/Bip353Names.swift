@@ -19,6 +19,9 @@ struct Bip353Names: Sendable {
     /// How long a DNS change is worth retrying: a server away for days still gets it.
     static let jobTTL: TimeInterval = 7 * 86400
 
+    /// What an offer's `bitcoin:` URI starts with.
+    static let uriPrefix = "bitcoin:?lno="
+
     /// The `bitcoin:` URI of an offer, checked: BOLT 12's encoding, and a size one DNS message
     /// holds.
     static func uri(offer text: String) throws -> (uri: String, offer: Bolt12Offer) {
@@ -28,7 +31,7 @@ struct Bip353Names: Sendable {
         } catch {
             throw APIError(.invalidOffer, "offer is not a valid BOLT 12 offer: \(error)")
         }
-        let uri = "bitcoin:?lno=" + offer.encoded
+        let uri = uriPrefix + offer.encoded
         guard uri.utf8.count <= TXTRecord.maximumTextLength else {
             throw APIError(.offerTooLong, "the bitcoin: URI is \(uri.utf8.count) bytes; one DNS record holds \(TXTRecord.maximumTextLength)")
         }

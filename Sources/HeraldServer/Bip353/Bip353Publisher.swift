@@ -1,4 +1,5 @@
 import Foundation
+import HeraldBolt12
 import HeraldDNS
 import HeraldPush
 import HeraldStore
@@ -47,6 +48,7 @@ struct Bip353Publisher: PushProvider {
     let settings: Bip353Settings
     let store: any Bip353Store
     let client: DNSClient
+    var now: @Sendable () -> Date = { Date() }
 
     func validate(_ message: PushMessage, for target: PushTarget) throws(PushValidationError) {
         guard target.destination == .dns else { throw PushValidationError(.invalidMessage, message: "a DNS job writes BIP-353 records") }
@@ -70,7 +72,7 @@ struct Bip353Publisher: PushProvider {
                 operations.append(.deleteRRset(name: name, type: .txt))
                 if let record = wanted[username], let uri = record.uri {
                     operations.append(
-                        .addTXT(name: name, ttl: UInt32(clamping: record.ttl), strings: try TXTRecord.characterStrings(for: uri)))
+                        .addTXT(name: name, ttl: UInt32(clamping: ttl(of: record, uri: uri)), strings: try TXTRecord.characterStrings(for: uri)))
                 }
             }
             update = try DNSUpdateMessage(zone: settings.zone, updates: operations)
@@ -98,6 +100,15 @@ struct Bip353Publisher: PushProvider {
             logger.error("DNS update failed", metadata: ["dns.server": "\(settings.server)", "error": "\(error)"])
             return PushOutcome(kind: .permanent, reason: error.reason.rawValue)
         }
+    }
+
+    /// The record's TTL, or what its offer has left now when that is less: a job sent late, or a
+    /// rename carrying an offer claimed earlier, never publishes past the offer's expiry.
+    func ttl(of record: Bip353Record, uri: String) -> Int {
+        guard uri.hasPrefix(Bip353Names.uriPrefix), let offer = try? Bolt12Offer(String(uri.dropFirst(Bip353Names.uriPrefix.count))),
+            let left = offer.secondsUntilExpiry(atUnixTime: UInt64(max(0, now().timeIntervalSince1970)))
+        else { return record.ttl }
+        return min(record.ttl, Int(clamping: left))
     }
 
     /// The RCODE's mnemonic as DNS tools print it (`NOTAUTH`, `REFUSED` …); a TSIG failure is a
