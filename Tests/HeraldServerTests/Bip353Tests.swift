@@ -213,7 +213,9 @@ struct Bip353Tests {
     }
 
     /// A request to a `herald serve` child, its status and JSON answer.
-    static func http(_ method: String, _ url: String, bearer: String? = nil, json: String? = nil) async throws -> (Int, [String: Any]) {
+    static func http(_ method: String, _ url: String, bearer: String? = nil, json: String? = nil, session: URLSession = .shared)
+        async throws -> (Int, [String: Any])
+    {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
         if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
@@ -221,7 +223,7 @@ struct Bip353Tests {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(json.utf8)
         }
-        let (body, response) = try await URLSession.shared.data(for: request)
+        let (body, response) = try await session.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:])
     }
 
@@ -410,6 +412,87 @@ struct Bip353Tests {
             await knot.stop()
             throw error
         }
+        await knot.stop()
+    }
+
+    @Test(
+        "on PostgreSQL: 40 claims at once to herald serve, 8 racing for one name: one owner, 409 username_taken for the rest, 33 UPDATEs in knot, each published as claimed",
+        .enabled(if: ThrowawayPostgres.isAvailable, "PostgreSQL 15 binaries")
+    )
+    func concurrentClaimsOnPostgres() async throws {
+        let knot = try await KnotServer.start()
+        let server: HeraldServeProcess
+        do {
+            let database = try await ThrowawayPostgres.shared.makeDatabase()
+            var environment = ProcessInfo.processInfo.environment
+            environment["HERALD_BIP353_TSIG_KEY_FILE"] = knot.keyFile.path
+            environment["HERALD_REGISTRATIONS_PER_MINUTE"] = "1000"
+            server = try await HeraldServeProcess.running(
+                arguments: ["--bip353-server", knot.address.description, "--bip353-zone", knot.zone], database: database.url,
+                environment: environment)
+        } catch {
+            await knot.stop()
+            throw error
+        }
+        do {
+            var registered: [(id: String, secret: String)] = []
+            for index in 0..<40 {
+                let (status, device) = try await Self.http(
+                    "POST", server.baseURL + "/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(String(format: "b0%02x", index))"}"#)
+                try #require(status == 201, "\(device)")
+                registered.append((try #require(device["device_id"] as? String), try #require(device["device_secret"] as? String)))
+            }
+            let devices = registered
+            let usernames = (0..<40).map { $0 < 32 ? "solo\($0)" : "zed" }
+            let offers = (0..<40).map { Self.offer("offer of device \($0)") }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpMaximumConnectionsPerHost = 40
+            let session = URLSession(configuration: configuration)
+            let statuses = try await withThrowingTaskGroup(of: (Int, Int, String?).self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let (status, answer) = try await Self.http(
+                            "POST", server.baseURL + "/api/v1/lnurlpay", bearer: devices[index].secret,
+                            json: #"{"device_id":"\#(devices[index].id)","username":"\#(usernames[index])","offer":"\#(offers[index])"}"#,
+                            session: session)
+                        return (index, status, answer["error"] as? String)
+                    }
+                }
+                var statuses: [Int: (status: Int, error: String?)] = [:]
+                for try await (index, status, error) in group { statuses[index] = (status, error) }
+                return statuses
+            }
+            #expect((0..<32).allSatisfy { statuses[$0]?.status == 201 }, "\(statuses)")
+            let winners = (32..<40).filter { statuses[$0]?.status == 201 }
+            #expect(winners.count == 1, "\(statuses)")
+            #expect((32..<40).filter { !winners.contains($0) }.allSatisfy { statuses[$0]?.status == 409 && statuses[$0]?.error == "username_taken" })
+            let winner = try #require(winners.first)
+
+            // Each owner's record published under its name; the losers hold no name.
+            for index in 0..<40 {
+                let shown = try await Self.http(
+                    "GET", server.baseURL + "/api/v1/lnurlpay?device_id=\(devices[index].id)", bearer: devices[index].secret)
+                if index < 32 || index == winner {
+                    try await Self.waitFor(knot, usernames[index], texts: ["bitcoin:?lno=" + offers[index]])
+                    #expect(shown.1["bip353"] as? String == "₿\(usernames[index])@example.com")
+                    #expect(
+                        try await eventually {
+                            try await Self.http(
+                                "GET", server.baseURL + "/api/v1/lnurlpay?device_id=\(devices[index].id)", bearer: devices[index].secret
+                            ).1["bip353_state"] as? String == "published"
+                        })
+                } else {
+                    #expect(shown.0 == 404 && shown.1["error"] as? String == "no_username", "\(shown)")
+                }
+            }
+            let applied = Self.updatesApplied(knot)
+            #expect(applied == 33, "knot applied \(applied) updates:\n\(knot.log)")
+        } catch {
+            _ = await server.stop()
+            await knot.stop()
+            throw error
+        }
+        _ = await server.stop()
         await knot.stop()
     }
 
