@@ -81,7 +81,7 @@ public struct HeraldConfiguration: Sendable {
 
     /// Every setting, in docs/configuration.md's order: the core's, then each room's
     /// (``ServerSettings/rooms``).
-    public static let settings: [SettingDescription] = core + ServerSettings.rooms.flatMap { $0.rows }
+    public static let settings: [SettingDescription] = core + ServerSettings.rooms.flatMap { $0.room.rows }
 
     /// The settings no capability owns: the server's, the push providers' and the egress's.
     static let core: [SettingDescription] = {

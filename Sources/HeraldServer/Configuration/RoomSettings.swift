@@ -29,6 +29,26 @@ extension RoomSettings {
     }
 }
 
+/// A room's settings type and the ``ServerSettings`` property that keeps them: one line in
+/// ``ServerSettings/rooms`` lists a room's rows in the table and reads them.
+struct RoomBinding: Sendable {
+    let room: any RoomSettings.Type
+    let read: @Sendable (inout ServerSettings, SettingsReader) throws -> Void
+
+    init<Room: RoomSettings>(_ property: any WritableKeyPath<ServerSettings, Room> & Sendable) {
+        room = Room.self
+        read = { settings, reader in
+            if let value = try Room(reader: reader) { settings[keyPath: property] = value }
+        }
+    }
+
+    /// A room that may be off: nil when its settings say so.
+    init<Room: RoomSettings>(_ property: any WritableKeyPath<ServerSettings, Room?> & Sendable) {
+        room = Room.self
+        read = { settings, reader in settings[keyPath: property] = try Room(reader: reader) }
+    }
+}
+
 /// The settings as one room reads them: its keys below a prefix, read as text and checked one
 /// way whichever layer a value came from (a YAML `8080` and an environment "8080" mean, and
 /// fail, the same), each error naming that layer's flag, variable or file key.

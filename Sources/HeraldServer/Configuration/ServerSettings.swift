@@ -65,19 +65,12 @@ public struct ServerSettings: Sendable {
     public var breez = BreezSettings()
 
     /// The rooms whose rows follow the core settings in ``HeraldConfiguration/settings`` (and
-    /// docs/configuration.md), in that order.
-    static let rooms: [any RoomSettings.Type] = [
-        IdentitySettings.self, WakeSettings.self, LiveActivitySettings.self, NwcSettings.self, Bip353Settings.self, BreezSettings.self,
-    ]
+    /// docs/configuration.md), in that order, each with the property that keeps its settings.
+    static let rooms: [RoomBinding] = [.init(\.identity), .init(\.wakes), .init(\.liveActivities), .init(\.nwc), .init(\.bip353), .init(\.breez)]
 
     /// Reads each room's settings, through a reader scoped to it.
     mutating func readRooms(from reader: SettingsReader) throws {
-        identity = try IdentitySettings(reader: reader.scoped(for: IdentitySettings.self))
-        wakes = try WakeSettings(reader: reader.scoped(for: WakeSettings.self))
-        liveActivities = try LiveActivitySettings(reader: reader.scoped(for: LiveActivitySettings.self))
-        nwc = try NwcSettings(reader: reader.scoped(for: NwcSettings.self))
-        bip353 = try Bip353Settings(reader: reader.scoped(for: Bip353Settings.self))
-        breez = try BreezSettings(reader: reader.scoped(for: BreezSettings.self))
+        for binding in Self.rooms { try binding.read(&self, reader.scoped(for: binding.room)) }
     }
 
     /// The audience registrations through the wake gateway are signed for.
