@@ -231,6 +231,19 @@ public final class KnotServer: Sendable {
     }
 
     /// Stops it and deletes its folder.
+    /// Runs `body` with a fresh server, stopped afterwards whether `body` threw or not.
+    public static func withRunning<Result>(_ body: (KnotServer) async throws -> Result) async throws -> Result {
+        let knot = try await start()
+        do {
+            let result = try await body(knot)
+            await knot.stop()
+            return result
+        } catch {
+            await knot.stop()
+            throw error
+        }
+    }
+
     public func stop() async {
         await pause()
         try? FileManager.default.removeItem(at: folder)

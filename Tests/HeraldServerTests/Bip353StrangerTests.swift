@@ -22,14 +22,9 @@ extension Bip353Tests {
         "strangers in each registration mode (open, challenge, key): a wrong, missing or other device's secret (or a devices key) claims, replaces, renames and releases nothing; an unconfirmed device publishes no offer; knot and the store keep the owner's record and no DNS job is made"
     )
     func strangersInEachMode() async throws {
-        let knot = try await KnotServer.start()
-        do {
+        try await KnotServer.withRunning { knot in
             for mode in RegistrationMode.allCases { try await Self.strangers(knot, mode: mode) }
-        } catch {
-            await knot.stop()
-            throw error
         }
-        await knot.stop()
     }
 
     static func strangers(_ knot: KnotServer, mode: RegistrationMode) async throws {

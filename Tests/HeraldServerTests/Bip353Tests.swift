@@ -105,8 +105,7 @@ struct Bip353Tests {
     )
     func lifecycle() async throws {
         #expect(Self.offers.long.count == 566)
-        let knot = try await KnotServer.start()
-        do {
+        try await KnotServer.withRunning { knot in
             var configured = try TestNDS()
             configured.settings.bip353 = try Self.settings(knot)
             let nds = configured
@@ -160,17 +159,12 @@ struct Bip353Tests {
                 #expect(try await eventually { try await nds.store.counts().pending == 0 })
                 #expect(try await nds.store.counts().dead == 0)
             }
-        } catch {
-            await knot.stop()
-            throw error
         }
-        await knot.stop()
     }
 
     @Test("a claim made while knot is down is published once it is back; a wrong TSIG key ends in a dead letter that says NOTAUTH")
     func unreachableAndRefused() async throws {
-        let knot = try await KnotServer.start()
-        do {
+        try await KnotServer.withRunning { knot in
             var configured = try TestNDS()
             configured.settings.bip353 = try Self.settings(knot)
             let nds = configured
@@ -205,11 +199,7 @@ struct Bip353Tests {
                 #expect(try await wrong.store.counts().dead == 1)
                 #expect(try await Self.txt(knot, "erin").texts.isEmpty)
             }
-        } catch {
-            await knot.stop()
-            throw error
         }
-        await knot.stop()
     }
 
     /// A request to a `herald serve` child, its status and JSON answer.
@@ -274,8 +264,7 @@ struct Bip353Tests {
         "an offer expiring in 120 s is published with a TTL of at most 120 under bip353.ttl 3600, also when sent 100 s late or renamed; one without expiry gets 3600"
     )
     func ttlCappedAtOfferLife() async throws {
-        let knot = try await KnotServer.start()
-        do {
+        try await KnotServer.withRunning { knot in
             var configured = try TestNDS()
             configured.settings.bip353 = try Self.settings(knot)
             configured.settings.bip353?.ttl = 3600
@@ -322,19 +311,14 @@ struct Bip353Tests {
                 #expect(try await eventually { try await nds.store.counts().pending == 0 })
                 #expect(try await nds.store.counts().dead == 0)
             }
-        } catch {
-            await knot.stop()
-            throw error
         }
-        await knot.stop()
     }
 
     @Test(
         "40 claims at once, 8 of them racing for one name: each name has one owner, the others 409 username_taken, each winner's record published once and as stored"
     )
     func concurrentClaims() async throws {
-        let knot = try await KnotServer.start()
-        do {
+        try await KnotServer.withRunning { knot in
             var configured = try TestNDS()
             configured.settings.bip353 = try Self.settings(knot)
             configured.settings.registrationsPerMinute = 1000
@@ -408,11 +392,7 @@ struct Bip353Tests {
                 let applied = Self.updatesApplied(knot)
                 #expect(applied == 33, "knot applied \(applied) updates:\n\(knot.log)")
             }
-        } catch {
-            await knot.stop()
-            throw error
         }
-        await knot.stop()
     }
 
     @Test(
