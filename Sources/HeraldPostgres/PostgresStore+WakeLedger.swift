@@ -116,7 +116,7 @@ extension PostgresStore: WakeLedgerStore {
             if outcome == .received, let fallback = delivery.fallbackJobID {
                 try await connection.query(
                     """
-                    UPDATE job SET next_attempt_at = GREATEST(next_attempt_at, \(nowValue + receivedGrace))
+                    UPDATE job SET next_attempt_at = GREATEST(next_attempt_at, LEAST(\(nowValue + receivedGrace), expires_at - 1))
                     WHERE id = \(fallback) AND state = 'pending' AND (lease_until IS NULL OR lease_until < \(nowValue))
                     """, logger: logger)
             }

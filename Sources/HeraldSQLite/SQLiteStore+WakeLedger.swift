@@ -128,7 +128,7 @@ extension SQLiteStore: WakeLedgerStore {
             if outcome == .received, let fallback = delivery.fallbackJobID {
                 try db.execute(
                     sql: """
-                        UPDATE job SET next_attempt_at = MAX(next_attempt_at, ?)
+                        UPDATE job SET next_attempt_at = MAX(next_attempt_at, MIN(?, expires_at - 1))
                         WHERE id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until < ?)
                         """,
                     arguments: [nowValue + receivedGrace, fallback, nowValue])

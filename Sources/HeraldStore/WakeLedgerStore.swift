@@ -120,8 +120,9 @@ public protocol WakeLedgerStore: Sendable {
     func wake(id: String) async throws -> (WakeRecord, [WakeDeliveryRecord])?
     /// Records a device's ack. `handled` also deletes the fallback's job if it is still
     /// pending and not being sent, in the same transaction; `received`, the first ack only,
-    /// moves that job to no sooner than `now + receivedGrace`. Nil when the wake was not
-    /// delivered to the device.
+    /// moves that job to no sooner than `now + receivedGrace`, but never later than a second
+    /// before it expires (an alert the app's failure needs must still go). Nil when the wake
+    /// was not delivered to the device.
     func acknowledgeWake(
         id: String, deviceID: String, outcome: WakeAckOutcome, now: Date, receivedGrace: TimeInterval
     ) async throws -> WakeDeliveryRecord?

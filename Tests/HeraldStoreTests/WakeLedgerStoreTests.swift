@@ -177,26 +177,30 @@ struct WakeLedgerStoreTests {
     }
 
     @Test(
-        "a received ack moves a pending fallback to now + grace once; not after another outcome, and not a job being sent",
+        "a received ack moves a pending fallback to now + grace once, never past a second before it expires; not after another outcome, nor a job being sent",
         arguments: Backend.allCases)
     func receivedPostponesFallback(_ backend: Backend) async throws {
         try await withStore(backend) { store in
-            func fallbackJob() -> NewJob {
+            func fallbackJob(expiresAfter: TimeInterval = 120) -> NewJob {
                 var job = NewJob(
                     destination: .device(.ios), token: String(repeating: "cd", count: 32), notificationType: "wake_fallback",
-                    payload: Data("{}".utf8), idempotencyKey: nil, expiresAt: t0.addingTimeInterval(120), app: Device.defaultApp)
+                    payload: Data("{}".utf8), idempotencyKey: nil, expiresAt: t0.addingTimeInterval(expiresAfter), app: Device.defaultApp)
                 job.dueAt = t0.addingTimeInterval(4)
                 return job
             }
             let postponed = fallbackJob()
             let failedFirst = fallbackJob()
-            _ = try await store.enqueue([postponed, failedFirst], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 0)
+            // Its wake ends 8 s in: postponed to a second before that, not past it.
+            let shortLived = fallbackJob(expiresAfter: 8)
+            _ = try await store.enqueue([postponed, failedFirst, shortLived], now: t0, leaseUntil: t0.addingTimeInterval(60), leasing: 0)
             try await store.recordWake(
                 WakeRecord(id: "w1", identity: alice, topic: "incomingHtlc", deadline: t0.addingTimeInterval(120), createdAt: t0),
                 deliveries: [
                     WakeDeliveryRecord(wakeID: "w1", deviceID: "d1", jobID: "j1", fallbackJobID: postponed.id, present: false),
                     WakeDeliveryRecord(wakeID: "w1", deviceID: "d2", jobID: "j2", fallbackJobID: failedFirst.id, present: false),
+                    WakeDeliveryRecord(wakeID: "w1", deviceID: "d3", jobID: "j3", fallbackJobID: shortLived.id, present: false),
                 ])
+            _ = try await store.acknowledgeWake(id: "w1", deviceID: "d3", outcome: .received, now: t0.addingTimeInterval(1), receivedGrace: 10)
             let received = try #require(
                 try await store.acknowledgeWake(id: "w1", deviceID: "d1", outcome: .received, now: t0.addingTimeInterval(1), receivedGrace: 10))
             #expect(received.outcome == .received && !received.fallbackCancelled)
@@ -210,7 +214,11 @@ struct WakeLedgerStoreTests {
 
             let atFive = try await store.claimDue(now: t0.addingTimeInterval(5), leaseUntil: t0.addingTimeInterval(60), limit: 10)
             #expect(atFive.map(\.id) == [failedFirst.id])
-            #expect(try await store.nextDueAt(now: t0.addingTimeInterval(5)) == t0.addingTimeInterval(11))
+            #expect(try await store.nextDueAt(now: t0.addingTimeInterval(5)) == t0.addingTimeInterval(7))
+            #expect(
+                try await store.claimDue(now: t0.addingTimeInterval(7), leaseUntil: t0.addingTimeInterval(60), limit: 10).map(\.id) == [shortLived.id]
+            )
+            #expect(try await store.nextDueAt(now: t0.addingTimeInterval(7)) == t0.addingTimeInterval(11))
             #expect(try await store.claimDue(now: t0.addingTimeInterval(10.9), leaseUntil: t0.addingTimeInterval(60), limit: 10).isEmpty)
             #expect(
                 try await store.claimDue(now: t0.addingTimeInterval(11), leaseUntil: t0.addingTimeInterval(60), limit: 10).map(\.id) == [postponed.id]
