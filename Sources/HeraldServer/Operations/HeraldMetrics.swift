@@ -75,27 +75,18 @@ public final class HeraldMetrics: Sendable {
     }
 
     /// Counters whose labels are known in advance, written at zero from the start: a dashboard
-    /// or an alert rule finds `herald_dead_letters_total` before the first dead letter, and a
-    /// rate over it starts from 0 rather than from nothing.
+    /// or an alert rule finds `herald_wake_fallbacks_total` before the first fallback, and a
+    /// rate over it starts from 0 rather than from nothing. Each room names its own.
+    static let declaredAtZero: [CounterName] =
+        deliveryCounters + wakeCounters + [identityWakes] + [nwcEvents]
+
     private func declareAtZero() {
-        for (metric, help) in [
-            ("target_rate_limited", "Pushes refused because their device token had its share"),
-            ("identity_wakes", "Wakes of an identity on a topic (the wake gateway)"),
-            ("wake_fallbacks_scheduled", "Fallback alerts scheduled for wakes not yet handled"),
-            ("wake_fallbacks_cancelled", "Fallback alerts cancelled because the device handled its wake"),
-            ("wake_fallbacks", "Fallback alerts sent for wakes not handled in time"),
-            ("sealed_pushes", "Pushes sealed to their device's key (HPKE) before they were stored"),
-        ] {
-            increment(metric, help: help, by: 0)
-        }
-        for outcome in WakeAckOutcome.allCases {
-            increment("wake_acks", help: "Wakes acknowledged by devices, by outcome", labels: [("outcome", outcome.rawValue)], by: 0)
-        }
-        for outcome in ["seen", "forwarded", "deduplicated", "paced"] {
-            increment("nwc_events", help: "NWC requests seen on relays, by what became of them", labels: [("outcome", outcome)], by: 0)
-        }
-        for reason in ["unconfirmed", "dead", "not_configured", "rate_limited"] {
-            increment("devices_skipped", help: "Devices a push left out, by why", labels: [("reason", reason)], by: 0)
+        for counter in Self.declaredAtZero {
+            guard let label = counter.label else {
+                increment(counter, by: 0)
+                continue
+            }
+            for value in label.values { increment(counter, label: value, by: 0) }
         }
     }
 
@@ -147,60 +138,6 @@ public final class HeraldMetrics: Sendable {
         increment("dead_letters", help: "Jobs given up on, by reason", labels: [("reason", reason)])
     }
 
-    /// A push refused because its target had its share (`429 target_rate_limited`).
-    public func rateLimited() {
-        increment("target_rate_limited", help: "Pushes refused because their device token had its share")
-    }
-
-    /// A device that a push by identity or alias left out, by why (`unconfirmed`, `dead`,
-    /// `not_configured`, `rate_limited`).
-    public func deviceSkipped(_ reason: String) {
-        increment("devices_skipped", help: "Devices a push left out, by why", labels: [("reason", reason)])
-    }
-
-    /// An NWC request seen on a relay, and what became of it: `seen`, `forwarded`, `deduplicated`.
-    public func nwcEvent(_ outcome: String) {
-        wakes.count { $0.nwc[outcome, default: 0] += 1 }
-        increment("nwc_events", help: "NWC requests seen on relays, by what became of them", labels: [("outcome", outcome)])
-    }
-
-    /// An NWC request not forwarded, by reason.
-    public func nwcRefused(_ reason: String) {
-        wakes.count { $0.nwc["refused", default: 0] += 1 }
-        increment("nwc_events_refused", help: "NWC requests not forwarded, by reason", labels: [("reason", reason)])
-    }
-
-    /// The NWC subscriptions (each a filter naming up to 256 wallet service keys) held on a relay now; 0 while it is not connected.
-    public func nwcSubscriptions(relay: String, _ count: Int) {
-        registry.makeGauge(
-            descriptor: .init(namespace: "herald", metricName: "nwc_subscriptions", unitName: "", helpText: "NWC subscriptions held on each relay"),
-            labels: [("relay", relay)]
-        ).set(Int64(count))
-    }
-
-    /// A relay refused one of the NWC subscriptions (`CLOSED`, or a `NOTICE` past its limit):
-    /// Herald splits them over more connections and subscribes again.
-    public func nwcSubscriptionRefused(relay: String) {
-        increment(
-            "nwc_subscriptions_refused", help: "NWC subscriptions a relay refused (Herald then subscribes again with fewer per connection)",
-            labels: [("relay", relay)])
-    }
-
-    /// Relays held open for NWC subscriptions now.
-    public func nwcRelaysWatched(_ count: Int) {
-        wakes.count { $0.nwcRelays = count }
-        registry.makeGauge(
-            descriptor: .init(namespace: "herald", metricName: "nwc_relays", unitName: "", helpText: "Relays held open for NWC subscriptions")
-        )
-        .set(Int64(count))
-    }
-
-    /// A push sealed to its device's key and committed to the outbox.
-    public func sealed(count: Int = 1) {
-        guard count > 0 else { return }
-        increment("sealed_pushes", help: "Pushes sealed to their device's key (HPKE) before they were stored", by: Int64(count))
-    }
-
     /// Adds to the counter `herald_<metric>_total` with these labels, made on first use: what
     /// each capability's own counters (in its folder) go through.
     func increment(_ metric: String, help: String, labels: [(String, String)] = [], by amount: Int64 = 1) {
@@ -210,6 +147,12 @@ public final class HeraldMetrics: Sendable {
                 labels: labels
             )
         }.increment(by: amount)
+    }
+
+    /// Adds to a counter a room names once (``CounterName``), with its label's value if it has one.
+    func increment(_ counter: CounterName, label value: String? = nil, by amount: Int64 = 1) {
+        let labels = zip([counter.label?.name].compactMap { $0 }, [value].compactMap { $0 }).map { ($0, $1) }
+        increment(counter.metric, help: counter.help, labels: labels, by: amount)
     }
 
     /// The exposition text.
@@ -270,4 +213,19 @@ public final class WakeTally: Sendable {
     public var snapshot: Counts { counts.withLockedValue { $0 } }
 
     func count(_ change: (inout Counts) -> Void) { counts.withLockedValue(change) }
+}
+
+/// A counter's name and help, written once in its room: where it counts and where it is
+/// declared at zero (``HeraldMetrics/declaredAtZero``).
+struct CounterName: Sendable {
+    let metric: String
+    let help: String
+    /// The one label the counter takes, with the values it is declared at zero with.
+    var label: (name: String, values: [String])?
+
+    init(_ metric: String, _ help: String, label: (name: String, values: [String])? = nil) {
+        self.metric = metric
+        self.help = help
+        self.label = label
+    }
 }

@@ -4,6 +4,14 @@ import HeraldWire
 /// What wakes count: requests, the pushes they queue, why some are not pushed, hints, and the
 /// acks and fallback alerts of wakes kept in the ledger (the gateway's and Herald's own).
 extension HeraldMetrics {
+    static let wakeAcks = CounterName(
+        "wake_acks", "Wakes acknowledged by devices, by outcome", label: ("outcome", WakeAckOutcome.allCases.map(\.rawValue)))
+    static let wakeFallbacksScheduled = CounterName("wake_fallbacks_scheduled", "Fallback alerts scheduled for wakes not yet handled")
+    static let wakeFallbacksCancelled = CounterName(
+        "wake_fallbacks_cancelled", "Fallback alerts cancelled because the device handled its wake")
+    static let wakeFallbacksSent = CounterName("wake_fallbacks", "Fallback alerts sent for wakes not handled in time")
+    static let wakeCounters = [wakeAcks, wakeFallbacksScheduled, wakeFallbacksCancelled, wakeFallbacksSent]
+
     /// A wake asked for, by kind (known kinds by name, the rest as `other`: callers choose it).
     public func wakeRequested(kind: WakeKind) {
         increment("wakes_requested", help: "Wakes asked for, by kind", labels: [("kind", WakeKindLabel.of(kind))])
@@ -24,28 +32,28 @@ extension HeraldMetrics {
         increment("forwarding_hints", help: "Forwarding hints given, by hint", labels: [("hint", hint.rawValue)])
     }
 
-    /// A device's answer to a wake, by outcome (`handled`, `no_handler`, `failed`).
+    /// A device's answer to a wake, by outcome (`handled`, `received`, `no_handler`, `failed`).
     public func wakeAcked(_ outcome: WakeAckOutcome) {
         wakes.count { $0.acks[outcome.rawValue, default: 0] += 1 }
-        increment("wake_acks", help: "Wakes acknowledged by devices, by outcome", labels: [("outcome", outcome.rawValue)])
+        increment(Self.wakeAcks, label: outcome.rawValue)
     }
 
     /// A fallback alert scheduled for a device that may not handle its wake in time.
     public func wakeFallbackScheduled() {
         wakes.count { $0.fallbacksScheduled += 1 }
-        increment("wake_fallbacks_scheduled", help: "Fallback alerts scheduled for wakes not yet handled")
+        increment(Self.wakeFallbacksScheduled)
     }
 
     /// A fallback alert cancelled by a `handled` ack before it was sent.
     public func wakeFallbackCancelled() {
         wakes.count { $0.fallbacksCancelled += 1 }
-        increment("wake_fallbacks_cancelled", help: "Fallback alerts cancelled because the device handled its wake")
+        increment(Self.wakeFallbacksCancelled)
     }
 
     /// A fallback alert sent: the device did not acknowledge `handled` in time.
     public func wakeFallbackSent() {
         wakes.count { $0.fallbacksSent += 1 }
-        increment("wake_fallbacks", help: "Fallback alerts sent for wakes not handled in time")
+        increment(Self.wakeFallbacksSent)
     }
 }
 
