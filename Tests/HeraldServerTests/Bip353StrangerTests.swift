@@ -28,10 +28,7 @@ extension Bip353Tests {
     }
 
     static func strangers(_ knot: KnotServer, mode: RegistrationMode) async throws {
-        var configured = try TestNDS()
-        configured.settings.bip353 = try Self.settings(knot)
-        configured.settings.registration = mode
-        let nds = configured
+        let nds = try Self.nds(knot) { $0.registration = mode }
         let devicesKey = try await nds.apiKey([.devices])
         let (name, strangerName) = ("owner-\(mode.rawValue)", "stranger-\(mode.rawValue)")
         let published = ["bitcoin:?lno=" + Self.offers.short]

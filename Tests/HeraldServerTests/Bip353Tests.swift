@@ -62,6 +62,21 @@ struct Bip353Tests {
         #expect(!check.signers.isEmpty && !check.forgedValidates)
     }
 
+    /// A server whose BIP-353 names go to `knot`, its other settings adjusted by `adjust`.
+    static func nds(_ knot: KnotServer, _ adjust: (inout ServerSettings) -> Void = { _ in }) throws -> TestNDS {
+        var nds = try TestNDS()
+        nds.settings.bip353 = try settings(knot)
+        adjust(&nds.settings)
+        return nds
+    }
+
+    /// An iPhone registered over HTTP with this push token.
+    static func register(_ client: some TestClientProtocol, token: String) async throws -> DeviceRegistrationAnswer {
+        let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(token)"}"#)
+        try #require(created.status == .created, "\(created.text)")
+        return try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+    }
+
     static func claim(_ client: some TestClientProtocol, _ device: DeviceRegistrationAnswer, _ username: String, offer: String? = nil)
         async throws -> TestResponse
     {
@@ -106,12 +121,9 @@ struct Bip353Tests {
     func lifecycle() async throws {
         #expect(Self.offers.long.count == 566)
         try await KnotServer.withRunning { knot in
-            var configured = try TestNDS()
-            configured.settings.bip353 = try Self.settings(knot)
-            let nds = configured
+            let nds = try Self.nds(knot)
             try await nds.app().test(.live) { client in
-                let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"b353"}"#)
-                let device = try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                let device = try await Self.register(client, token: "b353")
 
                 let first = try await Self.claim(client, device, "alice", offer: Self.offers.short)
                 #expect(first.status == .created)
@@ -165,12 +177,9 @@ struct Bip353Tests {
     @Test("a claim made while knot is down is published once it is back; a wrong TSIG key ends in a dead letter that says NOTAUTH")
     func unreachableAndRefused() async throws {
         try await KnotServer.withRunning { knot in
-            var configured = try TestNDS()
-            configured.settings.bip353 = try Self.settings(knot)
-            let nds = configured
+            let nds = try Self.nds(knot)
             try await nds.app().test(.live) { client in
-                let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"b354"}"#)
-                let device = try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                let device = try await Self.register(client, token: "b354")
                 await knot.pause()
                 let claimed = try await Self.claim(client, device, "dave", offer: Self.offers.short)
                 #expect(claimed.status == .created)
@@ -186,8 +195,7 @@ struct Bip353Tests {
             misconfigured.settings.bip353 = try Self.settings(knot, keyText: forged)
             let wrong = misconfigured
             try await wrong.app().test(.live) { client in
-                let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"b355"}"#)
-                let device = try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
+                let device = try await Self.register(client, token: "b355")
                 #expect(try await Self.claim(client, device, "erin", offer: Self.offers.short).status == .created)
                 #expect(
                     try await eventually {
@@ -265,21 +273,14 @@ struct Bip353Tests {
     )
     func ttlCappedAtOfferLife() async throws {
         try await KnotServer.withRunning { knot in
-            var configured = try TestNDS()
-            configured.settings.bip353 = try Self.settings(knot)
-            configured.settings.bip353?.ttl = 3600
-            let nds = configured
+            let nds = try Self.nds(knot) { $0.bip353?.ttl = 3600 }
             // The server's wall clock, moved ahead by hand; it runs on meanwhile, so retries come due.
             let skew = Skew()
             let expiring = Self.offer("expires soon", expiry: UInt64(skew.now().timeIntervalSince1970) + 120)
             let forever = Self.offer("never expires")
             try await nds.app(now: skew.now).test(.live) { client in
-                func register(_ token: String) async throws -> DeviceRegistrationAnswer {
-                    let created = try await client.post("/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(token)"}"#)
-                    return try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body))
-                }
-                let first = try await register("b357")
-                let second = try await register("b358")
+                let first = try await Self.register(client, token: "b357")
+                let second = try await Self.register(client, token: "b358")
 
                 #expect(try await Self.claim(client, first, "tina", offer: expiring).status == .created)
                 try await Self.waitFor(knot, "tina", texts: ["bitcoin:?lno=" + expiring])
@@ -319,18 +320,10 @@ struct Bip353Tests {
     )
     func concurrentClaims() async throws {
         try await KnotServer.withRunning { knot in
-            var configured = try TestNDS()
-            configured.settings.bip353 = try Self.settings(knot)
-            configured.settings.registrationsPerMinute = 1000
-            let nds = configured
+            let nds = try Self.nds(knot) { $0.registrationsPerMinute = 1000 }
             try await nds.app().test(.live) { client in
                 var registered: [DeviceRegistrationAnswer] = []
-                for index in 0..<40 {
-                    let created = try await client.post(
-                        "/api/v1/devices", json: #"{"platform":"ios","push_token":"\#(String(format: "a0%02x", index))"}"#)
-                    try #require(created.status == .created, "\(created.text)")
-                    registered.append(try WireJSON.decode(DeviceRegistrationAnswer.self, from: Data(buffer: created.body)))
-                }
+                for index in 0..<40 { registered.append(try await Self.register(client, token: String(format: "a0%02x", index))) }
                 let devices = registered
                 // Devices 0–31 each claim their own name; 32–39 race for "zed". Every claim has its own offer.
                 let usernames = (0..<40).map { $0 < 32 ? "solo\($0)" : "zed" }
