@@ -24,7 +24,7 @@ struct Bip353Names: Sendable {
 
     /// The `bitcoin:` URI of an offer, checked: BOLT 12's encoding, and a size one DNS message
     /// holds.
-    static func uri(offer text: String) throws -> (uri: String, offer: Bolt12Offer) {
+    static func uri(offer text: String) throws -> String {
         let offer: Bolt12Offer
         do {
             offer = try Bolt12Offer(text.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -35,28 +35,23 @@ struct Bip353Names: Sendable {
         guard uri.utf8.count <= TXTRecord.maximumTextLength else {
             throw APIError(.offerTooLong, "the bitcoin: URI is \(uri.utf8.count) bytes; one DNS record holds \(TXTRecord.maximumTextLength)")
         }
-        return (uri, offer)
-    }
-
-    /// The TTL of an offer's record: the setting, or less when the offer expires sooner.
-    func ttl(for offer: Bolt12Offer?) -> Int {
-        guard let expiry = offer?.absoluteExpiry else { return settings.ttl }
-        let left = Int(clamping: Int64(clamping: expiry) - Int64(now().timeIntervalSince1970))
-        return max(0, min(settings.ttl, left))
+        return uri
     }
 
     /// After a claim of `username` (renaming `previous`, if it was one): the new name carries
-    /// `uri` (or, without a new offer, the record the device had), the old one is removed.
+    /// `uri` (or, without a new offer, the record the device had), the old one is removed. The
+    /// record keeps the configured TTL; the publisher lowers it to what the offer has left when
+    /// it writes the record.
     /// Returns the record the device now has, if any.
-    func claimed(username: String, previous: String?, deviceID: String, offer: (uri: String, offer: Bolt12Offer)?) async throws
+    func claimed(username: String, previous: String?, deviceID: String, uri: String?) async throws
         -> Bip353Record?
     {
         let held = try await store.bip353Record(deviceID: deviceID)
         var changes: [Bip353Record] = []
         let jobID = JobID.make()
         var now: Bip353Record?
-        if let offer {
-            now = Bip353Record(name: username, deviceID: deviceID, uri: offer.uri, ttl: ttl(for: offer.offer), jobID: jobID)
+        if let uri {
+            now = Bip353Record(name: username, deviceID: deviceID, uri: uri, ttl: settings.ttl, jobID: jobID)
         } else if let held, held.name != username {
             now = Bip353Record(name: username, deviceID: deviceID, uri: held.uri, ttl: held.ttl, jobID: jobID)
         }

@@ -68,7 +68,7 @@ struct LightningAddressRoutes: Sendable {
             )
         }
         // Checked before anything changes: a bad offer leaves the name and its record as they were.
-        let offer = try body.offer.map { text in
+        let uri = try body.offer.map { text in
             guard bip353 != nil else {
                 throw APIError(.bip353NotConfigured, "this server publishes no BIP-353 names (bip353.server is not set)")
             }
@@ -85,7 +85,7 @@ struct LightningAddressRoutes: Sendable {
             if renamed != nil { try await cache.removeCachedReplies(prefix: LnurlPayRoutes.cachePrefix(deviceID: device.id)) }
             (previous, status) = (renamed, renamed == nil ? .created : .ok)
         }
-        let record = try await bip353?.claimed(username: username, previous: previous, deviceID: device.id, offer: offer)
+        let record = try await bip353?.claimed(username: username, previous: previous, deviceID: device.id, uri: uri)
         return try await claimed(username, previous: previous, record: record, status: status)
     }
 
